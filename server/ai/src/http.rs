@@ -1,0 +1,298 @@
+//! HTTP transport shared by the providers: one pooled rustls client, a POST that returns an SSE
+//! event source, and the mapping of every transport failure to a [`ProviderError`].
+//!
+//! Every wait (the response head, each body chunk) races the cancellation token and the idle
+//! timeout, so a stalled or cancelled call always ends promptly. API keys are removed from any
+//! response text that is quoted in an error.
+
+use std::collections::VecDeque;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{excerpt, ProviderError};
+use crate::options::StreamOptions;
+use crate::sse::{SseDecoder, SseEvent};
+
+/// How much of an error body is quoted.
+const ERROR_BODY_EXCERPT: usize = 2000;
+/// How much of an error body is read at most.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    })
+}
+
+/// A request to a provider.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// Provider name, for error messages.
+    pub provider: String,
+    /// Full URL.
+    pub url: String,
+    /// Headers, in order; later ones override earlier ones of the same name.
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: Value,
+    /// Secrets to strip from any quoted response text.
+    pub secrets: Vec<String>,
+}
+
+/// Events of a streaming response, decoded as they arrive.
+pub struct SseSource {
+    provider: String,
+    response: reqwest::Response,
+    decoder: SseDecoder,
+    queue: VecDeque<SseEvent>,
+    cancel: CancellationToken,
+    idle: Duration,
+    ended: bool,
+}
+
+/// Races `fut` against cancellation and the idle timeout.
+async fn guarded<T>(
+    fut: impl std::future::Future<Output = T>,
+    provider: &str,
+    cancel: &CancellationToken,
+    idle: Duration,
+) -> Result<T, ProviderError> {
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(ProviderError::Aborted),
+        res = tokio::time::timeout(idle, fut) => res.map_err(|_| ProviderError::Stalled {
+            provider: provider.to_string(),
+            seconds: idle.as_secs(),
+        }),
+    }
+}
+
+fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        out = out.replace(secret.as_str(), "***");
+    }
+    out
+}
+
+/// Sends `request` and returns its event stream, or the HTTP error with a body excerpt.
+pub async fn post_sse(
+    request: HttpRequest,
+    options: &StreamOptions,
+) -> Result<SseSource, ProviderError> {
+    let HttpRequest {
+        provider,
+        url,
+        headers,
+        body,
+        secrets,
+    } = request;
+    tracing::debug!(provider = %provider, url = %url, "model request");
+    let mut builder = client().post(&url).json(&body);
+    let mut header_map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            ProviderError::Request(format!("Invalid HTTP header name {name:?} for {provider}"))
+        })?;
+        let value = reqwest::header::HeaderValue::from_str(&value).map_err(|_| {
+            ProviderError::Request(format!(
+                "Invalid value for HTTP header {name} for {provider} (control characters?)"
+            ))
+        })?;
+        header_map.insert(name, value);
+    }
+    builder = builder.headers(header_map);
+    let response = guarded(builder.send(), &provider, &options.cancel, options.idle_timeout)
+        .await?
+        .map_err(|e| ProviderError::Connect {
+            provider: provider.clone(),
+            url: url.clone(),
+            detail: redact(&error_chain(&e), &secrets),
+        })?;
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let body = read_limited(response, &provider, options).await?;
+        return Err(ProviderError::Http {
+            provider,
+            status: status.to_string(),
+            retry_after,
+            body: excerpt(&redact(&body, &secrets), ERROR_BODY_EXCERPT),
+        });
+    }
+    Ok(SseSource {
+        provider,
+        response,
+        decoder: SseDecoder::new(),
+        queue: VecDeque::new(),
+        cancel: options.cancel.clone(),
+        idle: options.idle_timeout,
+        ended: false,
+    })
+}
+
+async fn read_limited(
+    mut response: reqwest::Response,
+    provider: &str,
+    options: &StreamOptions,
+) -> Result<String, ProviderError> {
+    let mut body = Vec::new();
+    loop {
+        let chunk = guarded(response.chunk(), provider, &options.cancel, options.idle_timeout).await?;
+        match chunk {
+            Ok(Some(bytes)) => {
+                body.extend_from_slice(&bytes);
+                if body.len() >= ERROR_BODY_LIMIT {
+                    break;
+                }
+            }
+            // The status already says what went wrong; a body cut short is still worth quoting.
+            Ok(None) | Err(_) => break,
+        }
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// `e` and its sources, joined (reqwest's top-level message alone is often just "error sending
+/// request").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// A source of decoded SSE events: a live response, or a list in tests.
+pub trait EventSource: Send {
+    /// The next event; `None` at a clean end of the stream.
+    fn next_event(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Option<SseEvent>, ProviderError>> + Send;
+}
+
+impl EventSource for SseSource {
+    async fn next_event(&mut self) -> Result<Option<SseEvent>, ProviderError> {
+        self.next().await
+    }
+}
+
+/// Events from memory, optionally followed by an error (a dropped connection), for unit tests
+/// of the decoders.
+#[derive(Debug, Default)]
+pub struct VecSource {
+    events: VecDeque<SseEvent>,
+    then: Option<ProviderError>,
+}
+
+impl VecSource {
+    /// Decodes `body` as one SSE stream.
+    pub fn from_body(body: &str) -> Self {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        // The body is in memory, so the only possible error (an overlong line) cannot happen
+        // for test inputs; an error leaves the events decoded so far.
+        let _ = decoder.feed(body.as_bytes(), &mut out);
+        decoder.finish(&mut out);
+        VecSource {
+            events: out.into(),
+            then: None,
+        }
+    }
+
+    /// Ends with `error` instead of a clean end.
+    pub fn then_fail(mut self, error: ProviderError) -> Self {
+        self.then = Some(error);
+        self
+    }
+}
+
+impl EventSource for VecSource {
+    async fn next_event(&mut self) -> Result<Option<SseEvent>, ProviderError> {
+        match self.events.pop_front() {
+            Some(e) => Ok(Some(e)),
+            None => match self.then.take() {
+                Some(err) => Err(err),
+                None => Ok(None),
+            },
+        }
+    }
+}
+
+impl SseSource {
+    /// The next event; `None` at a clean end of the body.
+    pub async fn next(&mut self) -> Result<Option<SseEvent>, ProviderError> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Ok(Some(event));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let chunk = guarded(self.response.chunk(), &self.provider, &self.cancel, self.idle).await?;
+            let mut out = Vec::new();
+            match chunk {
+                Ok(Some(bytes)) => {
+                    self.decoder
+                        .feed(&bytes, &mut out)
+                        .map_err(|e| ProviderError::Malformed {
+                            provider: self.provider.clone(),
+                            detail: e.to_string(),
+                        })?;
+                }
+                Ok(None) => {
+                    self.ended = true;
+                    self.decoder.finish(&mut out);
+                }
+                Err(e) => {
+                    return Err(ProviderError::Dropped {
+                        provider: self.provider.clone(),
+                        detail: error_chain(&e),
+                    })
+                }
+            }
+            self.queue.extend(out);
+        }
+    }
+
+    /// The provider name.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+}
+
+/// Parses an event's JSON data, or names the provider and quotes the bad data.
+pub fn parse_json(provider: &str, data: &str) -> Result<Value, ProviderError> {
+    serde_json::from_str(data).map_err(|e| ProviderError::Malformed {
+        provider: provider.to_string(),
+        detail: format!("event data is not JSON ({e}): {}", excerpt(data, 200)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted() {
+        assert_eq!(
+            redact("bad key sk-12345 given", &["sk-12345".into()]),
+            "bad key *** given"
+        );
+    }
+}
