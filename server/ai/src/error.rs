@@ -44,7 +44,9 @@ pub enum ProviderError {
         detail: String,
     },
     /// The provider sent nothing for too long.
-    #[error("{provider} sent nothing for {seconds} s; the stream looks stalled (connection timeout)")]
+    #[error(
+        "{provider} sent nothing for {seconds} s; the stream looks stalled (connection timeout)"
+    )]
     Stalled {
         /// Provider name.
         provider: String,

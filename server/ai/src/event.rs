@@ -18,7 +18,11 @@ use crate::types::{
 /// Order: `start`, then for each content block `*_start`, any number of `*_delta`, `*_end`,
 /// then exactly one terminal event: `done` or `error`. Nothing follows the terminal event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum AssistantMessageEvent {
     /// The call started; `partial` is the empty message (api, provider, model, timestamp).
     Start {
@@ -198,10 +202,9 @@ impl PartialMessage {
                 self.message = partial.clone();
                 self.tool_args.clear();
             }
-            E::TextStart { content_index } => self.open(
-                *content_index,
-                AssistantBlock::Text(TextContent::default()),
-            ),
+            E::TextStart { content_index } => {
+                self.open(*content_index, AssistantBlock::Text(TextContent::default()))
+            }
             E::ThinkingStart { content_index } => self.open(
                 *content_index,
                 AssistantBlock::Thinking(ThinkingContent::default()),
@@ -330,7 +333,10 @@ mod tests {
             delta: "{\"pa".into(),
         };
         let v = serde_json::to_value(&ev).expect("serializes");
-        assert_eq!(v, json!({"type":"toolcall_delta","contentIndex":2,"delta":"{\"pa"}));
+        assert_eq!(
+            v,
+            json!({"type":"toolcall_delta","contentIndex":2,"delta":"{\"pa"})
+        );
     }
 
     #[test]

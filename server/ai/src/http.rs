@@ -110,13 +110,18 @@ pub async fn post_sse(
         header_map.insert(name, value);
     }
     builder = builder.headers(header_map);
-    let response = guarded(builder.send(), &provider, &options.cancel, options.idle_timeout)
-        .await?
-        .map_err(|e| ProviderError::Connect {
-            provider: provider.clone(),
-            url: url.clone(),
-            detail: redact(&error_chain(&e), &secrets),
-        })?;
+    let response = guarded(
+        builder.send(),
+        &provider,
+        &options.cancel,
+        options.idle_timeout,
+    )
+    .await?
+    .map_err(|e| ProviderError::Connect {
+        provider: provider.clone(),
+        url: url.clone(),
+        detail: redact(&error_chain(&e), &secrets),
+    })?;
     let status = response.status();
     if !status.is_success() {
         let retry_after = response
@@ -150,7 +155,13 @@ async fn read_limited(
 ) -> Result<String, ProviderError> {
     let mut body = Vec::new();
     loop {
-        let chunk = guarded(response.chunk(), provider, &options.cancel, options.idle_timeout).await?;
+        let chunk = guarded(
+            response.chunk(),
+            provider,
+            &options.cancel,
+            options.idle_timeout,
+        )
+        .await?;
         match chunk {
             Ok(Some(bytes)) => {
                 body.extend_from_slice(&bytes);
@@ -244,7 +255,13 @@ impl SseSource {
             if self.ended {
                 return Ok(None);
             }
-            let chunk = guarded(self.response.chunk(), &self.provider, &self.cancel, self.idle).await?;
+            let chunk = guarded(
+                self.response.chunk(),
+                &self.provider,
+                &self.cancel,
+                self.idle,
+            )
+            .await?;
             let mut out = Vec::new();
             match chunk {
                 Ok(Some(bytes)) => {

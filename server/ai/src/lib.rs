@@ -5,6 +5,7 @@
 //! [`AssistantMessage`] is available. Failures never escape as errors or panics: they are the
 //! stream's `error` event. This crate knows nothing of tools' execution, files or editors.
 
+pub mod cost;
 pub mod error;
 pub mod event;
 pub mod http;
@@ -15,6 +16,7 @@ pub mod partial_json;
 pub mod providers;
 pub mod sse;
 pub mod stream;
+pub mod transform;
 pub mod types;
 
 pub use error::ProviderError;

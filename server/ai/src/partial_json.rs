@@ -23,7 +23,10 @@ enum Seg {
 #[derive(Debug, Clone)]
 enum Frame {
     /// An open object; `key` is the member currently being read.
-    Object { seg: Option<Seg>, key: Option<String> },
+    Object {
+        seg: Option<Seg>,
+        key: Option<String>,
+    },
     /// An open array.
     Array { seg: Option<Seg> },
 }
@@ -285,7 +288,8 @@ impl PartialJson {
         let unit = u16::from_str_radix(&esc[1..], 16).unwrap_or(0xFFFD);
         match (self.high_surrogate.take(), unit) {
             (Some(high), 0xDC00..=0xDFFF) => {
-                let code = 0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
+                let code =
+                    0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
                 let ch = char::from_u32(code).unwrap_or('\u{FFFD}');
                 let mut buf = [0u8; 4];
                 self.push_str(target, ch.encode_utf8(&mut buf));
@@ -423,10 +427,16 @@ mod tests {
         assert_eq!(parse_partial("{"), json!({}));
         assert_eq!(parse_partial("{\"pa"), json!({}));
         assert_eq!(parse_partial("{\"path\""), json!({}));
-        assert_eq!(parse_partial("{\"path\": \"src/ma"), json!({"path": "src/ma"}));
+        assert_eq!(
+            parse_partial("{\"path\": \"src/ma"),
+            json!({"path": "src/ma"})
+        );
         assert_eq!(parse_partial("{\"n\": 12"), json!({}));
         assert_eq!(parse_partial("{\"n\": 12,"), json!({"n": 12}));
-        assert_eq!(parse_partial("{\"a\": [1, {\"b\": tr"), json!({"a": [1, {}]}));
+        assert_eq!(
+            parse_partial("{\"a\": [1, {\"b\": tr"),
+            json!({"a": [1, {}]})
+        );
         assert_eq!(
             parse_partial("{\"a\": [1, {\"b\": true}], \"c\": null}"),
             json!({"a": [1, {"b": true}], "c": null})

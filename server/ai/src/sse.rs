@@ -175,7 +175,10 @@ mod tests {
     #[test]
     fn lf_crlf_and_cr_line_endings() {
         assert_eq!(data(&decode(&[b"data: a\n\ndata: b\n\n"])), ["a", "b"]);
-        assert_eq!(data(&decode(&[b"data: a\r\n\r\ndata: b\r\n\r\n"])), ["a", "b"]);
+        assert_eq!(
+            data(&decode(&[b"data: a\r\n\r\ndata: b\r\n\r\n"])),
+            ["a", "b"]
+        );
         assert_eq!(data(&decode(&[b"data: a\r\rdata: b\r\r"])), ["a", "b"]);
     }
 
@@ -221,7 +224,10 @@ mod tests {
 
     #[test]
     fn invalid_utf8_does_not_panic() {
-        assert_eq!(data(&decode(&[b"data: \xff\xfe\n\n"])), ["\u{FFFD}\u{FFFD}"]);
+        assert_eq!(
+            data(&decode(&[b"data: \xff\xfe\n\n"])),
+            ["\u{FFFD}\u{FFFD}"]
+        );
     }
 
     #[test]

@@ -86,8 +86,9 @@ impl AssistantStream {
                     AssistantMessage::empty(crate::model::Api::Other(String::new()), "", "")
                 });
                 message.stop_reason = StopReason::Error;
-                message.error_message =
-                    Some("The model stream ended without a final event (provider task stopped)".into());
+                message.error_message = Some(
+                    "The model stream ended without a final event (provider task stopped)".into(),
+                );
                 self.final_message = Some(message.clone());
                 Some(AssistantMessageEvent::Error {
                     reason: StopReason::Error,
@@ -106,8 +107,9 @@ impl AssistantStream {
     pub async fn result(mut self) -> AssistantMessage {
         while self.next().await.is_some() {}
         // `next` always records a final message before returning `None`.
-        self.final_message
-            .unwrap_or_else(|| AssistantMessage::empty(crate::model::Api::Other(String::new()), "", ""))
+        self.final_message.unwrap_or_else(|| {
+            AssistantMessage::empty(crate::model::Api::Other(String::new()), "", "")
+        })
     }
 }
 
@@ -324,7 +326,8 @@ impl StreamWriter {
     /// Emits a complete tool call at once (providers that send whole calls, like Google).
     pub async fn whole_tool_call(&mut self, call: ToolCall) {
         let args = serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
-        self.start_tool_call(call.id.clone(), call.name.clone()).await;
+        self.start_tool_call(call.id.clone(), call.name.clone())
+            .await;
         self.tool_call_delta(&args).await;
         if let Some(sig) = call.thought_signature {
             self.set_signature(sig);

@@ -395,8 +395,9 @@ mod tests {
 
     #[test]
     fn user_content_accepts_string_or_blocks() {
-        let a: Message = serde_json::from_value(json!({"role":"user","content":"hi","timestamp":1}))
-            .expect("string content");
+        let a: Message =
+            serde_json::from_value(json!({"role":"user","content":"hi","timestamp":1}))
+                .expect("string content");
         let b: Message = serde_json::from_value(
             json!({"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}),
         )

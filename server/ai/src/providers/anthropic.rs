@@ -14,7 +14,10 @@ pub fn build_request(
     _options: &StreamOptions,
     _api_key: &str,
 ) -> Result<HttpRequest, ProviderError> {
-    Err(ProviderError::Request(format!("{} is not implemented yet", model.api)))
+    Err(ProviderError::Request(format!(
+        "{} is not implemented yet",
+        model.api
+    )))
 }
 
 /// Decodes the response events into the writer.

@@ -95,7 +95,10 @@ async fn dispatch(
     }
 }
 
-async fn send(request: HttpRequest, options: &StreamOptions) -> Result<impl EventSource, ProviderError> {
+async fn send(
+    request: HttpRequest,
+    options: &StreamOptions,
+) -> Result<impl EventSource, ProviderError> {
     post_sse(request, options).await
 }
 
