@@ -134,7 +134,11 @@ pub async fn post_sse(
             provider,
             status: status.to_string(),
             retry_after,
-            body: excerpt(&redact(&body, &secrets), ERROR_BODY_EXCERPT),
+            body: if body.trim().is_empty() {
+                "(no body)".to_string()
+            } else {
+                excerpt(&redact(&body, &secrets), ERROR_BODY_EXCERPT)
+            },
         });
     }
     Ok(SseSource {

@@ -5,6 +5,7 @@
 //! [`AssistantMessage`] is available. Failures never escape as errors or panics: they are the
 //! stream's `error` event. This crate knows nothing of tools' execution, files or editors.
 
+pub mod catalog;
 pub mod cost;
 pub mod error;
 pub mod event;
@@ -12,8 +13,10 @@ pub mod http;
 pub mod keys;
 pub mod model;
 pub mod options;
+pub mod overflow;
 pub mod partial_json;
 pub mod providers;
+pub mod registry;
 pub mod sse;
 pub mod stream;
 pub mod transform;

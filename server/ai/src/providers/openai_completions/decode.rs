@@ -1,0 +1,300 @@
+//! Decoding a Chat Completions stream: `chat.completion.chunk` objects, then `data: [DONE]`.
+//!
+//! Each chunk carries a delta for `choices[0]`: text in `content`, reasoning in one of several
+//! non-standard fields, tool calls as fragments (a new call begins when its `id` changes; the
+//! arguments arrive as pieces of a JSON string). `finish_reason` comes on the last content chunk;
+//! usage often comes after it, in a chunk with no choices, so reading goes on until `[DONE]` or
+//! the end of the body. Compatible servers differ in details, so the decoder is lenient about
+//! what it does not need (unknown fields, missing `object`) and strict about what it does.
+
+use serde_json::Value;
+
+use crate::cost::apply_cost;
+use crate::error::{excerpt, ProviderError};
+use crate::http::{parse_json, EventSource};
+use crate::model::Model;
+use crate::stream::StreamWriter;
+use crate::types::{AssistantBlock, StopReason, Usage};
+
+use super::messages::REASONING_FIELDS;
+
+/// The block the decoder last wrote to (the writer opens and closes blocks as kinds change).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Current {
+    None,
+    Text,
+    Thinking,
+    ToolCall { id: String },
+}
+
+/// How the stream ended, per `finish_reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Finish {
+    Reason(StopReason),
+    ContentFilter,
+}
+
+struct Decoder<'a> {
+    provider: &'a str,
+    model: &'a Model,
+    current: Current,
+    finish: Option<Finish>,
+    chunks: usize,
+}
+
+/// Reads `source` to the end, reporting content to `writer`; returns the stop reason.
+pub async fn decode(
+    mut source: impl EventSource,
+    writer: &mut StreamWriter,
+    model: &Model,
+) -> Result<StopReason, ProviderError> {
+    let mut decoder = Decoder {
+        provider: &model.provider,
+        model,
+        current: Current::None,
+        finish: None,
+        chunks: 0,
+    };
+    let mut saw_done = false;
+    while let Some(event) = source.next_event().await? {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            saw_done = true;
+            break;
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let chunk = parse_json(decoder.provider, data)?;
+        decoder.chunk(&chunk, writer).await?;
+    }
+    decoder.outcome(saw_done)
+}
+
+impl Decoder<'_> {
+    async fn chunk(
+        &mut self,
+        chunk: &Value,
+        writer: &mut StreamWriter,
+    ) -> Result<(), ProviderError> {
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(ProviderError::Provider {
+                provider: self.provider.to_string(),
+                message: error_message(error),
+            });
+        }
+        if !chunk.is_object() {
+            return Err(ProviderError::Malformed {
+                provider: self.provider.to_string(),
+                detail: format!(
+                    "expected a chat.completion.chunk object, got {}",
+                    excerpt(&chunk.to_string(), 200)
+                ),
+            });
+        }
+        self.chunks += 1;
+        if writer.message().response_id.is_none() {
+            if let Some(id) = chunk["id"].as_str().filter(|id| !id.is_empty()) {
+                writer.message_mut().response_id = Some(id.to_string());
+            }
+        }
+
+        let choice = chunk["choices"].get(0);
+        // Some servers (Moonshot) put usage inside the choice instead of the chunk.
+        let usage = Some(&chunk["usage"])
+            .filter(|u| u.is_object())
+            .or_else(|| choice.map(|c| &c["usage"]).filter(|u| u.is_object()));
+        if let Some(usage) = usage {
+            writer.message_mut().usage = parse_usage(usage, self.model);
+        }
+        let Some(choice) = choice else {
+            return Ok(());
+        };
+
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            self.finish = Some(self.map_finish(reason)?);
+        }
+        let delta = &choice["delta"];
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            writer.text_delta(text).await;
+            self.current = Current::Text;
+        }
+        let reasoning = REASONING_FIELDS.iter().find_map(|field| {
+            delta[*field]
+                .as_str()
+                .filter(|t| !t.is_empty())
+                .map(|t| (*field, t))
+        });
+        if let Some((field, text)) = reasoning {
+            writer.thinking_delta(text).await;
+            if self.current != Current::Thinking {
+                // The field name is the signature: replay sends the reasoning back in it.
+                writer.set_signature(field);
+                self.current = Current::Thinking;
+            }
+        }
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            for call in calls {
+                self.tool_call(call, writer).await;
+            }
+        }
+        if let Some(details) = delta["reasoning_details"].as_array() {
+            attach_reasoning_details(details, writer);
+        }
+        Ok(())
+    }
+
+    async fn tool_call(&mut self, call: &Value, writer: &mut StreamWriter) {
+        let id = call["id"].as_str().filter(|s| !s.is_empty());
+        let name = call["function"]["name"].as_str().filter(|s| !s.is_empty());
+        let arguments = call["function"]["arguments"].as_str().unwrap_or("");
+        let starts_new = match (&self.current, id) {
+            (Current::ToolCall { .. }, None) => false,
+            // An id arriving after the call began without one names that call.
+            (Current::ToolCall { id: current }, Some(_)) if current.is_empty() => false,
+            (Current::ToolCall { id: current }, Some(id)) => current != id,
+            _ => true,
+        };
+        if starts_new {
+            writer
+                .start_tool_call(id.unwrap_or(""), name.unwrap_or(""))
+                .await;
+            self.current = Current::ToolCall {
+                id: id.unwrap_or("").to_string(),
+            };
+        } else {
+            writer.patch_tool_call(id, name);
+            if let (Some(id), Current::ToolCall { id: current }) = (id, &mut self.current) {
+                *current = id.to_string();
+            }
+        }
+        writer.tool_call_delta(arguments).await;
+    }
+
+    fn map_finish(&self, reason: &str) -> Result<Finish, ProviderError> {
+        Ok(match reason {
+            "stop" | "end" => Finish::Reason(StopReason::Stop),
+            "length" => Finish::Reason(StopReason::Length),
+            "tool_calls" | "function_call" => Finish::Reason(StopReason::ToolUse),
+            "content_filter" => Finish::ContentFilter,
+            other => {
+                return Err(ProviderError::Provider {
+                    provider: self.provider.to_string(),
+                    message: format!(
+                        "the response ended with finish_reason \"{}\", which Tandem does not know",
+                        excerpt(other, 100)
+                    ),
+                })
+            }
+        })
+    }
+
+    fn outcome(self, saw_done: bool) -> Result<StopReason, ProviderError> {
+        match self.finish {
+            Some(Finish::Reason(reason)) => Ok(reason),
+            Some(Finish::ContentFilter) => Err(ProviderError::Provider {
+                provider: self.provider.to_string(),
+                message: "the response was stopped by the content filter \
+                          (finish_reason \"content_filter\"); rephrase the request or try another model"
+                    .into(),
+            }),
+            None => Err(ProviderError::Incomplete {
+                provider: self.provider.to_string(),
+                detail: match (self.chunks, saw_done) {
+                    (0, false) => "the response body held no chunks at all".into(),
+                    (n, true) => format!("[DONE] arrived after {n} chunk(s) but no finish_reason"),
+                    (n, false) => format!(
+                        "the body ended after {n} chunk(s) without a finish_reason or [DONE]"
+                    ),
+                },
+            }),
+        }
+    }
+}
+
+/// The text of an in-stream `error` object (OpenAI: `{message, type, code}`; OpenRouter adds
+/// `metadata.raw` with the upstream provider's words).
+fn error_message(error: &Value) -> String {
+    let mut message = match error {
+        Value::String(s) => s.clone(),
+        _ => error["message"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| excerpt(&error.to_string(), 500)),
+    };
+    let code = error["code"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| error["code"].as_i64().map(|c| c.to_string()))
+        .or_else(|| error["type"].as_str().map(str::to_string));
+    if let Some(code) = code {
+        message.push_str(&format!(" ({code})"));
+    }
+    if let Some(raw) = error["metadata"]["raw"].as_str().filter(|r| !r.is_empty()) {
+        message.push('\n');
+        message.push_str(&excerpt(raw, 1000));
+    }
+    message
+}
+
+/// OpenRouter sends encrypted reasoning that belongs to a tool call; it is kept as the call's
+/// signature and sent back with it.
+fn attach_reasoning_details(details: &[Value], writer: &mut StreamWriter) {
+    for detail in details {
+        let (Some("reasoning.encrypted"), Some(id), Some(data)) = (
+            detail["type"].as_str(),
+            detail["id"].as_str(),
+            detail["data"].as_str(),
+        ) else {
+            continue;
+        };
+        if id.is_empty() || data.is_empty() {
+            continue;
+        }
+        let signature = detail.to_string();
+        let open_matches = writer.in_tool_call()
+            && matches!(writer.message().content.last(), Some(AssistantBlock::ToolCall(c)) if c.id == id);
+        if open_matches {
+            writer.set_signature(signature);
+        } else if let Some(AssistantBlock::ToolCall(call)) = writer
+            .message_mut()
+            .content
+            .iter_mut()
+            .find(|b| matches!(b, AssistantBlock::ToolCall(c) if c.id == id))
+        {
+            call.thought_signature = Some(signature);
+        }
+    }
+}
+
+/// A token count that may arrive as an integer or a float; anything else counts as zero.
+fn count(value: &Value) -> u64 {
+    value
+        .as_u64()
+        .or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| *f > 0.0)
+                .map(|f| f.round() as u64)
+        })
+        .unwrap_or(0)
+}
+
+/// Usage as pi reports it: cached prompt tokens are split out of the input, reasoning tokens
+/// are added to the output, and the total is recomputed (some servers leave reasoning out).
+pub fn parse_usage(raw: &Value, model: &Model) -> Usage {
+    let cached = count(&raw["prompt_tokens_details"]["cached_tokens"]);
+    let reasoning = count(&raw["completion_tokens_details"]["reasoning_tokens"]);
+    let input = count(&raw["prompt_tokens"]).saturating_sub(cached);
+    let output = count(&raw["completion_tokens"]).saturating_add(reasoning);
+    let mut usage = Usage {
+        input,
+        output,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: input.saturating_add(output).saturating_add(cached),
+        ..Usage::default()
+    };
+    apply_cost(&mut usage, &model.cost);
+    usage
+}

@@ -1,0 +1,274 @@
+//! Values in models.json and auth.json (API keys, header values) are indirections, as in pi:
+//! `"!op read op://vault/key"` runs a shell command and uses its trimmed stdout; a value naming a
+//! set environment variable uses that variable; anything else is the literal value. Commands let
+//! users keep keys in a password manager instead of a plain file.
+//!
+//! Commands run synchronously with a deadline (pi: 10 s). They are started at most once per
+//! registry for a given value (the registry caches successes). Callers on an async runtime should
+//! call into the registry from `spawn_blocking`.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a `!command` may run before it is killed (pi's limit).
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How much of a failed command's stderr an error message quotes.
+const STDERR_EXCERPT_CHARS: usize = 300;
+
+/// Why a `!command` value produced no value. Messages quote the command and its stderr, never
+/// its stdout (which would be the secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The shell could not be started.
+    #[error("the command `{command}` could not be started: {detail}")]
+    Spawn {
+        /// The command, without the leading `!`.
+        command: String,
+        /// The operating system's reason.
+        detail: String,
+    },
+    /// The command exited unsuccessfully.
+    #[error("the command `{command}` failed with {status}{}", excerpt_suffix(.stderr))]
+    Failed {
+        /// The command, without the leading `!`.
+        command: String,
+        /// `exit code N` or `a signal`.
+        status: String,
+        /// The start of what it wrote to stderr (trimmed; may be empty).
+        stderr: String,
+    },
+    /// The command was still running at the deadline and was killed.
+    #[error("the command `{command}` did not finish within {} ms and was stopped", .after.as_millis())]
+    TimedOut {
+        /// The command, without the leading `!`.
+        command: String,
+        /// The deadline it missed.
+        after: Duration,
+    },
+    /// The command succeeded but printed nothing.
+    #[error("the command `{command}` succeeded but printed nothing on stdout")]
+    Empty {
+        /// The command, without the leading `!`.
+        command: String,
+    },
+}
+
+fn excerpt_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; stderr: {stderr}")
+    }
+}
+
+/// Reads a variable from the process environment. Names that cannot be variable names (empty,
+/// containing `=` or NUL, as literal keys often do) are never looked up.
+pub fn process_env(name: &str) -> Option<String> {
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return None;
+    }
+    std::env::var(name).ok()
+}
+
+/// Resolves one configuration value: `!command` → the command's trimmed stdout; the name of a
+/// set, non-empty variable in `env` → its value; otherwise the value itself.
+pub fn resolve_config_value(
+    raw: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    timeout: Duration,
+) -> Result<String, CommandError> {
+    if let Some(command) = raw.strip_prefix('!') {
+        return run_command(command, timeout);
+    }
+    Ok(env(raw)
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| raw.to_string()))
+}
+
+/// Runs `command` through the shell (`sh -c`; `cmd /C` on Windows) with no stdin and returns its
+/// trimmed stdout. A non-zero exit, no output, or running past `timeout` is an error.
+pub fn run_command(command: &str, timeout: Duration) -> Result<String, CommandError> {
+    let spawn_error = |e: std::io::Error| CommandError::Spawn {
+        command: command.to_string(),
+        detail: e.to_string(),
+    };
+    let mut child = shell(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+
+    // Pipes are drained on their own threads so a chatty command cannot block on a full pipe.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+
+    let deadline = Instant::now() + timeout;
+    let timed_out = || CommandError::TimedOut {
+        command: command.to_string(),
+        after: timeout,
+    };
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(spawn_error)? {
+            break status;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            // `sh -c` execs a lone command, so killing the child stops the command itself.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(timed_out());
+        }
+        thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    };
+
+    // A background process the command started may hold the pipes open; never wait past the
+    // deadline for them.
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let out = stdout.recv_timeout(remaining).map_err(|_| timed_out())?;
+    if !status.success() {
+        let err = stderr
+            .recv_timeout(Duration::from_millis(100))
+            .unwrap_or_default();
+        return Err(CommandError::Failed {
+            command: command.to_string(),
+            status: match status.code() {
+                Some(code) => format!("exit code {code}"),
+                None => "a signal".to_string(),
+            },
+            stderr: excerpt(&String::from_utf8_lossy(&err)),
+        });
+    }
+    let value = String::from_utf8_lossy(&out).trim().to_string();
+    if value.is_empty() {
+        return Err(CommandError::Empty {
+            command: command.to_string(),
+        });
+    }
+    Ok(value)
+}
+
+#[cfg(not(windows))]
+fn shell(command: &str) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(command);
+    cmd
+}
+
+#[cfg(windows)]
+fn shell(command: &str) -> Command {
+    let mut cmd = Command::new("cmd");
+    cmd.arg("/C").arg(command);
+    cmd
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut buf);
+        }
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(STDERR_EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn a_command_value_yields_trimmed_stdout() {
+        let v = resolve_config_value(
+            "!printf '  sk-cmd \\n\\n'",
+            &no_env,
+            DEFAULT_COMMAND_TIMEOUT,
+        );
+        assert_eq!(v.unwrap(), "sk-cmd");
+    }
+
+    #[test]
+    fn a_failing_command_reports_exit_code_and_stderr_but_not_stdout() {
+        let err = run_command(
+            "printf 'sk-%s' secret; echo 'vault locked' >&2; exit 1",
+            DEFAULT_COMMAND_TIMEOUT,
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("exit code 1"), "{text}");
+        assert!(text.contains("vault locked"), "{text}");
+        assert!(!text.contains("sk-secret"), "{text}");
+    }
+
+    #[test]
+    fn a_slow_command_is_stopped_at_the_deadline() {
+        let started = Instant::now();
+        let err = run_command("sleep 5", Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(err, CommandError::TimedOut { .. }), "{err}");
+        assert!(err.to_string().contains("200 ms"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "waited for the command"
+        );
+    }
+
+    #[test]
+    fn a_silent_command_is_an_error() {
+        let err = run_command("true", DEFAULT_COMMAND_TIMEOUT).unwrap_err();
+        assert!(matches!(err, CommandError::Empty { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_variable_name_yields_its_value_and_anything_else_is_literal() {
+        let env = |name: &str| match name {
+            "MY_KEY_VAR" => Some("from-env".to_string()),
+            "EMPTY_VAR" => Some(String::new()),
+            _ => None,
+        };
+        let t = DEFAULT_COMMAND_TIMEOUT;
+        assert_eq!(
+            resolve_config_value("MY_KEY_VAR", &env, t).unwrap(),
+            "from-env"
+        );
+        assert_eq!(
+            resolve_config_value("EMPTY_VAR", &env, t).unwrap(),
+            "EMPTY_VAR"
+        );
+        assert_eq!(
+            resolve_config_value("sk-literal", &env, t).unwrap(),
+            "sk-literal"
+        );
+    }
+
+    #[test]
+    fn keys_that_cannot_be_variable_names_are_not_looked_up() {
+        assert_eq!(process_env("abc=="), None);
+        assert_eq!(process_env(""), None);
+        assert_eq!(process_env("a\0b"), None);
+    }
+
+    #[test]
+    fn long_stderr_is_cut() {
+        let long = "x".repeat(1000);
+        assert_eq!(excerpt(&long).chars().count(), STDERR_EXCERPT_CHARS + 1);
+    }
+}
