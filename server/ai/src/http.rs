@@ -132,12 +132,15 @@ pub async fn post_sse(
         let body = read_limited(response, &provider, options).await?;
         return Err(ProviderError::Http {
             provider,
-            status: status.to_string(),
+            status: match status.canonical_reason() {
+                Some(reason) => format!("{} {reason}", status.as_u16()),
+                None => status.as_u16().to_string(),
+            },
             retry_after,
             body: if body.trim().is_empty() {
                 "(no body)".to_string()
             } else {
-                excerpt(&redact(&body, &secrets), ERROR_BODY_EXCERPT)
+                excerpt(&redact(&compact_json(&body), &secrets), ERROR_BODY_EXCERPT)
             },
         });
     }
@@ -178,6 +181,14 @@ async fn read_limited(
         }
     }
     Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A JSON body on one line (providers often pretty-print errors); other text unchanged.
+fn compact_json(body: &str) -> String {
+    match serde_json::from_str::<Value>(body) {
+        Ok(value) => value.to_string(),
+        Err(_) => body.to_string(),
+    }
 }
 
 /// `e` and its sources, joined (reqwest's top-level message alone is often just "error sending
