@@ -142,10 +142,15 @@ impl MockLlm {
     ) -> Result<Vec<RecordedRequest>, WaitError> {
         let mut count = self.shared.subscribe();
         // The sender lives in `self.shared`, so the channel cannot close while we wait.
-        let reached = tokio::time::timeout(timeout, count.wait_for(|&count| count >= n)).await;
-        match reached {
-            Ok(Ok(_)) => Ok(self.requests()),
-            Ok(Err(_)) | Err(_) => Err(WaitError {
+        let reached = tokio::time::timeout(timeout, count.wait_for(|&count| count >= n))
+            .await
+            // Release the channel's read guard at once: `Shared::answer` publishes under the
+            // state lock, so holding both here would deadlock.
+            .is_ok_and(|seen| seen.is_ok());
+        if reached {
+            Ok(self.requests())
+        } else {
+            Err(WaitError {
                 wanted: n,
                 recorded: self
                     .requests()
@@ -153,7 +158,7 @@ impl MockLlm {
                     .map(RecordedRequest::summary)
                     .collect(),
                 waited: timeout,
-            }),
+            })
         }
     }
 

@@ -11,20 +11,12 @@ use crate::model::Model;
 use crate::transform::{sanitize_tool_call_id, transform_messages};
 use crate::types::{AssistantBlock, Message, Tool, UserBlock, UserContent};
 
-/// The identity Anthropic requires as the first system block for OAuth (subscription) tokens.
-pub(super) const CLAUDE_CODE_IDENTITY: &str =
-    "You are Claude Code, Anthropic's official CLI for Claude.";
-
 /// Stands in for the text of a tool result that holds only images (the API wants some text).
 const IMAGE_ONLY_PLACEHOLDER: &str = "(see attached image)";
 
-/// The `system` field: the system prompt as one text block (after the Claude Code identity for
-/// OAuth tokens), each block carrying the cache marker when caching is on. `None` when empty.
-pub(super) fn system_blocks(
-    prompt: Option<&str>,
-    oauth: bool,
-    cache: Option<&Value>,
-) -> Option<Value> {
+/// The `system` field: the system prompt as one text block carrying the cache marker when
+/// caching is on. `None` when empty.
+pub(super) fn system_blocks(prompt: Option<&str>, cache: Option<&Value>) -> Option<Value> {
     let block = |text: &str| {
         let mut b = Map::new();
         b.insert("type".into(), "text".into());
@@ -35,9 +27,6 @@ pub(super) fn system_blocks(
         Value::Object(b)
     };
     let mut blocks = Vec::new();
-    if oauth {
-        blocks.push(block(CLAUDE_CODE_IDENTITY));
-    }
     if let Some(prompt) = prompt.filter(|p| !p.is_empty()) {
         blocks.push(block(prompt));
     }

@@ -8,7 +8,7 @@
 //!
 //! Behaviour follows pi's provider: adaptive thinking with an effort on the models that have it,
 //! token budgets elsewhere; prompt caching on the system prompt and the last user message; OAuth
-//! subscription tokens (`sk-ant-oat…`) sent as a bearer token with the Claude Code identity.
+//! subscription tokens (`sk-ant-oat…`) sent as a bearer token.
 
 mod decode;
 mod messages;

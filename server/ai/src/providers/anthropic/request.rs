@@ -2,8 +2,8 @@
 //! fields (token limit, temperature, thinking mode, caching).
 //!
 //! Three auth flavours share the endpoint: an API key (`x-api-key`), an OAuth subscription token
-//! (`sk-ant-oat…`, sent as a bearer token with the Claude Code identity headers and system
-//! block, without which Anthropic rejects it), and GitHub Copilot's Anthropic proxy (bearer token,
+//! (`sk-ant-oat…`, sent as a bearer token with the OAuth beta; Tandem does not borrow another
+//! client's identity, so Anthropic may refuse such tokens outside its own apps), and GitHub Copilot's Anthropic proxy (bearer token,
 //! its own intent headers, no fine-grained tool streaming).
 
 use serde_json::{json, Map, Value};
@@ -26,9 +26,7 @@ const BETA_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
 /// deprecated.
 const BETA_INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
 /// Betas that OAuth subscription tokens require.
-const BETA_OAUTH: &str = "claude-code-20250219,oauth-2025-04-20";
-/// The Claude Code release whose identity OAuth requests present (pi's value).
-const CLAUDE_CODE_VERSION: &str = "2.1.75";
+const BETA_OAUTH: &str = "oauth-2025-04-20";
 /// Thinking budget used when the computed one is zero (pi's fallback).
 const FALLBACK_BUDGET: u64 = 1024;
 /// Output tokens kept free for the answer when the limit squeezes the thinking budget.
@@ -141,11 +139,7 @@ pub fn build_request(
     );
     body.insert("max_tokens".into(), max_tokens.into());
     body.insert("stream".into(), true.into());
-    let system = system_blocks(
-        context.system_prompt.as_deref(),
-        auth == KeyKind::OAuth,
-        cache.as_ref(),
-    );
+    let system = system_blocks(context.system_prompt.as_deref(), cache.as_ref());
     if let Some(system) = system {
         body.insert("system".into(), system);
     }
@@ -209,10 +203,6 @@ fn headers(
     }
     if !betas.is_empty() {
         add("anthropic-beta", betas.join(","));
-    }
-    if auth == KeyKind::OAuth {
-        add("user-agent", format!("claude-cli/{CLAUDE_CODE_VERSION}"));
-        add("x-app", "cli".into());
     }
 
     for (name, value) in model.headers.iter().flatten() {

@@ -203,14 +203,14 @@ fn oauth_tokens_use_bearer_auth_and_the_claude_code_identity() {
     assert_eq!(header(&request, "x-api-key"), None);
     assert_eq!(
         header(&request, "anthropic-beta"),
-        Some("claude-code-20250219,oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14")
+        Some("oauth-2025-04-20,fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14")
     );
-    assert_eq!(header(&request, "user-agent"), Some("claude-cli/2.1.75"));
-    assert_eq!(header(&request, "x-app"), Some("cli"));
+    // Tandem presents itself as Tandem: no borrowed client identity or system prompt.
+    assert_eq!(header(&request, "user-agent"), None);
+    assert_eq!(header(&request, "x-app"), None);
     assert_eq!(
         request.body["system"],
         json!([
-            {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude.", "cache_control": {"type": "ephemeral"}},
             {"type": "text", "text": "You are helpful.", "cache_control": {"type": "ephemeral"}},
         ])
     );

@@ -23,10 +23,6 @@ use crate::types::{
 /// Used when a model has no base URL, as the OpenAI SDK does.
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// pi's switch for GPT-5 models asked not to reason: without it they reason at their default
-/// effort, since the API has no "off" for them.
-const NO_REASONING_HINT: &str = "# Juice: 0 !important";
-
 /// Builds the streaming `POST /responses` request for one call.
 pub fn build_request(
     model: &Model,
@@ -34,15 +30,11 @@ pub fn build_request(
     options: &StreamOptions,
     api_key: &str,
 ) -> Result<HttpRequest, ProviderError> {
-    let mut input = convert_messages(model, context)?;
+    // With thinking off no `reasoning` field is sent: models that always reason then use their
+    // default effort (pi adds an undocumented prompt hint here; Tandem does not).
+    let input = convert_messages(model, context)?;
     let level = model.effective_thinking(options.reasoning);
     let reasoning = model.reasoning && level != ThinkingLevel::Off;
-    if model.reasoning && !reasoning && model.name.starts_with("gpt-5") {
-        input.push(json!({
-            "role": "developer",
-            "content": [{"type": "input_text", "text": NO_REASONING_HINT}],
-        }));
-    }
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
@@ -483,23 +475,15 @@ mod tests {
             "xhigh"
         );
 
-        // Off on a model whose name starts with "gpt-5": no reasoning field, pi's hint appended.
+        // Off: no reasoning field and nothing added to the input.
         let mut lower = model("gpt-5");
         lower.name = "gpt-5".into();
-        let off = with(&lower, ThinkingLevel::Off);
-        assert!(off.get("reasoning").is_none());
-        assert!(off.get("include").is_none());
-        assert_eq!(
-            off["input"][2],
-            json!({"role": "developer", "content": [{"type": "input_text", "text": "# Juice: 0 !important"}]})
-        );
-        // The check is on the display name, case-sensitively, as in pi: "GPT-5" gets no hint.
-        assert_eq!(
-            with(&gpt5, ThinkingLevel::Off)["input"]
-                .as_array()
-                .map(Vec::len),
-            Some(2)
-        );
+        for m in [&lower, &gpt5] {
+            let off = with(m, ThinkingLevel::Off);
+            assert!(off.get("reasoning").is_none());
+            assert!(off.get("include").is_none());
+            assert_eq!(off["input"].as_array().map(Vec::len), Some(2));
+        }
 
         // A model that cannot reason ignores the level.
         let b = with(&chat_model(), ThinkingLevel::High);
