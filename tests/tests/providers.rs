@@ -243,6 +243,39 @@ fn snapshot(outcome: &Outcome) -> Value {
     value
 }
 
+/// The JSON pointer of the first difference, with both values, or `None` when equal.
+fn first_difference(expected: &Value, actual: &Value, path: String) -> Option<String> {
+    match (expected, actual) {
+        (Value::Object(a), Value::Object(b)) => {
+            for key in a.keys().chain(b.keys()) {
+                let (x, y) = (
+                    a.get(key).unwrap_or(&Value::Null),
+                    b.get(key).unwrap_or(&Value::Null),
+                );
+                if let Some(d) = first_difference(x, y, format!("{path}/{key}")) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(x, y, format!("{path}/{i}"))),
+        // Costs are floats: compare them as numbers, allowing for the last digit of a decimal
+        // rendering (serde_json's float parsing is not always round-trip exact).
+        (Value::Number(a), Value::Number(b))
+            if (a.as_f64().unwrap_or(f64::NAN) - b.as_f64().unwrap_or(f64::NAN)).abs()
+                <= 1e-12 * a.as_f64().unwrap_or(0.0).abs().max(1.0) =>
+        {
+            None
+        }
+        _ if expected == actual => None,
+        _ => Some(format!("{path}: expected {expected}, got {actual}")),
+    }
+}
+
 async fn run_api(api: &str) {
     let dir = fixtures_dir(api);
     let mut fixtures: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -287,9 +320,9 @@ async fn run_api(api: &str) {
         match std::fs::read_to_string(&expected_path) {
             Ok(text) => {
                 let expected: Value = serde_json::from_str(&text).expect("expectation is JSON");
-                if expected != actual {
+                if let Some(diff) = first_difference(&expected, &actual, String::new()) {
                     mismatches.push(format!(
-                        "{name}: events differ from {}",
+                        "{name}: differs from {} at {diff}",
                         expected_path.display()
                     ));
                 }
