@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 pub mod google;
+mod hash;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod scripted;
