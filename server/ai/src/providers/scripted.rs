@@ -401,6 +401,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn cancelling_a_slow_script_ends_in_aborted() {
+        let dir = std::env::temp_dir().join(format!("tandem-script-cancel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("slow.json");
+        std::fs::write(
+            &path,
+            r#"{"chunkSize": 1, "delayMs": 50, "turns": [{"text": "a long, slow answer"}]}"#,
+        )
+        .expect("write script");
+        let mut model = demo_model();
+        model.base_url = path.to_string_lossy().into_owned();
+        let options = StreamOptions::default();
+        let cancel = options.cancel.clone();
+        let mut stream = crate::providers::stream(&model, &Context::default(), options);
+        while let Some(event) = stream.next().await {
+            if matches!(event, AssistantMessageEvent::TextDelta { .. }) {
+                cancel.cancel();
+            }
+        }
+        let msg = stream.final_message().cloned().expect("final");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(msg.stop_reason, StopReason::Aborted);
+        assert_eq!(msg.error_message.as_deref(), Some("Request was aborted"));
+        // What streamed before the abort is kept; the rest never comes.
+        let text = msg.text();
+        assert!(
+            !text.is_empty() && "a long, slow answer".starts_with(&text) && text.len() < 19,
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
     async fn a_missing_script_file_is_a_clear_error() {
         let mut model = demo_model();
         model.base_url = "/nonexistent/tandem/script.json".into();
