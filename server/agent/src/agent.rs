@@ -235,6 +235,28 @@ async fn dispatch(inner: &Inner, event: AgentEvent) {
     }
 }
 
+/// Marks the agent idle when a run ends, however it ends (including the caller dropping the
+/// run's future).
+struct RunGuard {
+    inner: Arc<Inner>,
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if let Some(token) = lock(&self.inner.run_token).take() {
+            // A run abandoned mid-way must not leave tools or a model call running.
+            token.cancel();
+        }
+        {
+            let mut state = lock(&self.inner.state);
+            state.is_running = false;
+            state.streaming = None;
+            state.pending_tool_calls.clear();
+        }
+        self.inner.running.send_replace(false);
+    }
+}
+
 /// What to run: new prompts, or a continuation.
 enum RunKind {
     Prompts(Vec<AgentMessage>),
@@ -394,10 +416,11 @@ impl Agent {
         self.prompt(vec![message.into()]).await
     }
 
-    /// Runs `messages` as a new prompt to completion. Refused while a run is active.
+    /// Runs `messages` as a new prompt to completion. Refused while a run is active. Dropping
+    /// the returned future stops the run (the agent is idle again afterwards).
     pub async fn prompt(&self, messages: Vec<AgentMessage>) -> Result<(), AgentError> {
-        self.start_run(AgentError::AlreadyProcessingPrompt)?;
-        self.run(RunKind::Prompts(messages)).await;
+        let guard = self.start_run(AgentError::AlreadyProcessingPrompt)?;
+        self.run(RunKind::Prompts(messages), guard).await;
         Ok(())
     }
 
@@ -433,18 +456,21 @@ impl Agent {
         } else {
             RunKind::Continue
         };
-        if let Err(e) = self.start_run(AgentError::AlreadyProcessing) {
-            self.inner
-                .queues
-                .skip_next_steering
-                .store(false, Ordering::SeqCst);
-            return Err(e);
-        }
-        self.run(kind).await;
+        let guard = match self.start_run(AgentError::AlreadyProcessing) {
+            Ok(guard) => guard,
+            Err(e) => {
+                self.inner
+                    .queues
+                    .skip_next_steering
+                    .store(false, Ordering::SeqCst);
+                return Err(e);
+            }
+        };
+        self.run(kind, guard).await;
         Ok(())
     }
 
-    fn start_run(&self, busy: AgentError) -> Result<(), AgentError> {
+    fn start_run(&self, busy: AgentError) -> Result<RunGuard, AgentError> {
         let mut state = lock(&self.inner.state);
         if state.is_running {
             return Err(busy);
@@ -454,10 +480,12 @@ impl Agent {
         state.streaming = None;
         *lock(&self.inner.run_token) = Some(CancellationToken::new());
         self.inner.running.send_replace(true);
-        Ok(())
+        Ok(RunGuard {
+            inner: self.inner.clone(),
+        })
     }
 
-    async fn run(&self, kind: RunKind) {
+    async fn run(&self, kind: RunKind, guard: RunGuard) {
         let token = lock(&self.inner.run_token).clone().unwrap_or_default();
         let (context, model, thinking_level) = {
             let state = lock(&self.inner.state);
@@ -508,14 +536,7 @@ impl Agent {
         if let Some(error) = failure {
             self.fail_run(&model, &token, error).await;
         }
-        {
-            let mut state = lock(&self.inner.state);
-            state.is_running = false;
-            state.streaming = None;
-            state.pending_tool_calls.clear();
-        }
-        *lock(&self.inner.run_token) = None;
-        self.inner.running.send_replace(false);
+        drop(guard);
     }
 
     /// pi's handling of a loop failure: a synthetic empty assistant message with the error, added
