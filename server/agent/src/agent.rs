@@ -428,43 +428,36 @@ impl Agent {
     /// message, queued steering (else follow-ups) starts the run; otherwise the run continues
     /// from the last message.
     pub async fn continue_run(&self) -> Result<(), AgentError> {
-        let last_role = {
-            let state = lock(&self.inner.state);
+        // Decide and claim the run under one lock, so a prompt arriving meanwhile cannot make
+        // this call fail after it already took messages off a queue.
+        let (kind, guard) = {
+            let mut state = lock(&self.inner.state);
             if state.is_running {
                 return Err(AgentError::AlreadyProcessing);
             }
-            match state.messages.last() {
+            let last_is_assistant = match state.messages.last() {
                 None => return Err(AgentError::NoMessages),
-                Some(m) => m.role().to_string(),
-            }
-        };
-        let kind = if last_role == "assistant" {
-            let steering = lock(&self.inner.queues.steering).drain();
-            if !steering.is_empty() {
-                self.inner
-                    .queues
-                    .skip_next_steering
-                    .store(true, Ordering::SeqCst);
-                RunKind::Prompts(steering)
-            } else {
-                let follow_ups = lock(&self.inner.queues.follow_up).drain();
-                if follow_ups.is_empty() {
-                    return Err(AgentError::ContinueFromAssistant);
+                Some(m) => m.role() == "assistant",
+            };
+            let kind = if last_is_assistant {
+                let steering = lock(&self.inner.queues.steering).drain();
+                if !steering.is_empty() {
+                    self.inner
+                        .queues
+                        .skip_next_steering
+                        .store(true, Ordering::SeqCst);
+                    RunKind::Prompts(steering)
+                } else {
+                    let follow_ups = lock(&self.inner.queues.follow_up).drain();
+                    if follow_ups.is_empty() {
+                        return Err(AgentError::ContinueFromAssistant);
+                    }
+                    RunKind::Prompts(follow_ups)
                 }
-                RunKind::Prompts(follow_ups)
-            }
-        } else {
-            RunKind::Continue
-        };
-        let guard = match self.start_run(AgentError::AlreadyProcessing) {
-            Ok(guard) => guard,
-            Err(e) => {
-                self.inner
-                    .queues
-                    .skip_next_steering
-                    .store(false, Ordering::SeqCst);
-                return Err(e);
-            }
+            } else {
+                RunKind::Continue
+            };
+            (kind, self.claim(&mut state))
         };
         self.run(kind, guard).await;
         Ok(())
@@ -475,14 +468,19 @@ impl Agent {
         if state.is_running {
             return Err(busy);
         }
+        Ok(self.claim(&mut state))
+    }
+
+    /// Marks a run as started; the caller holds the state lock and has checked it is idle.
+    fn claim(&self, state: &mut AgentState) -> RunGuard {
         state.is_running = true;
         state.error = None;
         state.streaming = None;
         *lock(&self.inner.run_token) = Some(CancellationToken::new());
         self.inner.running.send_replace(true);
-        Ok(RunGuard {
+        RunGuard {
             inner: self.inner.clone(),
-        })
+        }
     }
 
     async fn run(&self, kind: RunKind, guard: RunGuard) {

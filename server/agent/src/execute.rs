@@ -4,9 +4,10 @@
 //! coercion, the before-hook), emitting `tool_execution_start` and, for calls that fail
 //! preparation, `tool_execution_end` at once. Parallel batches (the default) then run every
 //! prepared call concurrently: `tool_execution_end` arrives as each finishes, the result messages
-//! afterwards in source order. A batch is sequential when configured so or when one of its tools
-//! asks for it; steering that arrives between calls skips the rest ("Skipped due to queued user
-//! message."). After an abort, calls not yet run are answered "Operation aborted".
+//! afterwards in source order; steering waits for the whole batch. A batch is sequential when
+//! configured so or when one of its tools asks for it; there, steering that arrives between calls
+//! skips the rest ("Skipped due to queued user message."). After an abort, calls not yet run are
+//! answered "Operation aborted".
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -393,27 +394,6 @@ pub(crate) async fn execute_tool_calls(
         if cancel.is_cancelled() {
             break;
         }
-        let queued = config.queues.steering();
-        if !queued.is_empty() {
-            steering = Some(queued);
-            // Prepared calls have not started (nothing polled them yet): skip them and the rest.
-            drop(running);
-            running = FuturesUnordered::new();
-            for (j, slot) in slots.iter_mut().enumerate().take(prepared_count) {
-                if slot.is_none() {
-                    let f = Finalized::error(SKIPPED_TEXT);
-                    emit_end(calls[j], &f, emit).await;
-                    *slot = Some(f);
-                }
-            }
-            for j in prepared_count..calls.len() {
-                emit_start(calls[j], emit).await;
-                let f = Finalized::error(SKIPPED_TEXT);
-                emit_end(calls[j], &f, emit).await;
-                slots[j] = Some(f);
-            }
-            break;
-        }
     }
     drop(tx);
     for (i, f) in drive(&mut running, &mut rx, &calls, emit).await {
@@ -438,7 +418,8 @@ pub(crate) async fn execute_tool_calls(
     Batch {
         messages: messages_emitted,
         terminate,
-        steering,
+        // Steering waits for the whole parallel batch; the loop polls it next.
+        steering: None,
     }
 }
 
