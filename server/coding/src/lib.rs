@@ -1,5 +1,19 @@
-//! tandem-coding: tools over a Workspace, sessions, compaction and settings (issues 4 and 5).
+//! tandem-coding: the coding agent — tools over a [`workspace::Workspace`], and (next) sessions,
+//! compaction, retry, prompts and settings.
 //!
-//! It knows nothing of LSP or ACP.
+//! It knows nothing of LSP or ACP: it reaches the editor only through the `Workspace` trait.
 
+pub mod env;
+pub mod meta;
+pub mod mutation;
+pub mod paths;
+pub mod tools;
+pub mod workspace;
+
+pub use env::{BashPolicy, ShellSettings, ToolEnv};
+pub use meta::{describe_tool_call, ToolCallInfo, ToolKind, ToolLocation};
 pub use tandem_agent as agent;
+pub use workspace::{
+    ChangeOutcome, DiskWorkspace, FileChange, FileContent, PermissionDecision, PermissionPolicy,
+    PermissionRequest, ScriptedWorkspace, TextEdit, Workspace, WorkspaceError,
+};

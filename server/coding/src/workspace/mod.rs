@@ -1,0 +1,197 @@
+//! The `Workspace`: the only way the coding tools reach files and the user.
+//!
+//! One set of tools serves three front doors. The CLI works on disk; the language server reads
+//! open (possibly unsaved) editor buffers and turns changes into edits the user accepts; ACP goes
+//! through the client's file system and permission prompts. The tools ask the workspace to read a
+//! file, *propose* a change (and learn whether it was applied or rejected), and ask permission
+//! for actions the user may not want (a shell command, a path outside the workspace).
+
+mod disk;
+mod scripted;
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+pub use disk::{DiskWorkspace, PermissionPolicy};
+pub use scripted::ScriptedWorkspace;
+
+use tandem_agent::BoxFuture;
+
+/// A file's content as the workspace has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileContent {
+    /// Text held by the editor or client (an open buffer wins over disk).
+    Text(String),
+    /// Read it from disk at this path (large files are then streamed, not loaded).
+    Disk(PathBuf),
+}
+
+/// One replaced range of the old text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    /// Byte range in the old text.
+    pub range: Range<usize>,
+    /// What replaces it.
+    pub new_text: String,
+}
+
+/// A change a tool wants to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// The text the change was computed against; `None` for a file that did not exist.
+    pub old_text: Option<String>,
+    /// The complete new text.
+    pub new_text: String,
+    /// The exact replaced ranges of `old_text`, in order, when known (edits); empty for
+    /// whole-file writes.
+    pub edits: Vec<TextEdit>,
+}
+
+/// What became of a proposed change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeOutcome {
+    /// The change is in place.
+    Applied,
+    /// The user (or the client) refused it; nothing changed.
+    Rejected {
+        /// Why, when given.
+        reason: Option<String>,
+    },
+}
+
+/// Something that needs the user's consent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionRequest {
+    /// Run a shell command.
+    Bash {
+        /// The command line.
+        command: String,
+        /// Its working directory.
+        cwd: PathBuf,
+    },
+    /// Touch a path outside the workspace roots.
+    OutsideWorkspace {
+        /// The resolved path (symlinks followed).
+        path: PathBuf,
+        /// True for a write, false for a read.
+        write: bool,
+    },
+}
+
+impl PermissionRequest {
+    /// A one-line description for a prompt.
+    pub fn title(&self) -> String {
+        match self {
+            PermissionRequest::Bash { command, .. } => format!("Run `{command}`"),
+            PermissionRequest::OutsideWorkspace { path, write: true } => {
+                format!("Write {} (outside the workspace)", path.display())
+            }
+            PermissionRequest::OutsideWorkspace { path, write: false } => {
+                format!("Read {} (outside the workspace)", path.display())
+            }
+        }
+    }
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionDecision {
+    /// This once.
+    AllowOnce,
+    /// This and similar requests for the rest of the session.
+    AllowAlways,
+    /// No.
+    Reject {
+        /// Why, when given.
+        reason: Option<String>,
+    },
+}
+
+/// A workspace failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkspaceError {
+    /// No such file.
+    #[error("File not found: {}", .0.display())]
+    NotFound(PathBuf),
+    /// A directory where a file was expected.
+    #[error("{} is a directory, not a file", .0.display())]
+    IsDirectory(PathBuf),
+    /// The file changed since the tool read it.
+    #[error("{} changed since it was read; read it again before editing", .0.display())]
+    Conflict(PathBuf),
+    /// Any other I/O failure.
+    #[error("Cannot access {}: {detail}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        detail: String,
+    },
+    /// The editor or client failed.
+    #[error("{0}")]
+    Client(String),
+}
+
+impl WorkspaceError {
+    /// Maps an I/O error on `path`.
+    pub fn io(path: &Path, e: &std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => WorkspaceError::NotFound(path.to_path_buf()),
+            std::io::ErrorKind::IsADirectory => WorkspaceError::IsDirectory(path.to_path_buf()),
+            _ => WorkspaceError::Io {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            },
+        }
+    }
+}
+
+/// Files and consent, as a front door provides them.
+pub trait Workspace: Send + Sync {
+    /// The workspace folders (absolute, symlinks resolved). The first is the default working
+    /// directory.
+    fn roots(&self) -> &[PathBuf];
+    /// A file's content; an open editor buffer wins over disk.
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<FileContent, WorkspaceError>>;
+    /// Proposes a change; resolves once it was applied or rejected.
+    fn propose<'a>(
+        &'a self,
+        change: FileChange,
+    ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>>;
+    /// Asks the user.
+    fn ask_permission<'a>(
+        &'a self,
+        request: PermissionRequest,
+    ) -> BoxFuture<'a, PermissionDecision>;
+}
+
+/// Reads `path` as UTF-8 text through the workspace (a BOM, if any, is kept).
+pub async fn read_text(workspace: &dyn Workspace, path: &Path) -> Result<String, WorkspaceError> {
+    match workspace.read(path).await? {
+        FileContent::Text(text) => Ok(text),
+        FileContent::Disk(disk) => {
+            let bytes = tokio::fs::read(&disk)
+                .await
+                .map_err(|e| WorkspaceError::io(&disk, &e))?;
+            String::from_utf8(bytes).map_err(|_| WorkspaceError::Io {
+                path: disk.clone(),
+                detail: "the file is not valid UTF-8 text".into(),
+            })
+        }
+    }
+}
+
+/// Applies `edits` (sorted, non-overlapping byte ranges) to `old`.
+pub fn apply_edits(old: &str, edits: &[TextEdit]) -> String {
+    let mut out = String::with_capacity(old.len());
+    let mut at = 0;
+    for edit in edits {
+        out.push_str(&old[at..edit.range.start]);
+        out.push_str(&edit.new_text);
+        at = edit.range.end;
+    }
+    out.push_str(&old[at..]);
+    out
+}
