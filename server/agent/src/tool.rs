@@ -110,6 +110,13 @@ impl ToolUpdates {
         }
     }
 
+    /// Updates collected in a channel (for calling a tool outside the loop, e.g. in tests).
+    /// Each item is `(0, partial result)`.
+    pub fn channel(capacity: usize) -> (Self, mpsc::Receiver<(usize, ToolOutput)>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (ToolUpdates::new(0, tx), rx)
+    }
+
     /// Updates that go nowhere (for calling a tool outside the loop).
     pub fn discard() -> Self {
         ToolUpdates { index: 0, tx: None }
