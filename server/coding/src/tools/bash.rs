@@ -1,25 +1,64 @@
-//! The `bash` tool (being implemented).
+//! The `bash` tool: runs a command line in the working directory and answers with the end of
+//! its combined output.
+//!
+//! The model mostly needs the end of a command's output (the error, the summary), so the result
+//! keeps the last 2000 lines / 50 KB. Memory stays bounded however much a command prints: only a
+//! rolling tail is kept, and once the output is too long for the result, all of it goes to a
+//! temp log whose path the result names. Partial output streams to the UI, throttled. Timeouts
+//! and aborts kill the command's whole process group (see [`super::process`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
+use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput, ToolUpdates};
+use tokio::time::{sleep_until, timeout_at, Instant};
+use tokio_util::sync::CancellationToken;
 
+use super::process::{
+    resolve_shell, terminated_by_signal, GroupProcess, OutputCapture, ProcessEvent, Snapshot,
+};
+use super::truncate::{format_size, TruncatedBy, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use crate::env::ToolEnv;
+
+/// At most one partial result per this interval.
+const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+/// After a kill, how long to collect the output still in the pipe.
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(1);
 
 /// The `bash` tool.
 pub struct BashTool {
-    #[allow(dead_code)]
     env: Arc<ToolEnv>,
     schema: Value,
+    description: String,
 }
 
 impl BashTool {
     /// The tool over `env`.
     pub fn new(env: Arc<ToolEnv>) -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Bash command to execute"},
+                "timeout": {
+                    "type": "number",
+                    "description": "Timeout in seconds (optional, no default timeout)"
+                }
+            },
+            "required": ["command"]
+        });
+        let description = format!(
+            "Run a bash command in the current working directory and get back its stdout and \
+             stderr, interleaved. Only the end of the output is returned: the last \
+             {DEFAULT_MAX_LINES} lines or {}KB, whichever limit is reached first; when output is \
+             cut, the complete output is written to a temp file whose path is given. A timeout \
+             in seconds can be set; by default there is none.",
+            DEFAULT_MAX_BYTES / 1024
+        );
         BashTool {
             env,
-            schema: json!({"type": "object", "properties": {}}),
+            schema,
+            description,
         }
     }
 }
@@ -29,12 +68,260 @@ impl AgentTool for BashTool {
         "bash"
     }
     fn description(&self) -> &str {
-        "bash"
+        &self.description
     }
     fn parameters(&self) -> &Value {
         &self.schema
     }
-    fn execute(&self, _call: ToolInvocation) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Err(ToolError::new("not implemented yet")) })
+    fn execute(&self, call: ToolInvocation) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(run(&self.env, call))
     }
 }
+
+/// How the command ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Aborted,
+}
+
+async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
+    let command = call
+        .args
+        .get("command")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new("bash needs a `command` string argument"))?;
+    let timeout_secs = call.args.get("timeout").and_then(Value::as_f64);
+    // The user may take a while to answer; an abort meanwhile ends the call.
+    tokio::select! {
+        biased;
+        _ = call.cancel.cancelled() => return Err(ToolError::new("Command aborted")),
+        consent = env.check_bash(command, &env.cwd) => consent?,
+    }
+    if call.cancel.is_cancelled() {
+        return Err(ToolError::new("Command aborted"));
+    }
+    if !tokio::fs::try_exists(&env.cwd).await.unwrap_or(false) {
+        return Err(ToolError::new(format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            env.cwd.display()
+        )));
+    }
+    let shell = resolve_shell(&env.shell).await?;
+    let script = match env.shell.command_prefix.as_deref() {
+        Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+        _ => command.to_string(),
+    };
+    let mut process = GroupProcess::spawn(&shell, &script, &env.cwd).map_err(|e| {
+        ToolError::new(format!(
+            "Could not start the shell {}: {e}",
+            shell.display()
+        ))
+    })?;
+    let deadline = timeout_secs
+        .filter(|t| *t > 0.0)
+        .and_then(|t| Duration::try_from_secs_f64(t).ok())
+        .and_then(|d| Instant::now().checked_add(d));
+
+    let mut capture = OutputCapture::new();
+    let mut stream = UpdateStream::new(&call.updates, &call.cancel, deadline);
+    let ending = loop {
+        tokio::select! {
+            biased;
+            _ = call.cancel.cancelled() => break Ending::Aborted,
+            _ = sleep_until_opt(deadline) => break Ending::TimedOut,
+            _ = sleep_until(stream.due), if stream.dirty => stream.send(&mut capture).await,
+            event = process.next() => match event {
+                Ok(ProcessEvent::Output(bytes)) => {
+                    capture.push(&bytes).await;
+                    stream.mark_dirty(&mut capture).await;
+                }
+                Ok(ProcessEvent::Finished(status)) => break Ending::Exited(status),
+                Err(e) => {
+                    process.kill_group();
+                    return Err(ToolError::new(format!("Reading the command's output failed: {e}")));
+                }
+            },
+        }
+    };
+    if !matches!(ending, Ending::Exited(_)) {
+        process.kill_group();
+        let drain_until = Instant::now() + DRAIN_AFTER_KILL;
+        while let Ok(Ok(ProcessEvent::Output(bytes))) =
+            timeout_at(drain_until, process.next()).await
+        {
+            capture.push(&bytes).await;
+        }
+    }
+    drop(process);
+    if stream.dirty {
+        stream.send(&mut capture).await;
+    }
+    let snapshot = capture.finish().await;
+    finish(ending, &snapshot, timeout_secs)
+}
+
+/// Turns the ending and the captured output into pi's result or error text.
+fn finish(
+    ending: Ending,
+    snapshot: &Snapshot,
+    timeout_secs: Option<f64>,
+) -> Result<ToolOutput, ToolError> {
+    let with_status = |text: String, status: String| -> ToolError {
+        if text.is_empty() {
+            ToolError::new(status)
+        } else {
+            ToolError::new(format!("{text}\n\n{status}"))
+        }
+    };
+    match ending {
+        Ending::Aborted => Err(with_status(render(snapshot, ""), "Command aborted".into())),
+        Ending::TimedOut => Err(with_status(
+            render(snapshot, ""),
+            format!(
+                "Command timed out after {} seconds",
+                timeout_secs.unwrap_or_default()
+            ),
+        )),
+        Ending::Exited(status) => {
+            let text = render(snapshot, "(no output)");
+            match status.code() {
+                Some(0) => {
+                    let output = ToolOutput::text(text);
+                    Ok(match snapshot.truncated_details() {
+                        Some(details) => output.with_details(details),
+                        None => output,
+                    })
+                }
+                Some(code) => Err(with_status(
+                    text,
+                    format!("Command exited with code {code}"),
+                )),
+                None => Err(with_status(text, terminated_by_signal(status))),
+            }
+        }
+    }
+}
+
+/// The kept output (or `empty` when there is none), followed by pi's truncation notice.
+fn render(snapshot: &Snapshot, empty: &str) -> String {
+    let t = &snapshot.truncation;
+    let mut text = if t.content.is_empty() {
+        empty.to_string()
+    } else {
+        t.content.clone()
+    };
+    if !t.truncated() {
+        return text;
+    }
+    let full = snapshot.full_output_ref();
+    let end = t.total_lines;
+    let start = end + 1 - t.output_lines.min(end);
+    if t.last_line_partial {
+        text.push_str(&format!(
+            "\n\n[Showing last {} of line {end} (line is {}). Full output: {full}]",
+            format_size(t.output_bytes),
+            format_size(snapshot.last_line_bytes)
+        ));
+    } else if t.truncated_by == Some(TruncatedBy::Lines) {
+        text.push_str(&format!(
+            "\n\n[Showing lines {start}-{end} of {end}. Full output: {full}]"
+        ));
+    } else {
+        text.push_str(&format!(
+            "\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {full}]",
+            format_size(DEFAULT_MAX_BYTES)
+        ));
+    }
+    text
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Snapshot {
+    /// pi's `details` for a cut output: the truncation and the log's path.
+    fn truncated_details(&self) -> Option<Value> {
+        let t = &self.truncation;
+        if !t.truncated() {
+            return None;
+        }
+        let mut details = json!({"truncation": t.details(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)});
+        if let Some(path) = &self.full_output {
+            details["fullOutputPath"] = json!(path.display().to_string());
+        }
+        Some(details)
+    }
+
+    /// What the notice says after "Full output:".
+    fn full_output_ref(&self) -> String {
+        match (&self.full_output, &self.spill_error) {
+            (Some(path), _) => path.display().to_string(),
+            (None, Some(reason)) => format!("not saved ({reason})"),
+            (None, None) => "not saved".to_string(),
+        }
+    }
+}
+
+/// Throttled partial results: the first output goes out at once, later output at most once per
+/// [`UPDATE_INTERVAL`], and the last pending state before the end.
+struct UpdateStream<'a> {
+    updates: &'a ToolUpdates,
+    cancel: &'a CancellationToken,
+    deadline: Option<Instant>,
+    /// Output arrived since the last update.
+    dirty: bool,
+    /// When the next update may go out.
+    due: Instant,
+}
+
+impl<'a> UpdateStream<'a> {
+    fn new(
+        updates: &'a ToolUpdates,
+        cancel: &'a CancellationToken,
+        deadline: Option<Instant>,
+    ) -> Self {
+        UpdateStream {
+            updates,
+            cancel,
+            deadline,
+            dirty: false,
+            due: Instant::now(),
+        }
+    }
+
+    /// Notes new output; sends it now when the interval has passed.
+    async fn mark_dirty(&mut self, capture: &mut OutputCapture) {
+        self.dirty = true;
+        if Instant::now() >= self.due {
+            self.send(capture).await;
+        }
+    }
+
+    /// Sends the current tail. A slow consumer may delay it, but never past an abort or the
+    /// timeout: then the update is dropped.
+    async fn send(&mut self, capture: &mut OutputCapture) {
+        self.dirty = false;
+        self.due = Instant::now() + UPDATE_INTERVAL;
+        let snapshot = capture.snapshot().await;
+        let mut details = serde_json::Map::new();
+        if let Some(Value::Object(extra)) = snapshot.truncated_details() {
+            details = extra;
+        }
+        let partial = ToolOutput::text(snapshot.truncation.content.clone())
+            .with_details(Value::Object(details));
+        tokio::select! {
+            _ = self.updates.send(partial) => {}
+            _ = self.cancel.cancelled() => {}
+            _ = sleep_until_opt(self.deadline) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "bash_tests.rs"]
+mod tests;

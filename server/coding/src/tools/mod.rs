@@ -6,9 +6,12 @@
 
 mod bash;
 mod edit;
+mod edit_diff;
+mod edit_match;
 mod find;
 mod grep;
 mod ls;
+mod process;
 mod read;
 pub mod truncate;
 mod write;
@@ -23,7 +26,7 @@ pub use ls::LsTool;
 pub use read::ReadTool;
 pub use write::WriteTool;
 
-use tandem_agent::AgentTool;
+use tandem_agent::{AgentTool, ToolError};
 
 use crate::env::ToolEnv;
 
@@ -33,6 +36,11 @@ pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
 /// Names of every built-in tool.
 pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// The error of a call cancelled by an abort (pi's wording).
+pub(crate) fn aborted() -> ToolError {
+    ToolError::new("Operation aborted")
+}
 
 /// The built-in tool called `name`.
 pub fn tool(env: &Arc<ToolEnv>, name: &str) -> Option<Arc<dyn AgentTool>> {

@@ -1,15 +1,49 @@
-//! The `read` tool (being implemented).
+//! The `read` tool: a file's text, paged with offset/limit and capped at 2000 lines or 50 KB, or
+//! an image (jpg, png, gif, webp, found by magic bytes) as an attachment. Notices and errors are
+//! pi's, word for word, so the model knows how to continue.
+//!
+//! Why a streaming scan: models often read a window of a large log or generated file. A file on
+//! disk is scanned once, in fixed chunks on a blocking thread; only the lines that will be shown
+//! are kept, the rest is only counted (pi's notices need the total). Memory stays at the window
+//! (at most 50 KB) plus one read buffer, whatever the size of the file or of its longest line.
+//!
+//! Beyond pi (which would show such files as garbage): a file with NUL bytes in its first 8 KB
+//! that is not an image is refused as binary; invalid UTF-8 is decoded lossily (U+FFFD) and a
+//! notice says so; an image over 4.5 MB is refused, since Tandem does not resize images.
 
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
 use std::sync::Arc;
 
+use base64::Engine as _;
 use serde_json::{json, Value};
 use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
+use tandem_ai::{ImageContent, TextContent, UserBlock};
+use tokio_util::sync::CancellationToken;
 
+use super::aborted;
+use super::truncate::{format_size, TruncatedBy, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use crate::env::ToolEnv;
+use crate::paths::Access;
+use crate::workspace::{FileContent, WorkspaceError};
+
+/// How much of a file is sniffed for image magic and NUL bytes.
+const SNIFF_BYTES: usize = 8 * 1024;
+/// Largest image sent (pi's ceiling after resizing, below providers' 5 MB limit).
+const MAX_IMAGE_BYTES: usize = 4_718_592;
+/// Read buffer of the scan.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+const DESCRIPTION: &str = "Read a file. Text files and images (jpg, png, gif, webp) are \
+supported; images are attached so you can see them. Text comes back as is, without line \
+numbers, and is cut at 2000 lines or 50KB, whichever comes first; a notice then tells you the \
+offset to continue from. Use offset/limit to read part of a large file, and keep reading with \
+offset when you need all of it.";
 
 /// The `read` tool.
 pub struct ReadTool {
-    #[allow(dead_code)]
     env: Arc<ToolEnv>,
     schema: Value,
 }
@@ -17,9 +51,51 @@ pub struct ReadTool {
 impl ReadTool {
     /// The tool over `env`.
     pub fn new(env: Arc<ToolEnv>) -> Self {
-        ReadTool {
-            env,
-            schema: json!({"type": "object", "properties": {}}),
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path of the file to read (relative or absolute)"},
+                "offset": {"type": "number", "description": "First line to read, counting from 1"},
+                "limit": {"type": "number", "description": "How many lines to read at most"},
+            },
+            "required": ["path"],
+        });
+        ReadTool { env, schema }
+    }
+
+    async fn run(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let args = Args::parse(&call.args)?;
+        if call.cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        let resolved = self.env.resolve(&args.path, Access::Read).await?;
+        let path = resolved.absolute;
+        let content = self
+            .env
+            .workspace
+            .read(&path)
+            .await
+            .map_err(|e| workspace_error(&path, e))?;
+        let cancel = call.cancel.clone();
+        let span = args.span;
+        let shown = path.clone();
+        let loaded = tokio::task::spawn_blocking(move || match content {
+            FileContent::Text(text) => {
+                let reader = BufReader::with_capacity(CHUNK_BYTES, text.as_bytes());
+                scan(reader, span, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES, &cancel)
+                    .map(Loaded::Text)
+                    .map_err(|e| scan_error(&shown, e))
+            }
+            FileContent::Disk(disk) => load_disk(&disk, span, &cancel),
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("Reading {} failed: {e}", path.display())))??;
+        if call.cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        match loaded {
+            Loaded::Image { mime, bytes } => Ok(image_output(mime, &bytes)),
+            Loaded::Text(window) => text_output(&window, &args),
         }
     }
 }
@@ -29,12 +105,461 @@ impl AgentTool for ReadTool {
         "read"
     }
     fn description(&self) -> &str {
-        "read"
+        DESCRIPTION
     }
     fn parameters(&self) -> &Value {
         &self.schema
     }
-    fn execute(&self, _call: ToolInvocation) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Err(ToolError::new("not implemented yet")) })
+    fn execute(&self, call: ToolInvocation) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(self.run(call))
     }
 }
+
+/// The call's arguments.
+struct Args {
+    path: String,
+    /// `offset` as given (for pi's "beyond end" message).
+    offset: Option<f64>,
+    span: Span,
+}
+
+/// The lines asked for: from `start` (0-based), at most `limit` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    limit: Option<usize>,
+}
+
+impl Args {
+    fn parse(args: &Value) -> Result<Self, ToolError> {
+        let path = args
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::new("read needs a `path` argument (a string)"))?
+            .to_string();
+        let offset = args.get("offset").and_then(Value::as_f64);
+        // Like pi: offset 0 or 1 (or less) reads from the top; fractions are cut.
+        let start = match offset {
+            Some(o) if o > 1.0 => (o - 1.0) as usize,
+            _ => 0,
+        };
+        // A zero or negative limit shows nothing but the "more lines" notice.
+        let limit =
+            args.get("limit")
+                .and_then(Value::as_f64)
+                .map(|l| if l > 0.0 { l as usize } else { 0 });
+        Ok(Args {
+            path,
+            offset,
+            span: Span { start, limit },
+        })
+    }
+}
+
+/// What was read.
+enum Loaded {
+    Image { mime: &'static str, bytes: Vec<u8> },
+    Text(Window),
+}
+
+fn workspace_error(path: &Path, e: WorkspaceError) -> ToolError {
+    match e {
+        WorkspaceError::IsDirectory(_) => ToolError::new(format!(
+            "{} is a directory, not a file. Use ls to list its entries.",
+            path.display()
+        )),
+        other => ToolError::new(other.to_string()),
+    }
+}
+
+fn io_error(path: &Path, e: &io::Error) -> ToolError {
+    workspace_error(path, WorkspaceError::io(path, e))
+}
+
+/// The image type of a file starting with `head`, by magic bytes.
+fn image_mime(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// Reads a file from disk: an image whole, text through the windowed scan.
+fn load_disk(path: &Path, span: Span, cancel: &CancellationToken) -> Result<Loaded, ToolError> {
+    // Opening a FIFO would block until a writer comes, and a device may never end.
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
+    if meta.is_dir() {
+        return Err(workspace_error(
+            path,
+            WorkspaceError::IsDirectory(path.into()),
+        ));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::new(format!(
+            "Cannot read {}: it is not a regular file (a device, pipe or socket).",
+            path.display()
+        )));
+    }
+    let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    (&mut file)
+        .take(SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| io_error(path, &e))?;
+    if let Some(mime) = image_mime(&head) {
+        let mut bytes = head;
+        file.take((MAX_IMAGE_BYTES + 1 - bytes.len()) as u64)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_error(path, &e))?;
+        if bytes.len() > MAX_IMAGE_BYTES {
+            let size = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
+            return Err(ToolError::new(format!(
+                "Image {} is {}, over the {} limit for images (Tandem does not resize \
+                 images). Make a smaller copy (e.g. with ImageMagick) and read that instead.",
+                path.display(),
+                format_size(size as usize),
+                format_size(MAX_IMAGE_BYTES)
+            )));
+        }
+        return Ok(Loaded::Image { mime, bytes });
+    }
+    if head.contains(&0) {
+        return Err(ToolError::new(format!(
+            "Cannot read {}: it is a binary file (it contains NUL bytes) and not a supported \
+             image (jpg, png, gif, webp). Inspect it with bash instead (e.g. `file` or `xxd | head`).",
+            path.display()
+        )));
+    }
+    let reader = BufReader::with_capacity(CHUNK_BYTES, io::Cursor::new(head).chain(file));
+    scan(reader, span, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES, cancel)
+        .map(Loaded::Text)
+        .map_err(|e| scan_error(path, e))
+}
+
+fn scan_error(path: &Path, e: ScanError) -> ToolError {
+    match e {
+        ScanError::Aborted => aborted(),
+        ScanError::Io(e) => io_error(path, &e),
+    }
+}
+
+fn image_output(mime: &str, bytes: &[u8]) -> ToolOutput {
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    ToolOutput {
+        content: vec![
+            UserBlock::Text(TextContent {
+                text: format!("Read image file [{mime}]"),
+                text_signature: None,
+            }),
+            UserBlock::Image(ImageContent {
+                data,
+                mime_type: mime.to_string(),
+            }),
+        ],
+        ..ToolOutput::default()
+    }
+}
+
+/// `path` as one shell word: as is when it needs no quoting (pi's text), else single-quoted.
+fn shell_word(path: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:=%@~".contains(c);
+    if !path.is_empty() && path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
+}
+
+/// A number as JavaScript prints it (`3`, `2.5`).
+fn show_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
+}
+
+/// The text result with pi's notices.
+fn text_output(window: &Window, args: &Args) -> Result<ToolOutput, ToolError> {
+    let Span { start, limit } = args.span;
+    let total = window.total_lines;
+    if start >= total {
+        return Err(ToolError::new(format!(
+            "Offset {} is beyond end of file ({total} lines total)",
+            args.offset.map(show_number).unwrap_or_default()
+        )));
+    }
+    let t = window.truncation(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let details = || json!({"truncation": t.details(DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)});
+    let first = start + 1;
+    let (mut text, details) = if t.first_line_exceeds_limit {
+        let text = format!(
+            "[Line {first} is {}, exceeds {} limit. Use bash: sed -n '{first}p' {} | head -c {}]",
+            format_size(window.first_line_bytes),
+            format_size(DEFAULT_MAX_BYTES),
+            shell_word(&args.path),
+            DEFAULT_MAX_BYTES
+        );
+        (text, Some(details()))
+    } else if let Some(by) = t.truncated_by {
+        let last = start + t.output_lines;
+        let cap = match by {
+            TruncatedBy::Lines => String::new(),
+            TruncatedBy::Bytes => format!(" ({} limit)", format_size(DEFAULT_MAX_BYTES)),
+        };
+        let notice = format!(
+            "[Showing lines {first}-{last} of {total}{cap}. Use offset={} to continue.]",
+            last + 1
+        );
+        (format!("{}\n\n{notice}", t.content), Some(details()))
+    } else if limit.is_some() && start + window.selected_lines < total {
+        let next = start + window.selected_lines;
+        let notice = format!(
+            "[{} more lines in file. Use offset={} to continue.]",
+            total - next,
+            next + 1
+        );
+        (format!("{}\n\n{notice}", t.content), None)
+    } else {
+        (t.content.clone(), None)
+    };
+    if window.lossy {
+        text.push_str(
+            "\n\n[This file is not valid UTF-8: bytes that are not text are shown as U+FFFD.]",
+        );
+    }
+    let output = ToolOutput::text(text);
+    Ok(match details {
+        Some(d) => output.with_details(d),
+        None => output,
+    })
+}
+
+/// Why a scan stopped early.
+#[derive(Debug)]
+enum ScanError {
+    /// The call was cancelled.
+    Aborted,
+    /// Reading failed.
+    Io(io::Error),
+}
+
+/// What one pass over a text found: the lines to show and the counts pi's notices need.
+#[derive(Debug, Default)]
+struct Window {
+    /// Lines in the whole text, counted like pi's `split("\n")` (a final newline adds an empty
+    /// last line; an empty text is one line).
+    total_lines: usize,
+    /// The selected lines that fit the limits, decoded.
+    kept: Vec<String>,
+    /// Lines selected by offset/limit.
+    selected_lines: usize,
+    /// Bytes of the selected lines joined with newlines.
+    selected_bytes: usize,
+    /// Bytes of the first selected line.
+    first_line_bytes: usize,
+    /// A kept line held bytes that are not UTF-8.
+    lossy: bool,
+    /// Most line bytes held at once (kept lines plus the line being read).
+    peak_held: usize,
+}
+
+impl Window {
+    /// pi's head truncation of the selected lines (as `truncate_head` computes it on their text).
+    fn truncation(&self, max_lines: usize, max_bytes: usize) -> Truncation {
+        let content = self.kept.join("\n");
+        let mut t = Truncation {
+            output_bytes: content.len(),
+            content,
+            truncated_by: None,
+            // pi splits the joined selection: an empty one is still one (empty) line.
+            total_lines: self.selected_lines.max(1),
+            total_bytes: self.selected_bytes,
+            output_lines: self.kept.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: false,
+        };
+        if self.selected_lines <= max_lines && self.selected_bytes <= max_bytes {
+            t.output_lines = t.total_lines;
+        } else if self.first_line_bytes > max_bytes {
+            t.truncated_by = Some(TruncatedBy::Bytes);
+            t.first_line_exceeds_limit = true;
+        } else if self.kept.len() >= max_lines {
+            t.truncated_by = Some(TruncatedBy::Lines);
+        } else {
+            t.truncated_by = Some(TruncatedBy::Bytes);
+        }
+        t
+    }
+}
+
+/// Scans `reader` once, keeping the lines of `span` that fit `max_lines`/`max_bytes` and
+/// counting everything else. Holds at most `max_bytes` of line text plus the reader's buffer.
+fn scan<R: BufRead>(
+    mut reader: R,
+    span: Span,
+    max_lines: usize,
+    max_bytes: usize,
+    cancel: &CancellationToken,
+) -> Result<Window, ScanError> {
+    let mut scanner = Scanner::new(span, max_lines, max_bytes);
+    loop {
+        if cancel.is_cancelled() {
+            return Err(ScanError::Aborted);
+        }
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ScanError::Io(e)),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len();
+        scanner.consume(chunk);
+        reader.consume(n);
+    }
+    scanner.end_line();
+    scanner.window.total_lines = scanner.line;
+    Ok(scanner.window)
+}
+
+/// The scan's state between chunks.
+struct Scanner {
+    start: usize,
+    end: usize,
+    max_lines: usize,
+    max_bytes: usize,
+    /// Index of the line being read.
+    line: usize,
+    /// Its bytes so far.
+    line_bytes: usize,
+    /// Room left for it when it may still be kept.
+    budget: Option<usize>,
+    /// Its bytes, while it may be kept.
+    buf: Vec<u8>,
+    /// Still keeping lines (no selected line was cut yet).
+    open: bool,
+    /// Bytes of the kept lines joined with newlines.
+    kept_bytes: usize,
+    window: Window,
+}
+
+impl Scanner {
+    fn new(span: Span, max_lines: usize, max_bytes: usize) -> Self {
+        let mut scanner = Scanner {
+            start: span.start,
+            end: span
+                .limit
+                .map_or(usize::MAX, |l| span.start.saturating_add(l)),
+            max_lines,
+            max_bytes,
+            line: 0,
+            line_bytes: 0,
+            budget: None,
+            buf: Vec::new(),
+            open: true,
+            kept_bytes: 0,
+            window: Window::default(),
+        };
+        scanner.begin_line();
+        scanner
+    }
+
+    fn selected(&self) -> bool {
+        self.line >= self.start && self.line < self.end
+    }
+
+    fn begin_line(&mut self) {
+        self.line_bytes = 0;
+        self.buf.clear();
+        self.budget = None;
+        if !self.open || !self.selected() {
+            return;
+        }
+        let index = self.line - self.start;
+        if index >= self.max_lines {
+            self.open = false;
+            return;
+        }
+        match self
+            .max_bytes
+            .checked_sub(self.kept_bytes + usize::from(index > 0))
+        {
+            Some(room) => self.budget = Some(room),
+            None => self.open = false,
+        }
+    }
+
+    fn consume(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            if self.line >= self.end {
+                // Past the selection: only the total matters.
+                self.line += chunk.iter().filter(|&&b| b == b'\n').count();
+                return;
+            }
+            match chunk.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    self.feed(&chunk[..at]);
+                    self.end_line();
+                    chunk = &chunk[at + 1..];
+                }
+                None => {
+                    self.feed(chunk);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        self.line_bytes += bytes.len();
+        let Some(room) = self.budget else { return };
+        if self.buf.len() + bytes.len() <= room {
+            self.buf.extend_from_slice(bytes);
+            let held = self.kept_bytes + self.buf.len();
+            self.window.peak_held = self.window.peak_held.max(held);
+        } else {
+            // Lossy decoding never shrinks text, so this line cannot fit: stop keeping.
+            self.budget = None;
+            self.open = false;
+            self.buf.clear();
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.selected() {
+            let index = self.line - self.start;
+            let mut size = self.line_bytes;
+            if let Some(room) = self.budget.take() {
+                let text = String::from_utf8_lossy(&self.buf);
+                size = text.len();
+                if size <= room {
+                    self.window.lossy |= matches!(text, Cow::Owned(_));
+                    self.kept_bytes += size + usize::from(index > 0);
+                    self.window.kept.push(text.into_owned());
+                } else {
+                    self.open = false;
+                }
+            }
+            if index == 0 {
+                self.window.first_line_bytes = size;
+            }
+            self.window.selected_lines += 1;
+            self.window.selected_bytes += size + usize::from(index > 0);
+        }
+        self.line += 1;
+        self.begin_line();
+    }
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;

@@ -7,6 +7,8 @@ pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 /// Longest grep match line, in characters.
 pub const GREP_MAX_LINE_LENGTH: usize = 500;
+/// pi's "no line limit" for listings cut by bytes only (JavaScript's `MAX_SAFE_INTEGER`).
+pub const NO_LINE_LIMIT: usize = 9_007_199_254_740_991;
 
 /// Which limit cut the output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,28 @@ pub struct Truncation {
 }
 
 impl Truncation {
+    /// pi's `details.truncation` object (its `TruncationResult`), key for key, for the limits
+    /// that were applied.
+    pub fn details(&self, max_lines: usize, max_bytes: usize) -> serde_json::Value {
+        serde_json::json!({
+            "content": self.content,
+            "truncated": self.truncated(),
+            "truncatedBy": match self.truncated_by {
+                Some(TruncatedBy::Lines) => serde_json::json!("lines"),
+                Some(TruncatedBy::Bytes) => serde_json::json!("bytes"),
+                None => serde_json::Value::Null,
+            },
+            "totalLines": self.total_lines,
+            "totalBytes": self.total_bytes,
+            "outputLines": self.output_lines,
+            "outputBytes": self.output_bytes,
+            "lastLinePartial": self.last_line_partial,
+            "firstLineExceedsLimit": self.first_line_exceeds_limit,
+            "maxLines": max_lines,
+            "maxBytes": max_bytes,
+        })
+    }
+
     /// True when something was cut.
     pub fn truncated(&self) -> bool {
         self.truncated_by.is_some()
