@@ -58,17 +58,16 @@ async fn the_reference_task_gives_pis_tool_results() {
     let agent = run(workspace.clone(), dir.path()).await;
 
     // The same two results pi recorded, field for field (timestamps aside).
-    let reference: Vec<Value> =
-        include_str!("../../../fixtures/reference/pi-0.73.1-session.jsonl")
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
-            .map(|e| {
-                let mut m = e["message"].clone();
-                m.as_object_mut().map(|o| o.remove("timestamp"));
-                m
-            })
-            .collect();
+    let reference: Vec<Value> = include_str!("../../../fixtures/reference/pi-0.73.1-session.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "toolResult")
+        .map(|e| {
+            let mut m = e["message"].clone();
+            m.as_object_mut().map(|o| o.remove("timestamp"));
+            m
+        })
+        .collect();
     assert_eq!(reference.len(), 2);
     assert_eq!(tool_results(&agent), reference);
 

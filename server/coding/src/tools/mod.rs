@@ -8,11 +8,13 @@ mod bash;
 mod edit;
 mod edit_diff;
 mod edit_match;
+mod edit_normalize;
 mod find;
 mod grep;
 mod ls;
 mod process;
 mod read;
+mod read_scan;
 pub mod truncate;
 mod write;
 
