@@ -17,3 +17,5 @@ pub use workspace::{
     ChangeOutcome, DiskWorkspace, FileChange, FileContent, PermissionDecision, PermissionPolicy,
     PermissionRequest, ScriptedWorkspace, TextEdit, Workspace, WorkspaceError,
 };
+pub mod session;
+pub mod retry;

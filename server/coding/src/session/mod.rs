@@ -1,0 +1,3 @@
+//! Sessions: pi's branchable JSONL session files.
+
+pub mod entry;
