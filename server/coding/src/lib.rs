@@ -3,7 +3,9 @@
 //!
 //! It knows nothing of LSP or ACP: it reaches the editor only through the `Workspace` trait.
 
+pub mod compaction;
 pub mod env;
+pub mod messages;
 pub mod meta;
 pub mod mutation;
 pub mod paths;
@@ -19,3 +21,5 @@ pub use workspace::{
 };
 pub mod session;
 pub mod retry;
+pub mod resources;
+pub mod settings;

@@ -1,0 +1,227 @@
+//! Reading, checking and merging the two settings files.
+//!
+//! Each file is parsed to JSON, migrated from pi's older layouts, checked (values of the wrong
+//! kind are dropped and reported), then the project file is merged over the global one. The
+//! reads are blocking: this runs once at startup, before any async work.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::schema::{check, describe};
+use super::Settings;
+
+/// Where the two settings files live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsPaths {
+    /// `<agentDir>/settings.json`.
+    pub global: PathBuf,
+    /// `<cwd>/.pi/settings.json`.
+    pub project: PathBuf,
+}
+
+impl SettingsPaths {
+    /// The files for this agent directory and working directory.
+    pub fn new(agent_dir: &Path, cwd: &Path) -> SettingsPaths {
+        SettingsPaths {
+            global: agent_dir.join("settings.json"),
+            project: cwd.join(".pi").join("settings.json"),
+        }
+    }
+}
+
+/// A problem in a settings file. None is fatal: what could not be read is left at its default.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// The file exists but could not be read.
+    #[error("Cannot read {}: {message}. Its settings are ignored; check the file's permissions.", .file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// The file is not valid JSON.
+    #[error(
+        "{}: invalid JSON at line {line}, column {column}: {message}. The file's settings are \
+         ignored until it is fixed.",
+        .file.display()
+    )]
+    InvalidJson {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// The file is JSON but not an object.
+    #[error(
+        "{}: expected a JSON object ({{ ... }}) at the top level, found {found}. The file's \
+         settings are ignored.",
+        .file.display()
+    )]
+    NotAnObject {
+        /// The file.
+        file: PathBuf,
+        /// What it holds instead.
+        found: String,
+    },
+    /// A known key holds a value of the wrong kind.
+    #[error("{}: {key}: expected {expected}, found {found}. This setting is ignored.", .file.display())]
+    WrongType {
+        /// The file.
+        file: PathBuf,
+        /// Dotted key path, e.g. `retry.maxRetries`.
+        key: String,
+        /// What the key must hold.
+        expected: String,
+        /// What it held.
+        found: String,
+    },
+}
+
+/// Both files, their merge, and every problem found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadedSettings {
+    /// What the global file says.
+    pub global: Settings,
+    /// What the project file says.
+    pub project: Settings,
+    /// The project file merged over the global one: what applies.
+    pub merged: Settings,
+    /// Problems, global file first; print them as warnings.
+    pub errors: Vec<SettingsError>,
+}
+
+/// Loads `<agent_dir>/settings.json` and `<cwd>/.pi/settings.json`. Blocking.
+pub fn load(agent_dir: &Path, cwd: &Path) -> LoadedSettings {
+    load_files(&SettingsPaths::new(agent_dir, cwd))
+}
+
+/// Loads the two files; a missing file counts as empty. Blocking.
+pub fn load_files(paths: &SettingsPaths) -> LoadedSettings {
+    let mut errors = Vec::new();
+    let global = read(&paths.global, &mut errors);
+    let project = read(&paths.project, &mut errors);
+    let mut merged = Value::Object(global.clone());
+    deep_merge(&mut merged, Value::Object(project.clone()));
+    LoadedSettings {
+        global: to_settings(global),
+        project: to_settings(project),
+        merged: match merged {
+            Value::Object(map) => to_settings(map),
+            _ => Settings::default(),
+        },
+        errors,
+    }
+}
+
+/// Parses one file's text (`file` names it in errors): the checked keys, and the problems.
+/// Empty text is an empty object.
+pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>) {
+    if text.trim().is_empty() {
+        return (Map::new(), Vec::new());
+    }
+    let mut map = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => map,
+        Ok(other) => {
+            let error = SettingsError::NotAnObject {
+                file: file.to_path_buf(),
+                found: describe(&other),
+            };
+            return (Map::new(), vec![error]);
+        }
+        Err(e) => {
+            let position = format!(" at line {} column {}", e.line(), e.column());
+            let full = e.to_string();
+            let error = SettingsError::InvalidJson {
+                file: file.to_path_buf(),
+                line: e.line(),
+                column: e.column(),
+                message: full.strip_suffix(&position).unwrap_or(&full).to_string(),
+            };
+            return (Map::new(), vec![error]);
+        }
+    };
+    migrate(&mut map);
+    let errors = check(&mut map)
+        .into_iter()
+        .map(|m| SettingsError::WrongType {
+            file: file.to_path_buf(),
+            key: m.key,
+            expected: m.expected,
+            found: m.found,
+        })
+        .collect();
+    (map, errors)
+}
+
+/// Merges `over` into `base`: objects merge key by key, recursively; anything else in `over`
+/// (arrays, scalars, `null`) replaces what `base` had.
+pub fn deep_merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                match base.get_mut(&key) {
+                    Some(slot) if slot.is_object() && value.is_object() => deep_merge(slot, value),
+                    _ => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
+fn read(file: &Path, errors: &mut Vec<SettingsError>) -> Map<String, Value> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => {
+            let (map, found) = parse(&text, file);
+            errors.extend(found);
+            map
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+        Err(e) => {
+            errors.push(SettingsError::Unreadable {
+                file: file.to_path_buf(),
+                message: e.to_string(),
+            });
+            Map::new()
+        }
+    }
+}
+
+/// pi's migrations of older layouts: `queueMode` became `steeringMode`; `skills` was an object
+/// `{enableSkillCommands, customDirectories}` before it became a list of paths.
+fn migrate(map: &mut Map<String, Value>) {
+    if !map.contains_key("steeringMode") {
+        if let Some(mode) = map.remove("queueMode") {
+            map.insert("steeringMode".to_string(), mode);
+        }
+    }
+    if let Some(Value::Object(old)) = map.get("skills").cloned() {
+        if let Some(enable) = old.get("enableSkillCommands") {
+            if !map.contains_key("enableSkillCommands") {
+                map.insert("enableSkillCommands".to_string(), enable.clone());
+            }
+        }
+        match old.get("customDirectories") {
+            Some(Value::Array(dirs)) if !dirs.is_empty() => {
+                map.insert("skills".to_string(), Value::Array(dirs.clone()));
+            }
+            _ => {
+                map.remove("skills");
+            }
+        }
+    }
+}
+
+/// The typed view of checked keys. After [`check`] every known key has the right kind, so this
+/// cannot fail on them; if it ever did, the defaults are the safe answer.
+fn to_settings(map: Map<String, Value>) -> Settings {
+    serde_json::from_value(Value::Object(map)).unwrap_or_default()
+}

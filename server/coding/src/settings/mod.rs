@@ -1,0 +1,245 @@
+//! settings.json: the user's defaults, read from the same files pi reads so a pi user's settings
+//! carry over.
+//!
+//! Two files: global `<agentDir>/settings.json` and project `<cwd>/.pi/settings.json`; the
+//! project file wins, objects merging key by key ([`load`]). A broken file or a value of the
+//! wrong kind never stops Tandem: the problem is reported ([`SettingsError`]) and the defaults
+//! stand in for what could not be read.
+//!
+//! [`Settings`] holds what the files say (every field optional); its methods answer with pi's
+//! defaults filled in. Keys this version does not know are kept in [`Settings::extra`], so
+//! Tandem-only keys (such as `mcpServers`) can be read once they are supported.
+
+mod load;
+mod schema;
+
+pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tandem_agent::QueueMode;
+use tandem_ai::{ThinkingBudgets, ThinkingLevel};
+
+/// What one settings file, or the merge of both, says. Absent keys are `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    /// Provider of the model to start with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_provider: Option<String>,
+    /// Model id to start with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    /// Thinking level to start with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// How steering messages are delivered (`all` or `one-at-a-time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering_mode: Option<QueueMode>,
+    /// How follow-up messages are delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up_mode: Option<QueueMode>,
+    /// Automatic compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionSettings>,
+    /// Summaries of abandoned branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_summary: Option<BranchSummarySettings>,
+    /// Automatic retry of transient provider errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetrySettings>,
+    /// The shell the bash tool runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_path: Option<String>,
+    /// Text put before every bash command (e.g. `shopt -s expand_aliases`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_command_prefix: Option<String>,
+    /// Model patterns to cycle through (like `--models`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_models: Option<Vec<String>>,
+    /// Token budgets per thinking level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budgets: Option<ThinkingBudgets>,
+    /// Image handling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageSettings>,
+    /// Extra skill files or directories, and `!`/`+`/`-` patterns selecting discovered ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
+    /// Extra prompt-template files or directories, and selection patterns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<Vec<String>>,
+    /// Offer skills as `/skill:name` commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_skill_commands: Option<bool>,
+    /// Hide thinking blocks in the UI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hide_thinking_block: Option<bool>,
+    /// Skip the startup banner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_startup: Option<bool>,
+    /// UI theme name (pi's; unused by Tandem).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+    /// Every other key, as written: pi's UI settings and Tandem keys not read yet.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `compaction` as written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSettings {
+    /// Compact automatically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Tokens kept free for the prompt and the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<u64>,
+    /// Recent tokens kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_recent_tokens: Option<u64>,
+}
+
+/// `branchSummary` as written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummarySettings {
+    /// Tokens kept free for the summary prompt and answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<u64>,
+    /// Never offer to summarize a branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_prompt: Option<bool>,
+}
+
+/// `retry` as written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetrySettings {
+    /// Retry at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Attempts after the first failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u64>,
+    /// First wait; doubles per attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_delay_ms: Option<u64>,
+    /// Longest wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_delay_ms: Option<u64>,
+}
+
+/// `images` as written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageSettings {
+    /// Shrink large images before sending them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_resize: Option<bool>,
+    /// Never send images to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_images: Option<bool>,
+}
+
+/// Compaction settings with pi's defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionConfig {
+    /// Default true.
+    pub enabled: bool,
+    /// Default 16384.
+    pub reserve_tokens: u64,
+    /// Default 20000.
+    pub keep_recent_tokens: u64,
+}
+
+/// Retry settings with pi's defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryConfig {
+    /// Default true.
+    pub enabled: bool,
+    /// Default 3.
+    pub max_retries: u64,
+    /// Default 2000.
+    pub base_delay_ms: u64,
+    /// Default 60000.
+    pub max_delay_ms: u64,
+}
+
+/// Image settings with pi's defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageConfig {
+    /// Default true.
+    pub auto_resize: bool,
+    /// Default false.
+    pub block_images: bool,
+}
+
+impl Settings {
+    /// Steering delivery; pi's default is one at a time.
+    pub fn steering_mode(&self) -> QueueMode {
+        self.steering_mode.unwrap_or(QueueMode::OneAtATime)
+    }
+
+    /// Follow-up delivery; pi's default is one at a time.
+    pub fn follow_up_mode(&self) -> QueueMode {
+        self.follow_up_mode.unwrap_or(QueueMode::OneAtATime)
+    }
+
+    /// Compaction with defaults (enabled, reserve 16384, keep 20000).
+    pub fn compaction(&self) -> CompactionConfig {
+        let c = self.compaction.unwrap_or_default();
+        CompactionConfig {
+            enabled: c.enabled.unwrap_or(true),
+            reserve_tokens: c.reserve_tokens.unwrap_or(16384),
+            keep_recent_tokens: c.keep_recent_tokens.unwrap_or(20000),
+        }
+    }
+
+    /// Tokens reserved when summarizing a branch (default 16384).
+    pub fn branch_summary_reserve_tokens(&self) -> u64 {
+        self.branch_summary
+            .and_then(|b| b.reserve_tokens)
+            .unwrap_or(16384)
+    }
+
+    /// Retry with defaults (enabled, 3 retries, 2000 ms doubling, at most 60000 ms).
+    pub fn retry(&self) -> RetryConfig {
+        let r = self.retry.unwrap_or_default();
+        RetryConfig {
+            enabled: r.enabled.unwrap_or(true),
+            max_retries: r.max_retries.unwrap_or(3),
+            base_delay_ms: r.base_delay_ms.unwrap_or(2000),
+            max_delay_ms: r.max_delay_ms.unwrap_or(60000),
+        }
+    }
+
+    /// Images with defaults (resize on, blocking off).
+    pub fn images(&self) -> ImageConfig {
+        let i = self.images.unwrap_or_default();
+        ImageConfig {
+            auto_resize: i.auto_resize.unwrap_or(true),
+            block_images: i.block_images.unwrap_or(false),
+        }
+    }
+
+    /// Whether skills are offered as `/skill:name` commands (default true).
+    pub fn skill_commands_enabled(&self) -> bool {
+        self.enable_skill_commands.unwrap_or(true)
+    }
+
+    /// The skill entries (paths and patterns), empty when unset.
+    pub fn skill_entries(&self) -> &[String] {
+        self.skills.as_deref().unwrap_or_default()
+    }
+
+    /// The prompt-template entries (paths and patterns), empty when unset.
+    pub fn prompt_entries(&self) -> &[String] {
+        self.prompts.as_deref().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,251 @@
+//! What each known settings.json key must hold, and the check that drops values of the wrong
+//! kind (reporting each) so that one typo costs one setting, not the whole file.
+//!
+//! Checking a `serde_json::Value` against a small table, rather than relying on a derived
+//! `Deserialize` alone, lets every problem be reported at once with its key path
+//! (`retry.maxRetries`) and a plain description of what was found. Unknown keys are left
+//! alone: they may be pi's UI settings or Tandem keys this version does not know yet.
+
+use serde_json::{Map, Value};
+
+/// The kind of value a key holds.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Bool,
+    Text,
+    /// A whole number of 0 or more (token counts, milliseconds, attempts).
+    Count,
+    /// An array of strings.
+    TextList,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// An object with these known keys.
+    Object(&'static [(&'static str, Kind)]),
+}
+
+const QUEUE_MODES: &[&str] = &["all", "one-at-a-time"];
+const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// The known keys (pi's, plus nothing Tandem-only yet; `mcpServers` and others pass unchecked).
+const SCHEMA: &[(&str, Kind)] = &[
+    ("defaultProvider", Kind::Text),
+    ("defaultModel", Kind::Text),
+    ("defaultThinkingLevel", Kind::OneOf(THINKING_LEVELS)),
+    ("steeringMode", Kind::OneOf(QUEUE_MODES)),
+    ("followUpMode", Kind::OneOf(QUEUE_MODES)),
+    (
+        "compaction",
+        Kind::Object(&[
+            ("enabled", Kind::Bool),
+            ("reserveTokens", Kind::Count),
+            ("keepRecentTokens", Kind::Count),
+        ]),
+    ),
+    (
+        "branchSummary",
+        Kind::Object(&[("reserveTokens", Kind::Count), ("skipPrompt", Kind::Bool)]),
+    ),
+    (
+        "retry",
+        Kind::Object(&[
+            ("enabled", Kind::Bool),
+            ("maxRetries", Kind::Count),
+            ("baseDelayMs", Kind::Count),
+            ("maxDelayMs", Kind::Count),
+        ]),
+    ),
+    ("shellPath", Kind::Text),
+    ("shellCommandPrefix", Kind::Text),
+    ("enabledModels", Kind::TextList),
+    (
+        "thinkingBudgets",
+        Kind::Object(&[
+            ("minimal", Kind::Count),
+            ("low", Kind::Count),
+            ("medium", Kind::Count),
+            ("high", Kind::Count),
+        ]),
+    ),
+    (
+        "images",
+        Kind::Object(&[("autoResize", Kind::Bool), ("blockImages", Kind::Bool)]),
+    ),
+    ("skills", Kind::TextList),
+    ("prompts", Kind::TextList),
+    ("enableSkillCommands", Kind::Bool),
+    ("hideThinkingBlock", Kind::Bool),
+    ("quietStartup", Kind::Bool),
+    ("theme", Kind::Text),
+];
+
+/// A value of the wrong kind, found and removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Mismatch {
+    /// Dotted key path, with `[i]` for array items: `retry.maxRetries`, `skills[1]`.
+    pub key: String,
+    /// What the key must hold.
+    pub expected: String,
+    /// What it held.
+    pub found: String,
+}
+
+/// Removes from `root` every known key whose value has the wrong kind, and says which.
+/// `null` is accepted everywhere: it means "not set".
+pub(super) fn check(root: &mut Map<String, Value>) -> Vec<Mismatch> {
+    let mut found = Vec::new();
+    check_object(root, SCHEMA, "", &mut found);
+    found
+}
+
+fn check_object(
+    object: &mut Map<String, Value>,
+    schema: &[(&str, Kind)],
+    prefix: &str,
+    found: &mut Vec<Mismatch>,
+) {
+    for (key, kind) in schema {
+        let path = format!("{prefix}{key}");
+        let Some(value) = object.get_mut(*key) else {
+            continue;
+        };
+        if value.is_null() {
+            continue;
+        }
+        let keep = match kind {
+            Kind::Object(fields) => match value.as_object_mut() {
+                Some(inner) => {
+                    check_object(inner, fields, &format!("{path}."), found);
+                    true
+                }
+                None => {
+                    found.push(mismatch(path, "an object", value));
+                    false
+                }
+            },
+            kind => match check_leaf(*kind, value) {
+                Ok(()) => true,
+                Err((at, expected)) => {
+                    let (path, shown) = match at {
+                        Some(index) => (format!("{path}[{index}]"), &value[index]),
+                        None => (path, &*value),
+                    };
+                    found.push(mismatch(path, &expected, shown));
+                    false
+                }
+            },
+        };
+        if !keep {
+            object.remove(*key);
+        }
+    }
+}
+
+/// `Err((array index, expected))` when `value` does not fit `kind`.
+fn check_leaf(kind: Kind, value: &Value) -> Result<(), (Option<usize>, String)> {
+    let fits = match kind {
+        Kind::Bool => value.is_boolean(),
+        Kind::Text => value.is_string(),
+        Kind::Count => value.as_u64().is_some(),
+        Kind::OneOf(choices) => value.as_str().is_some_and(|s| choices.contains(&s)),
+        Kind::TextList => {
+            let Some(items) = value.as_array() else {
+                return Err((None, "an array of strings".to_string()));
+            };
+            return match items.iter().position(|item| !item.is_string()) {
+                Some(index) => Err((Some(index), "a string".to_string())),
+                None => Ok(()),
+            };
+        }
+        Kind::Object(_) => value.is_object(),
+    };
+    if fits {
+        return Ok(());
+    }
+    let expected = match kind {
+        Kind::Bool => "true or false".to_string(),
+        Kind::Text => "a string".to_string(),
+        Kind::Count if value.is_number() => "a whole number of 0 or more".to_string(),
+        Kind::Count => "a number".to_string(),
+        Kind::OneOf(choices) => {
+            let quoted: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+            format!("one of {}", quoted.join(", "))
+        }
+        Kind::TextList => "an array of strings".to_string(),
+        Kind::Object(_) => "an object".to_string(),
+    };
+    Err((None, expected))
+}
+
+fn mismatch(key: String, expected: &str, value: &Value) -> Mismatch {
+    Mismatch {
+        key,
+        expected: expected.to_string(),
+        found: describe(value),
+    }
+}
+
+/// What a value is, for "expected X, found Y": its kind, and its value when short and safe to
+/// show (numbers, booleans, and strings up to 40 characters — settings hold no secrets, and the
+/// value is what the user needs to find the mistake).
+pub(super) fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::String(s) if s.chars().count() <= 40 => format!("a string (\"{s}\")"),
+        Value::String(_) => "a string".to_string(),
+        Value::Array(_) => "an array".to_string(),
+        Value::Object(_) => "an object".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(value: Value) -> (Value, Vec<String>) {
+        let Value::Object(mut map) = value else {
+            panic!("object expected")
+        };
+        let found = check(&mut map)
+            .into_iter()
+            .map(|m| format!("{}: expected {}, found {}", m.key, m.expected, m.found))
+            .collect();
+        (Value::Object(map), found)
+    }
+
+    #[test]
+    fn wrong_kinds_are_removed_and_named_by_path() {
+        let (kept, found) = run(json!({
+            "defaultModel": 5,
+            "steeringMode": "some",
+            "retry": {"enabled": false, "maxRetries": "3", "baseDelayMs": -1},
+            "images": true,
+            "enabledModels": ["a", 2],
+            "skills": "dir",
+            "unknownKey": {"anything": 1},
+            "compaction": null
+        }));
+        assert_eq!(
+            found,
+            vec![
+                "defaultModel: expected a string, found a number (5)",
+                "steeringMode: expected one of \"all\", \"one-at-a-time\", found a string (\"some\")",
+                "retry.maxRetries: expected a number, found a string (\"3\")",
+                "retry.baseDelayMs: expected a whole number of 0 or more, found a number (-1)",
+                "enabledModels[1]: expected a string, found a number (2)",
+                "images: expected an object, found a boolean (true)",
+                "skills: expected an array of strings, found a string (\"dir\")",
+            ]
+        );
+        assert_eq!(
+            kept,
+            json!({
+                "retry": {"enabled": false},
+                "unknownKey": {"anything": 1},
+                "compaction": null
+            })
+        );
+    }
+}

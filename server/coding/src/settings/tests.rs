@@ -1,0 +1,248 @@
+use std::path::Path;
+
+use serde_json::json;
+use tandem_agent::QueueMode;
+use tandem_ai::ThinkingLevel;
+
+use super::*;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+struct Dirs {
+    _root: tempfile::TempDir,
+    agent: std::path::PathBuf,
+    cwd: std::path::PathBuf,
+}
+
+fn dirs() -> Dirs {
+    let root = tempfile::tempdir().expect("temp dir");
+    let agent = root.path().join("agent");
+    let cwd = root.path().join("project");
+    std::fs::create_dir_all(&agent).expect("mkdir");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    Dirs {
+        _root: root,
+        agent,
+        cwd,
+    }
+}
+
+#[test]
+fn missing_files_give_pi_defaults_and_no_errors() {
+    let d = dirs();
+    let loaded = load(&d.agent, &d.cwd);
+    assert!(loaded.errors.is_empty());
+    let s = &loaded.merged;
+    assert_eq!(s, &Settings::default());
+    assert_eq!(
+        s.compaction(),
+        CompactionConfig {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000
+        }
+    );
+    assert_eq!(
+        s.retry(),
+        RetryConfig {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2000,
+            max_delay_ms: 60000
+        }
+    );
+    assert_eq!(
+        s.images(),
+        ImageConfig {
+            auto_resize: true,
+            block_images: false
+        }
+    );
+    assert_eq!(s.steering_mode(), QueueMode::OneAtATime);
+    assert_eq!(s.follow_up_mode(), QueueMode::OneAtATime);
+    assert!(s.skill_commands_enabled());
+    assert!(s.skill_entries().is_empty());
+}
+
+#[test]
+fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{
+            "defaultProvider": "anthropic",
+            "defaultModel": "claude-sonnet-4-5",
+            "defaultThinkingLevel": "high",
+            "retry": {"maxRetries": 5, "baseDelayMs": 100},
+            "enabledModels": ["a", "b"],
+            "images": {"blockImages": true},
+            "mcpServers": {"one": {"command": "x", "args": ["1"]}},
+            "theme": "dark"
+        }"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{
+            "defaultModel": "claude-opus-4-1",
+            "retry": {"maxRetries": 1},
+            "enabledModels": ["c"],
+            "followUpMode": "all",
+            "mcpServers": {"one": {"args": ["2"]}, "two": {"command": "y"}},
+            "theme": null
+        }"#,
+    );
+    let loaded = load(&d.agent, &d.cwd);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let s = &loaded.merged;
+    assert_eq!(s.default_provider.as_deref(), Some("anthropic"));
+    assert_eq!(s.default_model.as_deref(), Some("claude-opus-4-1"));
+    assert_eq!(s.default_thinking_level, Some(ThinkingLevel::High));
+    assert_eq!(s.retry().max_retries, 1);
+    assert_eq!(s.retry().base_delay_ms, 100);
+    assert_eq!(s.retry().max_delay_ms, 60000);
+    assert_eq!(s.enabled_models, Some(vec!["c".to_string()]));
+    assert!(s.images().block_images);
+    assert_eq!(s.follow_up_mode(), QueueMode::All);
+    assert_eq!(s.theme, None);
+    assert_eq!(
+        s.extra.get("mcpServers"),
+        Some(&json!({"one": {"command": "x", "args": ["2"]}, "two": {"command": "y"}}))
+    );
+    assert_eq!(
+        loaded.global.default_model.as_deref(),
+        Some("claude-sonnet-4-5")
+    );
+    assert_eq!(loaded.project.retry.and_then(|r| r.max_retries), Some(1));
+}
+
+#[test]
+fn deep_merge_rules() {
+    let mut base = json!({"a": {"b": {"c": 1, "d": 2}, "e": [1, 2]}, "f": 1, "g": {"h": 1}});
+    deep_merge(
+        &mut base,
+        json!({"a": {"b": {"c": 9}, "e": [3]}, "f": {"x": 1}, "g": 5, "i": true}),
+    );
+    assert_eq!(
+        base,
+        json!({"a": {"b": {"c": 9, "d": 2}, "e": [3]}, "f": {"x": 1}, "g": 5, "i": true})
+    );
+}
+
+#[test]
+fn invalid_json_names_file_line_column_and_problem_and_other_file_still_applies() {
+    let d = dirs();
+    let global = d.agent.join("settings.json");
+    write(&global, "{\n  \"defaultModel\": \"x\",\n}\n");
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"defaultProvider": "openai"}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd);
+    assert_eq!(
+        loaded.errors,
+        vec![SettingsError::InvalidJson {
+            file: global.clone(),
+            line: 3,
+            column: 1,
+            message: "trailing comma".to_string(),
+        }]
+    );
+    assert_eq!(
+        loaded.errors[0].to_string(),
+        format!(
+            "{}: invalid JSON at line 3, column 1: trailing comma. The file's settings are \
+             ignored until it is fixed.",
+            global.display()
+        )
+    );
+    assert_eq!(loaded.merged.default_model, None);
+    assert_eq!(loaded.merged.default_provider.as_deref(), Some("openai"));
+}
+
+#[test]
+fn wrong_types_name_file_and_key_and_the_rest_still_loads() {
+    let d = dirs();
+    let project = d.cwd.join(".pi/settings.json");
+    write(
+        &d.agent.join("settings.json"),
+        r#"{"retry": {"maxRetries": 7}, "steeringMode": "all"}"#,
+    );
+    write(
+        &project,
+        r#"{"retry": {"maxRetries": "3", "enabled": false}, "steeringMode": 1, "shellPath": "/bin/zsh"}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd);
+    let texts: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    let file = project.display();
+    assert_eq!(
+        texts,
+        vec![
+            format!(
+                "{file}: steeringMode: expected one of \"all\", \"one-at-a-time\", found a \
+                 number (1). This setting is ignored."
+            ),
+            format!(
+                "{file}: retry.maxRetries: expected a number, found a string (\"3\"). This \
+                 setting is ignored."
+            ),
+        ]
+    );
+    let s = &loaded.merged;
+    // The bad project values are dropped, so the global ones apply.
+    assert_eq!(s.retry().max_retries, 7);
+    assert!(!s.retry().enabled);
+    assert_eq!(s.steering_mode(), QueueMode::All);
+    assert_eq!(s.shell_path.as_deref(), Some("/bin/zsh"));
+}
+
+#[test]
+fn other_file_problems() {
+    let file = Path::new("/cfg/settings.json");
+    let (_, errors) = parse("[1, 2]", file);
+    assert_eq!(
+        errors[0].to_string(),
+        "/cfg/settings.json: expected a JSON object ({ ... }) at the top level, found an \
+         array. The file's settings are ignored."
+    );
+    let (map, errors) = parse("  \n", file);
+    assert!(map.is_empty() && errors.is_empty());
+    let (_, errors) = parse("{\"a\": tru}", file);
+    assert_eq!(
+        errors[0].to_string(),
+        "/cfg/settings.json: invalid JSON at line 1, column 10: expected ident. The file's \
+         settings are ignored until it is fixed."
+    );
+
+    let d = dirs();
+    std::fs::create_dir_all(d.agent.join("settings.json")).expect("mkdir");
+    let loaded = load(&d.agent, &d.cwd);
+    assert!(matches!(
+        &loaded.errors[..],
+        [SettingsError::Unreadable { file, .. }] if file == &d.agent.join("settings.json")
+    ));
+    assert!(loaded.errors[0].to_string().starts_with(&format!(
+        "Cannot read {}: ",
+        d.agent.join("settings.json").display()
+    )));
+}
+
+#[test]
+fn old_layouts_are_migrated() {
+    let (map, errors) = parse(
+        r#"{"queueMode": "all", "skills": {"enableSkillCommands": false, "customDirectories": ["~/s"]}}"#,
+        Path::new("s.json"),
+    );
+    assert!(errors.is_empty());
+    let s: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
+    assert_eq!(s.steering_mode(), QueueMode::All);
+    assert!(!s.skill_commands_enabled());
+    assert_eq!(s.skill_entries(), ["~/s".to_string()]);
+    let (map, _) = parse(
+        r#"{"skills": {"customDirectories": []}}"#,
+        Path::new("s.json"),
+    );
+    assert!(!map.contains_key("skills"));
+}
