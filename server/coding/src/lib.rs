@@ -3,6 +3,7 @@
 //!
 //! It knows nothing of LSP or ACP: it reaches the editor only through the `Workspace` trait.
 
+pub mod agent_session;
 pub mod compaction;
 pub mod env;
 pub mod messages;
@@ -19,7 +20,7 @@ pub use workspace::{
     ChangeOutcome, DiskWorkspace, FileChange, FileContent, PermissionDecision, PermissionPolicy,
     PermissionRequest, ScriptedWorkspace, TextEdit, Workspace, WorkspaceError,
 };
-pub mod session;
-pub mod retry;
 pub mod resources;
+pub mod retry;
+pub mod session;
 pub mod settings;

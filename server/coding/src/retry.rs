@@ -124,8 +124,14 @@ mod tests {
         assert_eq!(delay_for(1, &p, ""), Duration::from_millis(2000));
         assert_eq!(delay_for(2, &p, ""), Duration::from_millis(4000));
         assert_eq!(delay_for(3, &p, ""), Duration::from_millis(8000));
-        assert_eq!(delay_for(1, &p, "HTTP 429 (retry after 7s)"), Duration::from_millis(7000));
-        assert_eq!(delay_for(1, &p, "(retry after 600s)"), Duration::from_millis(60_000));
+        assert_eq!(
+            delay_for(1, &p, "HTTP 429 (retry after 7s)"),
+            Duration::from_millis(7000)
+        );
+        assert_eq!(
+            delay_for(1, &p, "(retry after 600s)"),
+            Duration::from_millis(60_000)
+        );
         assert_eq!(delay_for(40, &p, ""), Duration::from_millis(60_000));
     }
 }

@@ -1,3 +1,49 @@
-//! Sessions: pi's branchable JSONL session files.
+//! Sessions: pi's branchable JSONL session files (format version 3), read and written so that
+//! pi and Tandem can resume each other's sessions.
+//!
+//! A session file is a header line and then one entry per line. Entries form a tree through
+//! `parentId`; a leaf pointer says where the conversation is, and appending there grows the
+//! current branch. The model's context is the path from the root to the leaf, with compaction
+//! and branch summaries folded in.
+//!
+//! - [`entry`]: the line types and their pi-exact serialization; `wire` reads them fast.
+//! - [`manager`] ([`SessionManager`]): one open session; appends (`append.rs`), navigation,
+//!   labels, names, context and forks (`tree.rs`).
+//! - [`mod@file`]: loading (forgiving below the header) and the append-only writer.
+//! - [`context`]: pi's `buildSessionContext`.
+//! - [`list`]: listings for `--resume` and the pick for `--continue`.
+//! - [`paths`], [`ids`], [`time`], [`json`], [`migrate`]: file layout, identifiers, timestamps,
+//!   JavaScript-exact JSON, and v1/v2 → v3.
+//!
+//! Invariant: a session file is only ever appended to. Nothing here truncates, rewrites or
+//! deletes a file it did not just create.
 
+mod append;
+pub mod context;
 pub mod entry;
+pub mod error;
+pub mod file;
+pub mod ids;
+pub mod json;
+pub mod lines;
+pub mod list;
+pub mod manager;
+pub mod migrate;
+pub mod paths;
+pub mod time;
+mod tree;
+pub mod wire;
+
+pub use context::{build_context, ModelRef, SessionContext};
+pub use entry::{EntryKind, SessionEntry, SessionHeader, UnknownEntry, CURRENT_VERSION};
+pub use error::SessionError;
+pub use file::{load_session_file, LoadReport, LoadedFile, SkippedLine};
+pub use list::{
+    find_most_recent, list_all_sessions, list_sessions, session_info, ListWarning, SessionInfo,
+    SessionList,
+};
+pub use manager::SessionManager;
+pub use paths::{default_session_dir, encode_cwd, session_file_name, sessions_root};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,558 @@
+//! `AgentSession`: the agent as a product — one conversation persisted to a session file, with
+//! prompt expansion (skills, templates), auto-retry of transient failures, compaction on the
+//! threshold and after a context overflow, model and thinking-level changes recorded, and one
+//! event stream for the front ends.
+//!
+//! The agent's events are consumed by a pump task that persists each finished message
+//! (`message_end`) as a session entry — in order, as they happen — and forwards every event to
+//! the session's subscribers. After a run the session waits for the pump to catch up before it
+//! decides on retries or compaction, so the file and the decisions always agree.
+
+mod events;
+mod hooks;
+mod pump;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tandem_agent::{Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
+use tandem_ai::registry::ModelRegistry;
+use tandem_ai::{
+    now_millis, AssistantMessage, ImageContent, Message, Model, StopReason, StreamOptions,
+    TextContent, ThinkingLevel, UserBlock, UserContent, UserMessage,
+};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, SessionEvent};
+
+use crate::compaction::{self, CompactionOptions, CompactionSettings};
+use crate::resources::Resources;
+use crate::retry::{self, RetryPolicy};
+use crate::session::SessionManager;
+use crate::settings::Settings;
+
+/// Why the session refused a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// The agent is already running (steer or follow up instead).
+    #[error("Tandem is already working on a prompt. Steer it or queue a follow-up, or wait for it to finish.")]
+    Busy,
+    /// A `/skill:` prompt named a skill whose file could not be read.
+    #[error("{0}")]
+    Expansion(String),
+    /// Compaction could not run.
+    #[error("{0}")]
+    Compaction(String),
+    /// The session file could not be written.
+    #[error("{0}")]
+    Persistence(String),
+}
+
+/// What an agent session is built from.
+pub struct AgentSessionOptions {
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// The model.
+    pub model: Model,
+    /// Reasoning effort.
+    pub thinking_level: ThinkingLevel,
+    /// Active tools.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    /// The system prompt.
+    pub system_prompt: String,
+    /// The session (a file, or in memory for `--no-session`).
+    pub session: SessionManager,
+    /// Merged settings.
+    pub settings: Settings,
+    /// Skills and templates for prompt expansion.
+    pub resources: Option<Arc<Resources>>,
+    /// Keys come from here (auth.json, env, models.json) unless given at run time.
+    pub registry: Option<Arc<ModelRegistry>>,
+    /// A key given on the command line.
+    pub runtime_api_key: Option<String>,
+    /// The model call.
+    pub stream_fn: StreamFn,
+    /// Options template for model calls.
+    pub stream_options: StreamOptions,
+}
+
+struct Shared {
+    session: Mutex<SessionManager>,
+    subscribers: Mutex<Vec<mpsc::Sender<AgentSessionEvent>>>,
+    /// Number of `agent_end` events the pump has processed.
+    ends: watch::Sender<u64>,
+    persist_error: Mutex<Option<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    async fn emit(&self, event: AgentSessionEvent) {
+        let subscribers = lock(&self.subscribers).clone();
+        for s in &subscribers {
+            let _ = s.send(event.clone()).await;
+        }
+        lock(&self.subscribers).retain(|s| !s.is_closed());
+    }
+}
+
+/// The session.
+pub struct AgentSession {
+    agent: Agent,
+    shared: Arc<Shared>,
+    settings: Settings,
+    resources: Option<Arc<Resources>>,
+    stream_fn: StreamFn,
+    runtime_api_key: Option<String>,
+    registry: Option<Arc<ModelRegistry>>,
+    /// Cancels retry waits and compactions of the current prompt.
+    run_cancel: Mutex<CancellationToken>,
+}
+
+/// What to do after a run.
+enum AfterRun {
+    Continue,
+    Done,
+}
+
+#[derive(Default)]
+struct RunState {
+    retry_attempt: u32,
+    overflow_attempted: bool,
+}
+
+impl AgentSession {
+    /// Builds the session: resumes the history of `options.session` (an empty session gets the
+    /// model and thinking level recorded first, as pi does) and starts the event pump. Must be
+    /// called inside a tokio runtime.
+    pub fn new(options: AgentSessionOptions) -> Result<AgentSession, SessionError> {
+        let mut session = options.session;
+        let context = session.build_context();
+        let persist = |r: Result<String, crate::session::SessionError>| {
+            r.map(|_| ())
+                .map_err(|e| SessionError::Persistence(e.to_string()))
+        };
+        let recorded_model = context
+            .model
+            .as_ref()
+            .map(|m| (m.provider.clone(), m.model_id.clone()));
+        let current = (options.model.provider.clone(), options.model.id.clone());
+        if recorded_model.as_ref() != Some(&current) {
+            persist(session.append_model_change(&current.0, &current.1))?;
+        }
+        if session.entries().is_empty() || context.thinking_level != options.thinking_level {
+            persist(session.append_thinking_level_change(options.thinking_level))?;
+        }
+
+        let hooks = Arc::new(hooks::SessionHooks::new(
+            options.registry.clone(),
+            options.runtime_api_key.clone(),
+        ));
+        let settings = options.settings;
+        let mut agent_options = AgentOptions::new(options.model);
+        agent_options.system_prompt = Some(options.system_prompt);
+        agent_options.thinking_level = options.thinking_level;
+        agent_options.tools = options.tools;
+        agent_options.messages = context.messages;
+        agent_options.stream_fn = options.stream_fn.clone();
+        agent_options.stream_options = options.stream_options;
+        agent_options.hooks = hooks;
+        agent_options.steering_mode = settings.steering_mode();
+        agent_options.follow_up_mode = settings.follow_up_mode();
+        let agent = Agent::new(agent_options);
+
+        let (ends, _) = watch::channel(0u64);
+        let shared = Arc::new(Shared {
+            session: Mutex::new(session),
+            subscribers: Mutex::new(Vec::new()),
+            ends,
+            persist_error: Mutex::new(None),
+        });
+        pump::start(&agent, shared.clone());
+        Ok(AgentSession {
+            agent,
+            shared,
+            settings,
+            resources: options.resources,
+            stream_fn: options.stream_fn,
+            runtime_api_key: options.runtime_api_key,
+            registry: options.registry,
+            run_cancel: Mutex::new(CancellationToken::new()),
+        })
+    }
+
+    /// Every event from now on, in order.
+    pub fn subscribe(&self) -> mpsc::Receiver<AgentSessionEvent> {
+        let (tx, rx) = mpsc::channel(1024);
+        lock(&self.shared.subscribers).push(tx);
+        rx
+    }
+
+    /// The agent (state, queues).
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Runs `f` with the session manager.
+    pub fn with_session<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> R {
+        f(&mut lock(&self.shared.session))
+    }
+
+    /// The session file, once written.
+    pub fn session_file(&self) -> Option<PathBuf> {
+        self.with_session(|s| s.session_file().map(|p| p.to_path_buf()))
+    }
+
+    /// The last assistant message of the conversation.
+    pub fn last_assistant(&self) -> Option<AssistantMessage> {
+        self.agent.with_state(|s| {
+            s.messages
+                .iter()
+                .rev()
+                .find_map(|m| m.as_assistant().cloned())
+        })
+    }
+
+    /// Expands `/skill:` and prompt templates in `text`.
+    pub fn expand(&self, text: &str) -> Result<String, SessionError> {
+        match &self.resources {
+            Some(r) => r
+                .expand_input(text)
+                .map_err(|e| SessionError::Expansion(e.to_string())),
+            None => Ok(text.to_string()),
+        }
+    }
+
+    /// Runs a prompt to the end: the agent's run, then retries and compaction as needed, then
+    /// `agent_settled`. Refused while a run is active (steer or follow up instead).
+    pub async fn prompt(&self, text: &str, images: Vec<ImageContent>) -> Result<(), SessionError> {
+        let expanded = self.expand(text)?;
+        let message = user_message(&expanded, images);
+        let cancel = CancellationToken::new();
+        *lock(&self.run_cancel) = cancel.clone();
+        let seen = *self.shared.ends.borrow();
+        self.agent
+            .prompt(vec![message.into()])
+            .await
+            .map_err(|_| SessionError::Busy)?;
+        self.wait_for_pump(seen + 1).await;
+        let mut state = RunState::default();
+        loop {
+            match self.after_run(&mut state, &cancel).await {
+                AfterRun::Done => break,
+                AfterRun::Continue => {
+                    let seen = *self.shared.ends.borrow();
+                    if self.agent.continue_run().await.is_err() {
+                        break;
+                    }
+                    self.wait_for_pump(seen + 1).await;
+                }
+            }
+        }
+        self.shared
+            .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled))
+            .await;
+        match lock(&self.shared.persist_error).take() {
+            Some(e) => Err(SessionError::Persistence(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues a steering message (injected before the agent's next model call).
+    pub async fn steer(&self, text: &str) -> Result<(), SessionError> {
+        let expanded = self.expand(text)?;
+        self.agent.steer(user_message(&expanded, Vec::new()));
+        self.emit_queue_update().await;
+        Ok(())
+    }
+
+    /// Queues a follow-up (handled when the current work is done).
+    pub async fn follow_up(&self, text: &str) -> Result<(), SessionError> {
+        let expanded = self.expand(text)?;
+        self.agent.follow_up(user_message(&expanded, Vec::new()));
+        self.emit_queue_update().await;
+        Ok(())
+    }
+
+    async fn emit_queue_update(&self) {
+        self.shared
+            .emit(AgentSessionEvent::Session(pump::queue_update(&self.agent)))
+            .await;
+    }
+
+    /// Stops the current run, retry wait or compaction.
+    pub fn abort(&self) {
+        lock(&self.run_cancel).cancel();
+        self.agent.abort();
+    }
+
+    /// Switches the model (recorded in the session; takes effect at the next call).
+    pub fn set_model(&self, model: Model) -> Result<(), SessionError> {
+        self.with_session(|s| s.append_model_change(&model.provider, &model.id))
+            .map_err(|e| SessionError::Persistence(e.to_string()))?;
+        self.agent.update_state(|s| s.model = model);
+        Ok(())
+    }
+
+    /// Switches the thinking level (recorded in the session).
+    pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), SessionError> {
+        self.with_session(|s| s.append_thinking_level_change(level))
+            .map_err(|e| SessionError::Persistence(e.to_string()))?;
+        self.agent.update_state(|s| s.thinking_level = level);
+        Ok(())
+    }
+
+    /// Compacts now (`/compact`), optionally focusing the summary on `instructions`.
+    pub async fn compact(
+        &self,
+        instructions: Option<String>,
+    ) -> Result<CompactionSummaryInfo, SessionError> {
+        if self.agent.is_running() {
+            return Err(SessionError::Busy);
+        }
+        let cancel = CancellationToken::new();
+        *lock(&self.run_cancel) = cancel.clone();
+        self.run_compaction(CompactionReason::Manual, instructions, &cancel, false)
+            .await
+    }
+
+    async fn wait_for_pump(&self, ends: u64) {
+        let mut rx = self.shared.ends.subscribe();
+        let _ = rx.wait_for(|n| *n >= ends).await;
+    }
+
+    fn policy(&self) -> RetryPolicy {
+        let r = self.settings.retry();
+        RetryPolicy {
+            enabled: r.enabled,
+            max_retries: u32::try_from(r.max_retries).unwrap_or(u32::MAX),
+            base_delay_ms: r.base_delay_ms,
+            max_delay_ms: r.max_delay_ms,
+        }
+    }
+
+    fn compaction_settings(&self) -> CompactionSettings {
+        let c = self.settings.compaction();
+        CompactionSettings {
+            enabled: c.enabled,
+            reserve_tokens: c.reserve_tokens,
+            keep_recent_tokens: c.keep_recent_tokens,
+        }
+    }
+
+    /// Drops a failed assistant message from the agent's context (it stays in the session file).
+    fn drop_failed_turn(&self) {
+        self.agent.update_state(|s| {
+            if s.messages
+                .last()
+                .and_then(AgentMessage::as_assistant)
+                .is_some_and(|a| a.stop_reason == StopReason::Error)
+            {
+                s.messages.pop();
+            }
+        });
+    }
+
+    async fn after_run(&self, state: &mut RunState, cancel: &CancellationToken) -> AfterRun {
+        let Some(last) = self.last_assistant() else {
+            return AfterRun::Done;
+        };
+        let window = self.agent.with_state(|s| s.model.context_window);
+        if last.stop_reason != StopReason::Error && state.retry_attempt > 0 {
+            self.shared
+                .emit(AgentSessionEvent::Session(SessionEvent::AutoRetryEnd {
+                    success: true,
+                    attempt: state.retry_attempt,
+                    final_error: None,
+                }))
+                .await;
+            state.retry_attempt = 0;
+        }
+        if last.stop_reason == StopReason::Error {
+            let policy = self.policy();
+            if policy.enabled && retry::is_retryable(&last, window) {
+                return self.retry(state, &policy, &last, cancel).await;
+            }
+            if tandem_ai::overflow::is_context_overflow(&last, Some(window))
+                && !state.overflow_attempted
+            {
+                state.overflow_attempted = true;
+                self.drop_failed_turn();
+                return match self
+                    .run_compaction(CompactionReason::Overflow, None, cancel, true)
+                    .await
+                {
+                    Ok(_) => AfterRun::Continue,
+                    Err(_) => AfterRun::Done,
+                };
+            }
+            return AfterRun::Done;
+        }
+        if last.stop_reason == StopReason::Stop || last.stop_reason == StopReason::ToolUse {
+            let settings = self.compaction_settings();
+            let tokens = self
+                .agent
+                .with_state(|s| compaction::estimate_context_tokens(&s.messages).tokens);
+            if compaction::should_compact(tokens, window, &settings) {
+                let _ = self
+                    .run_compaction(CompactionReason::Threshold, None, cancel, false)
+                    .await;
+            }
+        }
+        AfterRun::Done
+    }
+
+    async fn retry(
+        &self,
+        state: &mut RunState,
+        policy: &RetryPolicy,
+        last: &AssistantMessage,
+        cancel: &CancellationToken,
+    ) -> AfterRun {
+        let error = last.error_message.clone().unwrap_or_default();
+        state.retry_attempt += 1;
+        if state.retry_attempt > policy.max_retries {
+            self.shared
+                .emit(AgentSessionEvent::Session(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: state.retry_attempt - 1,
+                    final_error: Some(error),
+                }))
+                .await;
+            state.retry_attempt = 0;
+            return AfterRun::Done;
+        }
+        let delay = retry::delay_for(state.retry_attempt, policy, &error);
+        self.shared
+            .emit(AgentSessionEvent::Session(SessionEvent::AutoRetryStart {
+                attempt: state.retry_attempt,
+                max_attempts: policy.max_retries,
+                delay_ms: delay.as_millis() as u64,
+                error_message: error,
+            }))
+            .await;
+        self.drop_failed_turn();
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => AfterRun::Continue,
+            _ = cancel.cancelled() => {
+                self.shared
+                    .emit(AgentSessionEvent::Session(SessionEvent::AutoRetryEnd {
+                        success: false,
+                        attempt: state.retry_attempt,
+                        final_error: Some("Retry cancelled".into()),
+                    }))
+                    .await;
+                state.retry_attempt = 0;
+                AfterRun::Done
+            }
+        }
+    }
+
+    async fn run_compaction(
+        &self,
+        reason: CompactionReason,
+        instructions: Option<String>,
+        cancel: &CancellationToken,
+        will_retry: bool,
+    ) -> Result<CompactionSummaryInfo, SessionError> {
+        self.shared
+            .emit(AgentSessionEvent::Session(
+                SessionEvent::AutoCompactionStart { reason },
+            ))
+            .await;
+        let outcome = self.compact_inner(instructions, cancel).await;
+        let end = match &outcome {
+            Ok(info) => SessionEvent::AutoCompactionEnd {
+                result: Some(info.clone()),
+                aborted: false,
+                will_retry,
+                error_message: None,
+            },
+            Err(e) => SessionEvent::AutoCompactionEnd {
+                result: None,
+                aborted: cancel.is_cancelled(),
+                will_retry: false,
+                error_message: Some(e.to_string()),
+            },
+        };
+        self.shared.emit(AgentSessionEvent::Session(end)).await;
+        outcome
+    }
+
+    async fn compact_inner(
+        &self,
+        instructions: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionSummaryInfo, SessionError> {
+        let settings = self.compaction_settings();
+        let path: Vec<_> = self.with_session(|s| s.branch_path().into_iter().cloned().collect());
+        let preparation = compaction::prepare_compaction(&path, &settings).ok_or_else(|| {
+            SessionError::Compaction(
+                "Nothing to compact: the conversation is already short enough".into(),
+            )
+        })?;
+        let (model, thinking) = self
+            .agent
+            .with_state(|s| (s.model.clone(), s.thinking_level));
+        let api_key = match &self.runtime_api_key {
+            Some(k) => Some(k.clone()),
+            None => match &self.registry {
+                Some(r) => r
+                    .resolve_api_key(&model.provider, None)
+                    .map_err(|e| SessionError::Compaction(e.to_string()))?,
+                None => None,
+            },
+        };
+        let options = CompactionOptions {
+            api_key,
+            custom_instructions: instructions,
+            thinking_level: Some(thinking),
+            ..CompactionOptions::default()
+        };
+        let result = compaction::compact(&preparation, &model, &self.stream_fn, &options, cancel)
+            .await
+            .map_err(|e| SessionError::Compaction(e.to_string()))?;
+        let info = CompactionSummaryInfo {
+            summary: result.summary.clone(),
+            first_kept_entry_id: result.first_kept_entry_id.clone(),
+            tokens_before: result.tokens_before,
+        };
+        let messages = self.with_session(|s| {
+            s.append_compaction(
+                result.summary,
+                result.first_kept_entry_id,
+                result.tokens_before,
+                Some(result.details.to_value()),
+                None,
+            )
+            .map(|_| s.build_context().messages)
+            .map_err(|e| SessionError::Persistence(e.to_string()))
+        })?;
+        self.agent.update_state(|s| s.messages = messages);
+        self.drop_failed_turn();
+        Ok(info)
+    }
+}
+
+fn user_message(text: &str, images: Vec<ImageContent>) -> UserMessage {
+    let mut blocks = vec![UserBlock::Text(TextContent {
+        text: text.to_string(),
+        text_signature: None,
+    })];
+    blocks.extend(images.into_iter().map(UserBlock::Image));
+    UserMessage {
+        content: UserContent::Blocks(blocks),
+        timestamp: now_millis(),
+    }
+}
+
+/// The text of a user message (for queue displays).
+pub(crate) fn user_text(message: &AgentMessage) -> Option<String> {
+    match message {
+        AgentMessage::Llm(Message::User(u)) => Some(u.content.text()),
+        _ => None,
+    }
+}

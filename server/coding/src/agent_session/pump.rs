@@ -1,0 +1,61 @@
+//! The event pump: persists each finished message as it happens and forwards every event to
+//! the session's subscribers, in the agent's order.
+
+use std::sync::Arc;
+
+use tandem_agent::{Agent, AgentEvent};
+
+use super::{lock, user_text, AgentSessionEvent, SessionEvent, Shared};
+
+/// The current queues as a `queue_update` event.
+pub(super) fn queue_update(agent: &Agent) -> SessionEvent {
+    SessionEvent::QueueUpdate {
+        steering: agent
+            .queued_steering()
+            .iter()
+            .filter_map(user_text)
+            .collect(),
+        follow_up: agent
+            .queued_follow_ups()
+            .iter()
+            .filter_map(user_text)
+            .collect(),
+    }
+}
+
+/// Starts the pump for `agent`; it ends when the agent is dropped.
+pub(super) fn start(agent: &Agent, shared: Arc<Shared>) {
+    let mut events = agent.subscribe();
+    let agent = agent.downgrade();
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let mut queue_changed = false;
+            match event.as_ref() {
+                AgentEvent::MessageEnd { message } => {
+                    let result = lock(&shared.session).append_message(message.clone());
+                    if let Err(e) = result {
+                        tracing::error!(error = %e, "could not persist a message");
+                        lock(&shared.persist_error).get_or_insert(e.to_string());
+                    }
+                }
+                AgentEvent::MessageStart { message } => {
+                    // A queued message being delivered leaves its queue.
+                    queue_changed = user_text(message).is_some();
+                }
+                _ => {}
+            }
+            let is_end = matches!(event.as_ref(), AgentEvent::AgentEnd { .. });
+            shared.emit(AgentSessionEvent::Agent(event)).await;
+            if queue_changed {
+                if let Some(agent) = agent.upgrade() {
+                    let update = queue_update(&agent);
+                    drop(agent);
+                    shared.emit(AgentSessionEvent::Session(update)).await;
+                }
+            }
+            if is_end {
+                shared.ends.send_modify(|n| *n += 1);
+            }
+        }
+    });
+}

@@ -1,0 +1,142 @@
+//! Recording things in a session: one method per entry kind.
+//!
+//! Every append makes the new entry a child of the current leaf and moves the leaf to it, so
+//! appending after [`SessionManager::branch`] grows a new branch. Each returns the new entry's
+//! id. When the entry cannot be written (disk full, folder gone) the error is returned and the
+//! session is unchanged, so memory never runs ahead of the file.
+
+use serde_json::Value;
+use tandem_agent::AgentMessage;
+use tandem_ai::{ThinkingLevel, UserContent};
+
+use super::entry::EntryKind;
+use super::error::SessionError;
+use super::manager::SessionManager;
+
+impl SessionManager {
+    /// Records a conversation message (user, assistant, tool result or a custom role such as
+    /// `bashExecution`). The first assistant message of a new session creates its file.
+    /// Compaction and branch summaries are not messages: use [`SessionManager::append_compaction`]
+    /// and [`SessionManager::append_branch_summary`].
+    pub fn append_message(
+        &mut self,
+        message: impl Into<AgentMessage>,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::Message {
+            message: message.into(),
+        })
+    }
+
+    /// Records a change of thinking level.
+    pub fn append_thinking_level_change(
+        &mut self,
+        level: ThinkingLevel,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::ThinkingLevelChange {
+            thinking_level: level.as_str().to_string(),
+        })
+    }
+
+    /// Records a change of model.
+    pub fn append_model_change(
+        &mut self,
+        provider: impl Into<String>,
+        model_id: impl Into<String>,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::ModelChange {
+            provider: provider.into(),
+            model_id: model_id.into(),
+        })
+    }
+
+    /// Records a compaction: `summary` replaces the history before `first_kept_entry_id` in
+    /// the context from now on. `details` is kept for the UI and extensions; `from_hook` marks
+    /// a summary written by an extension.
+    pub fn append_compaction(
+        &mut self,
+        summary: impl Into<String>,
+        first_kept_entry_id: impl Into<String>,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::Compaction {
+            summary: summary.into(),
+            first_kept_entry_id: first_kept_entry_id.into(),
+            tokens_before,
+            details,
+            from_hook,
+        })
+    }
+
+    /// Records a summary of the branch ending at `from_id` under the current leaf (see also
+    /// [`SessionManager::branch_with_summary`], which moves the leaf first).
+    pub fn append_branch_summary(
+        &mut self,
+        from_id: impl Into<String>,
+        summary: impl Into<String>,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::BranchSummary {
+            from_id: from_id.into(),
+            summary: summary.into(),
+            details,
+            from_hook,
+        })
+    }
+
+    /// Records extension data that is not part of the conversation.
+    pub fn append_custom(
+        &mut self,
+        custom_type: impl Into<String>,
+        data: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::Custom {
+            custom_type: custom_type.into(),
+            data,
+        })
+    }
+
+    /// Records an extension message that joins the conversation (as a `custom`-role message);
+    /// `display` says whether the UI shows it.
+    pub fn append_custom_message(
+        &mut self,
+        custom_type: impl Into<String>,
+        content: UserContent,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::CustomMessage {
+            custom_type: custom_type.into(),
+            content,
+            details,
+            display,
+        })
+    }
+
+    /// Sets (`Some`) or clears (`None` or empty) the label of entry `target_id`; the latest
+    /// label entry for a target wins. Fails if the target is not in the session.
+    pub fn append_label(
+        &mut self,
+        target_id: &str,
+        label: Option<String>,
+    ) -> Result<String, SessionError> {
+        if !self.index.contains_key(target_id) {
+            return Err(SessionError::EntryNotFound {
+                id: target_id.to_string(),
+            });
+        }
+        self.append_kind(EntryKind::Label {
+            target_id: target_id.to_string(),
+            label,
+        })
+    }
+
+    /// Names the session (trimmed); the latest non-empty name wins.
+    pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
+        self.append_kind(EntryKind::SessionInfo {
+            name: Some(name.trim().to_string()),
+        })
+    }
+}

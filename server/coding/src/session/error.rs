@@ -1,0 +1,56 @@
+//! What can go wrong with a session, each error naming the file or entry involved and what to do.
+
+use std::path::PathBuf;
+
+/// A session operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The file could not be read.
+    #[error("Cannot read session file {path}: {source}")]
+    Read {
+        /// The session file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file (or its folder) could not be written; the entry was not recorded.
+    #[error("Cannot write session file {path}: {source}. Check the disk space and permissions of its folder.")]
+    Write {
+        /// The session file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file holds nothing.
+    #[error("Session file {path} is empty: it has no session header. It was left untouched; pick another session or start a new one.")]
+    Empty {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The first line is not a session header.
+    #[error("Session file {path} does not start with a valid session header ({reason}). It was left untouched; pick another session or start a new one.")]
+    InvalidHeader {
+        /// The session file.
+        path: PathBuf,
+        /// What is wrong with the first line.
+        reason: String,
+    },
+    /// A new session file would overwrite an existing file.
+    #[error("Session file {path} already exists; refusing to overwrite it.")]
+    AlreadyExists {
+        /// The file that exists.
+        path: PathBuf,
+    },
+    /// An entry id that is not in this session.
+    #[error("Entry {id} is not in this session.")]
+    EntryNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// A fork was asked of a session with no entries.
+    #[error("Cannot fork an empty session: it has no entries yet.")]
+    NothingToFork,
+    /// An entry could not be serialized (only a non-JSON value inside it can cause this).
+    #[error("Cannot serialize a session entry: {0}")]
+    Serialize(#[from] serde_json::Error),
+}

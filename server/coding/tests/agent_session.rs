@@ -1,0 +1,363 @@
+//! The session layer end to end with the real scripted provider: persistence on message end,
+//! auto-retry after a transient failure, compaction after a context overflow, steering and
+//! follow-ups, model and thinking-level changes recorded, and resuming a session file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tandem_agent::{default_stream_fn, AgentMessage};
+use tandem_ai::providers::scripted::demo_model;
+use tandem_ai::{Message, Model, StopReason, StreamOptions, ThinkingLevel};
+use tandem_coding::agent_session::{AgentSession, AgentSessionEvent, AgentSessionOptions};
+use tandem_coding::session::SessionManager;
+use tandem_coding::settings::Settings;
+use tandem_coding::tools::{tools, DEFAULT_TOOLS};
+use tandem_coding::{ScriptedWorkspace, ToolEnv};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    sessions: PathBuf,
+    script: PathBuf,
+}
+
+fn fixture(script: Value) -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path())
+        .expect("canon")
+        .join("project");
+    std::fs::create_dir_all(&root).expect("project");
+    std::fs::write(root.join("hello.txt"), "hello world\n").expect("file");
+    let sessions = dir.path().join("sessions");
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).expect("script");
+    Fixture {
+        _dir: dir,
+        root,
+        sessions,
+        script: script_path,
+    }
+}
+
+fn model(f: &Fixture, context_window: u64) -> Model {
+    let mut m = demo_model();
+    m.base_url = f.script.to_string_lossy().into_owned();
+    m.context_window = context_window;
+    m
+}
+
+fn settings(value: Value) -> Settings {
+    serde_json::from_value(value).expect("settings")
+}
+
+fn session(f: &Fixture, manager: SessionManager, model: Model, settings: Settings) -> AgentSession {
+    let workspace = Arc::new(ScriptedWorkspace::new(&f.root));
+    let env = Arc::new(ToolEnv::new(workspace, f.root.clone()));
+    AgentSession::new(AgentSessionOptions {
+        cwd: f.root.clone(),
+        model,
+        thinking_level: ThinkingLevel::Off,
+        tools: tools(&env, &DEFAULT_TOOLS),
+        system_prompt: "You are a test assistant.".into(),
+        session: manager,
+        settings,
+        resources: None,
+        registry: None,
+        runtime_api_key: None,
+        stream_fn: default_stream_fn(),
+        stream_options: StreamOptions::default(),
+    })
+    .expect("session")
+}
+
+fn file_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("session file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn drain(rx: &mut tokio::sync::mpsc::Receiver<AgentSessionEvent>) -> Vec<String> {
+    let mut kinds = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        kinds.push(e.kind().to_string());
+    }
+    kinds
+}
+
+async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), f)
+        .await
+        .expect("finished in time")
+}
+
+#[tokio::test]
+async fn a_prompt_is_persisted_as_pi_writes_it() {
+    let f = fixture(json!({"turns": [
+        {"text": "Reading.", "toolCalls": [{"id": "c1", "name": "read", "arguments": {"path": "hello.txt"}}]},
+        {"text": "It says hello world."}
+    ]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = session(&f, manager, model(&f, 128_000), Settings::default());
+    let mut rx = s.subscribe();
+    within(s.prompt("what does hello.txt say?", Vec::new()))
+        .await
+        .expect("prompt");
+    let path = s
+        .session_file()
+        .expect("written after the first assistant message");
+    let lines = file_lines(&path);
+    let types: Vec<&str> = lines
+        .iter()
+        .map(|l| l["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "message",
+            "message",
+            "message"
+        ]
+    );
+    assert_eq!(lines[0]["version"], 3);
+    assert_eq!(lines[1]["provider"], "scripted");
+    let roles: Vec<&str> = lines[3..]
+        .iter()
+        .map(|l| l["message"]["role"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    // Every entry hangs under the previous one.
+    for pair in lines[1..].windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"]);
+    }
+    let kinds = drain(&mut rx);
+    assert_eq!(kinds.first().map(String::as_str), Some("agent_start"));
+    assert_eq!(kinds.last().map(String::as_str), Some("agent_settled"));
+}
+
+#[tokio::test]
+async fn a_transient_failure_is_retried_then_succeeds() {
+    let f = fixture(json!({"turns": [
+        {"error": "openai returned HTTP 429 Too Many Requests: slow down"},
+        {"text": "Second time lucky."}
+    ]}));
+    let manager = SessionManager::in_memory(&f.root);
+    let s = session(
+        &f,
+        manager,
+        model(&f, 128_000),
+        settings(json!({"retry": {"baseDelayMs": 1, "maxDelayMs": 5}})),
+    );
+    let mut rx = s.subscribe();
+    within(s.prompt("hi", Vec::new())).await.expect("prompt");
+    let kinds = drain(&mut rx);
+    let retry: Vec<&str> = kinds
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("auto_retry"))
+        .collect();
+    assert_eq!(retry, ["auto_retry_start", "auto_retry_end"]);
+    let last = s.last_assistant().expect("answer");
+    assert_eq!(last.stop_reason, StopReason::Stop);
+    assert_eq!(last.text(), "Second time lucky.");
+    // The failed turn left the context but stays in the session's history.
+    let errors_in_context = s.agent().with_state(|st| {
+        st.messages
+            .iter()
+            .filter(|m| {
+                m.as_assistant()
+                    .is_some_and(|a| a.stop_reason == StopReason::Error)
+            })
+            .count()
+    });
+    assert_eq!(errors_in_context, 0);
+    let errors_in_session = s.with_session(|m| {
+        m.entries()
+            .iter()
+            .filter(|e| {
+                e.message()
+                    .and_then(AgentMessage::as_assistant)
+                    .is_some_and(|a| a.stop_reason == StopReason::Error)
+            })
+            .count()
+    });
+    assert_eq!(errors_in_session, 1);
+}
+
+#[tokio::test]
+async fn retries_give_up_after_max_retries_with_the_final_error() {
+    let err = json!({"error": "anthropic error: overloaded_error: Overloaded"});
+    let f = fixture(json!({"turns": [err, err, err]}));
+    let s = session(
+        &f,
+        SessionManager::in_memory(&f.root),
+        model(&f, 128_000),
+        settings(json!({"retry": {"maxRetries": 2, "baseDelayMs": 1}})),
+    );
+    let mut rx = s.subscribe();
+    within(s.prompt("hi", Vec::new())).await.expect("prompt");
+    let kinds = drain(&mut rx);
+    let starts = kinds.iter().filter(|k| *k == "auto_retry_start").count();
+    assert_eq!(starts, 2);
+    assert_eq!(kinds.iter().filter(|k| *k == "auto_retry_end").count(), 1);
+    assert_eq!(
+        s.last_assistant().map(|a| a.stop_reason),
+        Some(StopReason::Error)
+    );
+}
+
+#[tokio::test]
+async fn an_overflow_compacts_and_continues_once() {
+    // Long history, a window it overflows, a summary turn, then the answer.
+    let long = "x".repeat(4000);
+    let f = fixture(json!({"loop": false, "turns": [
+        {"text": format!("first answer {long}")},
+        {"text": format!("second answer {long}")},
+        {"error": "prompt is too long: 9000 tokens > 8000 maximum"},
+        {"text": "## Goal\nSummary of the earlier work."},
+        {"text": "Answer after compaction."}
+    ]}));
+    let s = session(
+        &f,
+        SessionManager::in_memory(&f.root),
+        model(&f, 8_000),
+        settings(
+            json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 50}, "retry": {"enabled": false}}),
+        ),
+    );
+    let mut rx = s.subscribe();
+    within(s.prompt(&format!("one {long}"), Vec::new()))
+        .await
+        .expect("prompt 1");
+    within(s.prompt(&format!("two {long}"), Vec::new()))
+        .await
+        .expect("prompt 2");
+    drain(&mut rx);
+    within(s.prompt("three", Vec::new()))
+        .await
+        .expect("prompt 3");
+    let kinds = drain(&mut rx);
+    let compaction: Vec<&str> = kinds
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("auto_compaction"))
+        .collect();
+    assert_eq!(
+        compaction,
+        ["auto_compaction_start", "auto_compaction_end"],
+        "{kinds:?}"
+    );
+    assert_eq!(
+        s.last_assistant().map(|a| a.text()),
+        Some("Answer after compaction.".into())
+    );
+    let has_compaction = s.with_session(|m| {
+        m.entries().iter().any(|e| {
+            matches!(
+                e.kind,
+                tandem_coding::session::entry::EntryKind::Compaction { .. }
+            )
+        })
+    });
+    assert!(has_compaction);
+    // The context now starts with the summary.
+    let first_role = s
+        .agent()
+        .with_state(|st| st.messages.first().map(|m| m.role().to_string()));
+    assert_eq!(first_role.as_deref(), Some("compactionSummary"));
+}
+
+#[tokio::test]
+async fn model_and_thinking_changes_are_recorded_and_a_session_resumes() {
+    let f = fixture(json!({"turns": [{"text": "one"}, {"text": "two"}]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = session(&f, manager, model(&f, 128_000), Settings::default());
+    within(s.prompt("first", Vec::new())).await.expect("prompt");
+    s.set_thinking_level(ThinkingLevel::High).expect("recorded");
+    let path = s.session_file().expect("file");
+    drop(s);
+
+    let reopened = SessionManager::open(&path).expect("reopen");
+    let s = session(&f, reopened, model(&f, 128_000), Settings::default());
+    // The history came back; the second scripted turn answers.
+    let history = s.agent().messages();
+    assert_eq!(history.len(), 2);
+    within(s.prompt("second", Vec::new()))
+        .await
+        .expect("prompt");
+    assert_eq!(s.last_assistant().map(|a| a.text()), Some("two".into()));
+    let lines = file_lines(&path);
+    assert!(lines
+        .iter()
+        .any(|l| l["type"] == "thinking_level_change" && l["thinkingLevel"] == "high"));
+    let users: Vec<String> = lines
+        .iter()
+        .filter(|l| l["message"]["role"] == "user")
+        .map(|l| {
+            l["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(users, ["first", "second"]);
+}
+
+#[tokio::test]
+async fn steering_and_follow_ups_go_through_the_session() {
+    let f = fixture(json!({"delayMs": 5, "chunkSize": 1, "turns": [
+        {"text": "working on it"},
+        {"text": "steered"},
+        {"text": "followed up"}
+    ]}));
+    let s = Arc::new(session(
+        &f,
+        SessionManager::in_memory(&f.root),
+        model(&f, 128_000),
+        Settings::default(),
+    ));
+    let mut rx = s.subscribe();
+    let runner = {
+        let s = s.clone();
+        tokio::spawn(async move { s.prompt("start", Vec::new()).await })
+    };
+    // Queue while the first answer streams.
+    loop {
+        match within(rx.recv()).await {
+            Some(AgentSessionEvent::Agent(e)) if e.kind() == "message_update" => break,
+            Some(_) => {}
+            None => panic!("events ended"),
+        }
+    }
+    s.steer("change course").await.expect("steer");
+    s.follow_up("and then this").await.expect("follow up");
+    within(runner).await.expect("joined").expect("prompt");
+    let texts: Vec<String> = s
+        .agent()
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::Llm(Message::User(u)) => Some(u.content.text()),
+            AgentMessage::Llm(Message::Assistant(a)) => Some(a.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "start",
+            "working on it",
+            "change course",
+            "steered",
+            "and then this",
+            "followed up"
+        ]
+    );
+}
