@@ -206,6 +206,19 @@ pub struct Agent {
     inner: Arc<Inner>,
 }
 
+/// A reference to an agent that does not keep it alive (for tasks that observe it).
+#[derive(Clone)]
+pub struct WeakAgent {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl WeakAgent {
+    /// The agent, if it still exists.
+    pub fn upgrade(&self) -> Option<Agent> {
+        self.inner.upgrade().map(|inner| Agent { inner })
+    }
+}
+
 struct Sink {
     inner: Arc<Inner>,
 }
@@ -295,6 +308,13 @@ impl Agent {
                 run_token: Mutex::new(None),
                 running,
             }),
+        }
+    }
+
+    /// A reference that does not keep the agent alive.
+    pub fn downgrade(&self) -> WeakAgent {
+        WeakAgent {
+            inner: Arc::downgrade(&self.inner),
         }
     }
 

@@ -32,8 +32,10 @@ pub enum AgentEvent {
     /// The turn ended.
     TurnEnd {
         /// The assistant message of the turn.
+        #[serde(serialize_with = "as_assistant_message")]
         message: AssistantMessage,
         /// Results of its tool calls, in source order.
+        #[serde(serialize_with = "as_tool_result_messages")]
         tool_results: Vec<ToolResultMessage>,
     },
     /// A message began (prompts, steering, tool results, and each assistant message as it starts
@@ -83,6 +85,27 @@ pub enum AgentEvent {
         /// True when it failed.
         is_error: bool,
     },
+}
+
+/// Writes the message with its `role`, as pi does.
+fn as_assistant_message<S: serde::Serializer>(
+    m: &AssistantMessage,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    tandem_ai::Message::Assistant(m.clone()).serialize(s)
+}
+
+/// Writes each result with its `role`, as pi does.
+fn as_tool_result_messages<S: serde::Serializer>(
+    results: &[ToolResultMessage],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(results.len()))?;
+    for r in results {
+        seq.serialize_element(&tandem_ai::Message::ToolResult(r.clone()))?;
+    }
+    seq.end()
 }
 
 impl AgentEvent {

@@ -16,7 +16,7 @@ pub mod run;
 pub mod tool;
 pub mod validate;
 
-pub use agent::{Agent, AgentError, AgentOptions, AgentState};
+pub use agent::{Agent, AgentError, AgentOptions, AgentState, WeakAgent};
 pub use config::{
     default_stream_fn, AfterToolCall, AfterToolCallResult, AgentContext, AgentHooks,
     BeforeToolCall, BeforeToolCallResult, CompletedTurn, LoopConfig, MessageQueues, NextTurn,

@@ -96,7 +96,8 @@ pub enum AssistantMessageEvent {
     ToolcallEnd {
         /// Index of the block.
         content_index: usize,
-        /// The finished call.
+        /// The finished call (written with `"type": "toolCall"`, as pi does).
+        #[serde(serialize_with = "as_tool_call_block")]
         tool_call: ToolCall,
     },
     /// Terminal: the call succeeded.
@@ -113,6 +114,10 @@ pub enum AssistantMessageEvent {
         /// The final message, with `errorMessage` set.
         error: AssistantMessage,
     },
+}
+
+fn as_tool_call_block<S: serde::Serializer>(call: &ToolCall, s: S) -> Result<S::Ok, S::Error> {
+    AssistantBlock::ToolCall(call.clone()).serialize(s)
 }
 
 impl AssistantMessageEvent {

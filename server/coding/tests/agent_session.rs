@@ -215,13 +215,15 @@ async fn retries_give_up_after_max_retries_with_the_final_error() {
 
 #[tokio::test]
 async fn an_overflow_compacts_and_continues_once() {
-    // Long history, a window it overflows, a summary turn, then the answer.
+    // Long history, a window it overflows, then the two summary calls (the cut splits the
+    // last turn, so its beginning is summarized separately), then the answer.
     let long = "x".repeat(4000);
     let f = fixture(json!({"loop": false, "turns": [
         {"text": format!("first answer {long}")},
         {"text": format!("second answer {long}")},
         {"error": "prompt is too long: 9000 tokens > 8000 maximum"},
         {"text": "## Goal\nSummary of the earlier work."},
+        {"text": "The current turn began with a long question."},
         {"text": "Answer after compaction."}
     ]}));
     let s = session(
@@ -254,9 +256,23 @@ async fn an_overflow_compacts_and_continues_once() {
         ["auto_compaction_start", "auto_compaction_end"],
         "{kinds:?}"
     );
+    let dump: Vec<String> = s
+        .agent()
+        .messages()
+        .iter()
+        .map(|m| {
+            let json = serde_json::to_string(m).unwrap_or_default();
+            format!(
+                "{}: {}",
+                m.role(),
+                json.chars().take(160).collect::<String>()
+            )
+        })
+        .collect();
     assert_eq!(
         s.last_assistant().map(|a| a.text()),
-        Some("Answer after compaction.".into())
+        Some("Answer after compaction.".into()),
+        "{dump:#?}"
     );
     let has_compaction = s.with_session(|m| {
         m.entries().iter().any(|e| {

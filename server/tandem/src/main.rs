@@ -1,33 +1,94 @@
 //! The `tandem` binary: the front doors (language server, ACP agent, print/JSON modes).
 //!
-//! Only this crate knows JSON-RPC, LSP and ACP. The front doors arrive with issues 5–7; until
-//! then the binary answers `--version` and `--help`.
+//! Only this crate knows JSON-RPC, LSP and ACP. The command line is parsed by [`cli`]; the run
+//! modes (`-p`, `--mode json`, `tandem demo`, `tandem lsp`, `tandem acp`) are wired in below as
+//! they arrive.
 
+mod cli;
+
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-const HELP: &str = "tandem — a coding agent inside your language server
-
-Usage:
-  tandem --version     print the version
-  tandem --help        print this help
-
-The language server (`tandem lsp`), the ACP agent (`tandem acp`) and print/JSON modes
-(`tandem -p`) are being built; see README.md.";
+use cli::{Command, OutputMode, RunArgs};
+use tandem_ai::registry::{AgentDir, ModelRegistry};
 
 fn main() -> ExitCode {
-    let arg = std::env::args().nth(1);
-    match arg.as_deref() {
-        Some("--version") | Some("-V") => {
-            println!("tandem {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+    // A bare `tandem` at a terminal has nothing to do (pi would open its TUI): show the help.
+    if std::env::args_os().len() <= 1 && std::io::stdin().is_terminal() {
+        println!("{}", cli::help_text());
+        return ExitCode::SUCCESS;
+    }
+    let parsed = match cli::parse_args(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(cli::clap_exit_code(&err));
         }
-        None | Some("--help") | Some("-h") => {
-            println!("{HELP}");
-            ExitCode::SUCCESS
+    };
+    for warning in &parsed.warnings {
+        eprintln!("Warning: {warning}");
+    }
+    match parsed.command {
+        Command::ListModels { search } => list_models(search.as_deref()),
+        Command::Print(run) => run_print(run),
+        Command::Json(run) => run_json(run),
+        Command::Demo { real, mode, run } => run_demo(real, mode, run),
+        Command::Lsp(run) => run_lsp(run),
+        Command::Acp(run) => run_acp(run),
+    }
+}
+
+/// `--list-models [search]`: reads models.json and auth.json from the agent directory.
+fn list_models(search: Option<&str>) -> ExitCode {
+    let dir = match AgentDir::from_env() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("Error: {err}");
+            return ExitCode::from(1);
         }
-        Some(other) => {
-            eprintln!("tandem: unknown argument {other:?}; run `tandem --help`");
-            ExitCode::from(2)
+    };
+    let registry = ModelRegistry::load(dir);
+    let result = cli::list_models::list_models(
+        &registry,
+        search,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("Error: could not write the model list: {err}");
+            ExitCode::from(1)
         }
     }
+}
+
+fn not_wired(what: &str) -> ExitCode {
+    eprintln!("tandem: {what} is not available in this build yet; see README.md");
+    ExitCode::from(1)
+}
+
+/// `-p` / `--mode text`: run the prompts, print the final answer.
+fn run_print(_run: RunArgs) -> ExitCode {
+    not_wired("print mode (-p)")
+}
+
+/// `--mode json`: run the prompts, print every event as a JSON line.
+fn run_json(_run: RunArgs) -> ExitCode {
+    not_wired("JSON mode (--mode json)")
+}
+
+/// `tandem demo [--real]`.
+fn run_demo(_real: bool, _mode: OutputMode, _run: RunArgs) -> ExitCode {
+    not_wired("`tandem demo`")
+}
+
+/// `tandem lsp`.
+fn run_lsp(_run: RunArgs) -> ExitCode {
+    not_wired("`tandem lsp`")
+}
+
+/// `tandem acp`.
+fn run_acp(_run: RunArgs) -> ExitCode {
+    not_wired("`tandem acp`")
 }

@@ -11,10 +11,15 @@
 //!                "chunkSize": 4, "delayMs": 10 } ] }
 //! ```
 //!
-//! The turn replayed is the number of assistant messages already in the context (so a resumed
-//! session continues where it left off, and a scripted failure followed by a retry gets the next
-//! turn). The model's `baseUrl` is the script's path; an empty one selects the built-in demo.
+//! The turn replayed is the number of assistant messages already in the context, or the number
+//! of calls this process already made with the same script for the same session (`session_id`),
+//! whichever is larger. So a resumed session continues where it left off, and a call whose
+//! context no longer holds the previous answer (a retry after a scripted failure, a compaction's
+//! summary call) still gets the next turn. The model's `baseUrl` is the script's path; an empty
+//! one selects the built-in demo.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -171,6 +176,21 @@ async fn load(model: &Model) -> Result<Script, ProviderError> {
     Script::parse(&text, path)
 }
 
+/// Calls made per (script, session) in this process.
+fn calls_made(script: &str, session: Option<&str>) -> usize {
+    static CALLS: OnceLock<Mutex<HashMap<(String, String), usize>>> = OnceLock::new();
+    let mut calls = CALLS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let count = calls
+        .entry((script.to_string(), session.unwrap_or("").to_string()))
+        .or_insert(0);
+    let before = *count;
+    *count += 1;
+    before
+}
+
 fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
     let size = size.max(1);
     let mut rest = text;
@@ -202,14 +222,15 @@ pub async fn run(
     writer: &mut StreamWriter,
     model: &Model,
     context: &Context,
-    _options: &StreamOptions,
+    options: &StreamOptions,
 ) -> Result<StopReason, ProviderError> {
     let script = load(model).await?;
-    let done = context
+    let answered = context
         .messages
         .iter()
         .filter(|m| matches!(m, Message::Assistant(_)))
         .count();
+    let done = answered.max(calls_made(&model.base_url, options.session_id.as_deref()));
     let index = if script.looped {
         done % script.turns.len()
     } else {

@@ -131,6 +131,7 @@ impl AgentSession {
     pub fn new(options: AgentSessionOptions) -> Result<AgentSession, SessionError> {
         let mut session = options.session;
         let context = session.build_context();
+        let is_new = session.entries().is_empty();
         let persist = |r: Result<String, crate::session::SessionError>| {
             r.map(|_| ())
                 .map_err(|e| SessionError::Persistence(e.to_string()))
@@ -143,7 +144,7 @@ impl AgentSession {
         if recorded_model.as_ref() != Some(&current) {
             persist(session.append_model_change(&current.0, &current.1))?;
         }
-        if session.entries().is_empty() || context.thinking_level != options.thinking_level {
+        if is_new || context.thinking_level != options.thinking_level {
             persist(session.append_thinking_level_change(options.thinking_level))?;
         }
 
@@ -158,7 +159,11 @@ impl AgentSession {
         agent_options.tools = options.tools;
         agent_options.messages = context.messages;
         agent_options.stream_fn = options.stream_fn.clone();
-        agent_options.stream_options = options.stream_options;
+        let mut stream_options = options.stream_options;
+        stream_options
+            .session_id
+            .get_or_insert_with(|| session.session_id().to_string());
+        agent_options.stream_options = stream_options;
         agent_options.hooks = hooks;
         agent_options.steering_mode = settings.steering_mode();
         agent_options.follow_up_mode = settings.follow_up_mode();
@@ -506,8 +511,10 @@ impl AgentSession {
                 None => None,
             },
         };
+        let session_id = self.with_session(|s| s.session_id().to_string());
         let options = CompactionOptions {
             api_key,
+            session_id: Some(session_id),
             custom_instructions: instructions,
             thinking_level: Some(thinking),
             ..CompactionOptions::default()

@@ -68,6 +68,8 @@ pub struct CompactionOptions {
     pub api_key: Option<String>,
     /// Extra HTTP headers.
     pub headers: BTreeMap<String, String>,
+    /// The session's id, for providers that use it for caching or routing.
+    pub session_id: Option<String>,
     /// What the summary should pay particular attention to (`/compact <instructions>`).
     pub custom_instructions: Option<String>,
     /// Reasoning effort for reasoning models (newer pi passes the session's level). `None`

@@ -137,6 +137,7 @@ impl SummaryCall<'_> {
             reasoning,
             cancel: self.cancel.clone(),
             headers: self.options.headers.clone(),
+            session_id: self.options.session_id.clone(),
             ..StreamOptions::default()
         };
         let stream = (self.stream_fn)(self.model, &context, stream_options);

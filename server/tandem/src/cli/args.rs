@@ -1,0 +1,330 @@
+//! The command line, parsed with clap under pi's flag names, then checked and turned into a
+//! [`Command`].
+//!
+//! The clap structs stay private: the rest of the binary sees [`Command`] and [`RunArgs`] (see
+//! [`super::command`]), so the way flags are spelled never leaks into the code that runs them.
+//! pi's own parser is hand-written and forgiving; where it only warns (an unknown `--mode`, a
+//! bad `--thinking`), Tandem stops with an error that lists the valid values, because a silently
+//! ignored flag makes a scripted run do something else.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::error::ErrorKind;
+use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
+use tandem_ai::ThinkingLevel;
+use tandem_coding::tools::ALL_TOOLS;
+
+use super::command::{Command, OutputMode, Parsed, RunArgs, SessionChoice, ToolSelection};
+
+const AFTER_HELP: &str = "\
+Examples:
+  tandem -p \"List the Rust files in src/\"
+  tandem --mode json -p \"Fix the failing test\" > events.jsonl
+  tandem @notes.md @screenshot.png -p \"What is wrong here?\"
+  git diff | tandem -p \"Review this change\"
+  tandem --model anthropic/claude-sonnet-4-6:high -p \"Refactor lib.rs\"
+  tandem --tools read,grep,find,ls -p \"Explain the architecture\"
+  tandem --continue -p \"And now the tests\"
+
+Keys come from --api-key, auth.json, the provider's environment variable (OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or models.json in the agent directory
+(~/.pi/agent, or $PI_CODING_AGENT_DIR). With no key at all, the scripted demo model answers.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tandem",
+    version,
+    disable_version_flag = true,
+    args_override_self = true,
+    disable_help_subcommand = true,
+    about = "Tandem: a coding agent inside your language server, with pi's command line.",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    /// Print the version and exit
+    #[arg(short = 'v', long, action = ArgAction::Version, visible_short_alias = 'V')]
+    version: Option<bool>,
+
+    /// Run once and print the final answer, then exit
+    #[arg(short = 'p', long)]
+    print: bool,
+
+    /// Output: text (the final answer) or json (every event as a JSON line)
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    mode: Option<OutputMode>,
+
+    /// List the models you have keys for (with an optional fuzzy search) and exit
+    #[arg(long = "list-models", value_name = "SEARCH", num_args = 0..=1)]
+    list_models: Option<Option<String>>,
+
+    #[command(flatten)]
+    options: OptionArgs,
+
+    /// Messages to send; `@path` includes a file (text inline, images attached)
+    #[arg(value_name = "MESSAGE")]
+    messages: Vec<String>,
+
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+/// Options shared by every way of running; `global` so `tandem lsp --model x` works too.
+#[derive(Debug, Args)]
+struct OptionArgs {
+    /// Provider name (e.g. openai, anthropic, or one from models.json)
+    #[arg(long, value_name = "NAME", global = true)]
+    provider: Option<String>,
+
+    /// Model: provider/id, a bare id or a pattern, optionally with :<thinking>
+    #[arg(long, value_name = "PATTERN", global = true)]
+    model: Option<String>,
+
+    /// Thinking level: off, minimal, low, medium, high, xhigh
+    #[arg(long, value_name = "LEVEL", value_parser = parse_thinking, global = true)]
+    thinking: Option<ThinkingLevel>,
+
+    /// API key for the chosen model's provider (this run only)
+    #[arg(long, value_name = "KEY", global = true)]
+    api_key: Option<String>,
+
+    /// Comma-separated tools to enable (default: read,bash,edit,write)
+    #[arg(short = 't', long, value_name = "TOOLS", global = true)]
+    tools: Option<String>,
+
+    /// Disable all tools (--tools can add some back) [alias: -nt]
+    #[arg(long, global = true)]
+    no_tools: bool,
+
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue", global = true)]
+    continue_session: bool,
+
+    /// Use this session: a file path or a session id prefix
+    #[arg(long, value_name = "PATH|ID", global = true)]
+    session: Option<String>,
+
+    /// Copy this session (path or id prefix) into a new one and continue there
+    #[arg(long, value_name = "PATH|ID", global = true)]
+    fork: Option<String>,
+
+    /// Do not save the session
+    #[arg(long, global = true)]
+    no_session: bool,
+
+    /// Directory for session files
+    #[arg(long, value_name = "DIR", global = true)]
+    session_dir: Option<PathBuf>,
+
+    /// Replace the default system prompt
+    #[arg(long, value_name = "TEXT", global = true)]
+    system_prompt: Option<String>,
+
+    /// Append text to the system prompt (repeatable)
+    #[arg(long, value_name = "TEXT", action = ArgAction::Append, global = true)]
+    append_system_prompt: Vec<String>,
+
+    /// Do not load AGENTS.md / CLAUDE.md context files [alias: -nc]
+    #[arg(long, global = true)]
+    no_context_files: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Sub {
+    /// Run as a language server on stdin/stdout (editors start this)
+    Lsp,
+    /// Run as an Agent Client Protocol agent on stdin/stdout
+    Acp,
+    /// Run the built-in demo task and show what happens
+    Demo {
+        /// Use a real model (from --model, settings, or the first with a key)
+        #[arg(long)]
+        real: bool,
+    },
+}
+
+/// pi's multi-letter short flags that Tandem also has, rewritten to their long form before clap
+/// sees them (clap reads `-nt` as `-n -t`).
+const PI_SHORT_ALIASES: [(&str, &str); 2] = [("-nt", "--no-tools"), ("-nc", "--no-context-files")];
+
+/// Parses a full command line (program name first).
+pub fn parse_args<I, T>(args: I) -> Result<Parsed, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let mut rewritten = Vec::new();
+    let mut after_separator = false;
+    for arg in args {
+        let arg: OsString = arg.into();
+        after_separator |= arg == "--";
+        let alias = PI_SHORT_ALIASES.iter().find(|(short, _)| arg == *short);
+        match alias {
+            Some((_, long)) if !after_separator => rewritten.push(OsString::from(long)),
+            _ => rewritten.push(arg),
+        }
+    }
+    let cli = Cli::try_parse_from(rewritten)?;
+    finish(cli)
+}
+
+/// The full help text, as `tandem --help` prints it.
+pub fn help_text() -> String {
+    Cli::command().render_help().to_string()
+}
+
+fn usage_error(message: String) -> clap::Error {
+    Cli::command().error(ErrorKind::ArgumentConflict, message)
+}
+
+fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
+    let mut warnings = Vec::new();
+    let o = cli.options;
+    if o.fork.is_some() {
+        let conflicts: Vec<&str> = [
+            (o.session.is_some(), "--session"),
+            (o.continue_session, "--continue"),
+            (o.no_session, "--no-session"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if !conflicts.is_empty() {
+            return Err(usage_error(format!(
+                "--fork cannot be combined with {}",
+                conflicts.join(", ")
+            )));
+        }
+    }
+    let tools = tool_selection(o.tools.as_deref(), o.no_tools, &mut warnings);
+    let session = if o.no_session {
+        SessionChoice::InMemory
+    } else if let Some(fork) = o.fork {
+        SessionChoice::Fork(fork)
+    } else if let Some(path) = o.session {
+        SessionChoice::Open(path)
+    } else if o.continue_session {
+        SessionChoice::Continue
+    } else {
+        SessionChoice::New
+    };
+    let (file_args, messages) = split_file_args(cli.messages);
+    let run = RunArgs {
+        provider: o.provider,
+        model: o.model,
+        thinking: o.thinking,
+        api_key: o.api_key,
+        tools,
+        session,
+        session_dir: o.session_dir,
+        system_prompt: o.system_prompt,
+        append_system_prompt: o.append_system_prompt,
+        no_context_files: o.no_context_files,
+        messages,
+        file_args,
+    };
+    let mode = cli.mode.unwrap_or_default();
+    let command = match cli.command {
+        Some(sub) => {
+            let name = match sub {
+                Sub::Lsp => "lsp",
+                Sub::Acp => "acp",
+                Sub::Demo { .. } => "demo",
+            };
+            if cli.list_models.is_some() {
+                return Err(usage_error(format!(
+                    "--list-models cannot be used with `tandem {name}`"
+                )));
+            }
+            if !matches!(sub, Sub::Demo { .. }) && (cli.print || cli.mode.is_some()) {
+                return Err(usage_error(format!(
+                    "-p/--print and --mode cannot be used with `tandem {name}`: \
+                     it speaks its protocol on stdin/stdout"
+                )));
+            }
+            match sub {
+                Sub::Lsp => Command::Lsp(run),
+                Sub::Acp => Command::Acp(run),
+                Sub::Demo { real } => Command::Demo { real, mode, run },
+            }
+        }
+        None => match cli.list_models {
+            Some(search) => Command::ListModels {
+                search: search.filter(|s| !s.trim().is_empty()),
+            },
+            None if mode == OutputMode::Json => Command::Json(run),
+            None => Command::Print(run),
+        },
+    };
+    Ok(Parsed { command, warnings })
+}
+
+/// `@path` arguments apart from messages (pi: any argument starting with `@`).
+fn split_file_args(args: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut messages = Vec::new();
+    for arg in args {
+        match arg.strip_prefix('@') {
+            Some(path) => files.push(path.to_string()),
+            None => messages.push(arg),
+        }
+    }
+    (files, messages)
+}
+
+/// pi's rules: `--tools` is an allow-list (names trimmed, empty ones dropped), `--no-tools` alone
+/// means none. Unknown names are dropped with a warning listing the valid ones.
+fn tool_selection(
+    tools: Option<&str>,
+    no_tools: bool,
+    warnings: &mut Vec<String>,
+) -> ToolSelection {
+    match tools {
+        Some(list) => {
+            let mut names = Vec::new();
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                if ALL_TOOLS.contains(&name) {
+                    names.push(name.to_string());
+                } else {
+                    warnings.push(format!(
+                        "Unknown tool \"{name}\". Valid tools: {}",
+                        ALL_TOOLS.join(", ")
+                    ));
+                }
+            }
+            ToolSelection::Only(names)
+        }
+        None if no_tools => ToolSelection::Only(Vec::new()),
+        None => ToolSelection::Default,
+    }
+}
+
+/// Parses a thinking level, naming the valid ones on failure.
+pub fn parse_thinking(value: &str) -> Result<ThinkingLevel, String> {
+    ThinkingLevel::parse(value).ok_or_else(|| {
+        let valid: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
+        format!(
+            "Invalid thinking level \"{value}\". Valid values: {}",
+            valid.join(", ")
+        )
+    })
+}
+
+fn parse_mode(value: &str) -> Result<OutputMode, String> {
+    match value {
+        "text" => Ok(OutputMode::Text),
+        "json" => Ok(OutputMode::Json),
+        "rpc" => Err(
+            "pi's rpc mode is not available; `tandem acp` speaks the Agent Client \
+                      Protocol on stdin/stdout instead (valid modes: text, json)"
+                .to_string(),
+        ),
+        other => Err(format!(
+            "Invalid mode \"{other}\". Valid values: text, json"
+        )),
+    }
+}
+
+#[cfg(test)]
+#[path = "args_tests.rs"]
+mod tests;

@@ -1,0 +1,317 @@
+use super::*;
+use clap::error::ErrorKind;
+
+fn parse(args: &[&str]) -> Result<Parsed, clap::Error> {
+    parse_args(std::iter::once("tandem").chain(args.iter().copied()))
+}
+
+fn command(args: &[&str]) -> Command {
+    match parse(args) {
+        Ok(parsed) => parsed.command,
+        Err(err) => panic!("{args:?} should parse: {err}"),
+    }
+}
+
+fn run(args: &[&str]) -> RunArgs {
+    match command(args) {
+        Command::Print(run) | Command::Json(run) | Command::Lsp(run) | Command::Acp(run) => run,
+        Command::Demo { run, .. } => run,
+        other => panic!("{args:?}: expected a run, got {other:?}"),
+    }
+}
+
+fn error(args: &[&str]) -> String {
+    match parse(args) {
+        Ok(parsed) => panic!("{args:?} should fail, got {parsed:?}"),
+        Err(err) => err.to_string(),
+    }
+}
+
+#[test]
+fn messages_and_file_arguments_keep_their_order() {
+    let r = run(&["-p", "first", "@src/main.rs", "second", "@~/notes.md"]);
+    assert_eq!(r.messages, vec!["first", "second"]);
+    assert_eq!(r.file_args, vec!["src/main.rs", "~/notes.md"]);
+    assert_eq!(
+        command(&["just a message"]),
+        Command::Print(RunArgs {
+            messages: vec!["just a message".into()],
+            ..RunArgs::default()
+        })
+    );
+}
+
+#[test]
+fn print_and_mode_choose_the_command() {
+    assert!(matches!(command(&["-p", "hi"]), Command::Print(_)));
+    assert!(matches!(command(&["--print", "hi"]), Command::Print(_)));
+    assert!(matches!(
+        command(&["--mode", "text", "hi"]),
+        Command::Print(_)
+    ));
+    assert!(matches!(
+        command(&["--mode", "json", "hi"]),
+        Command::Json(_)
+    ));
+    // pi checks json before print.
+    assert!(matches!(
+        command(&["-p", "--mode", "json", "hi"]),
+        Command::Json(_)
+    ));
+    assert!(matches!(command(&[]), Command::Print(_)));
+}
+
+#[test]
+fn bad_modes_name_the_valid_ones() {
+    let text = error(&["--mode", "yaml"]);
+    assert!(
+        text.contains("Invalid mode \"yaml\". Valid values: text, json"),
+        "{text}"
+    );
+    let text = error(&["--mode", "rpc"]);
+    assert!(text.contains("tandem acp"), "{text}");
+}
+
+#[test]
+fn model_options() {
+    let r = run(&[
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o:high",
+        "--thinking",
+        "low",
+        "--api-key",
+        "sk-1",
+    ]);
+    assert_eq!(r.provider.as_deref(), Some("openai"));
+    assert_eq!(r.model.as_deref(), Some("gpt-4o:high"));
+    assert_eq!(r.thinking, Some(ThinkingLevel::Low));
+    assert_eq!(r.api_key.as_deref(), Some("sk-1"));
+}
+
+#[test]
+fn every_thinking_level_parses_and_a_bad_one_lists_them() {
+    for level in ThinkingLevel::ALL {
+        assert_eq!(run(&["--thinking", level.as_str()]).thinking, Some(level));
+    }
+    let text = error(&["--thinking", "max"]);
+    assert!(
+        text.contains(
+            "Invalid thinking level \"max\". Valid values: off, minimal, low, medium, high, xhigh"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn tools() {
+    assert_eq!(run(&[]).tools, ToolSelection::Default);
+    assert_eq!(
+        run(&["--tools", "read, grep,,ls"]).tools,
+        ToolSelection::Only(vec!["read".into(), "grep".into(), "ls".into()])
+    );
+    assert_eq!(
+        run(&["-t", "bash"]).tools,
+        ToolSelection::Only(vec!["bash".into()])
+    );
+    assert_eq!(run(&["--no-tools"]).tools, ToolSelection::Only(vec![]));
+    assert_eq!(run(&["-nt"]).tools, ToolSelection::Only(vec![]));
+    assert_eq!(
+        run(&["--no-tools", "--tools", "read"]).tools,
+        ToolSelection::Only(vec!["read".into()])
+    );
+    let parsed = parse(&["--tools", "read,fly"]).expect("parses");
+    assert_eq!(
+        parsed.warnings,
+        vec!["Unknown tool \"fly\". Valid tools: read, bash, edit, write, grep, find, ls"]
+    );
+    let Command::Print(r) = parsed.command else {
+        panic!("print")
+    };
+    assert_eq!(r.tools, ToolSelection::Only(vec!["read".into()]));
+}
+
+#[test]
+fn session_choices_follow_pi_precedence() {
+    assert_eq!(run(&[]).session, SessionChoice::New);
+    assert_eq!(run(&["-c"]).session, SessionChoice::Continue);
+    assert_eq!(run(&["--continue"]).session, SessionChoice::Continue);
+    assert_eq!(
+        run(&["--session", "a.jsonl"]).session,
+        SessionChoice::Open("a.jsonl".into())
+    );
+    assert_eq!(
+        run(&["--fork", "0195"]).session,
+        SessionChoice::Fork("0195".into())
+    );
+    assert_eq!(run(&["--no-session"]).session, SessionChoice::InMemory);
+    // As in pi, --session wins over --continue and --no-session over both.
+    assert_eq!(
+        run(&["-c", "--session", "x"]).session,
+        SessionChoice::Open("x".into())
+    );
+    assert_eq!(
+        run(&["-c", "--session", "x", "--no-session"]).session,
+        SessionChoice::InMemory
+    );
+    let r = run(&["--session-dir", "/tmp/s"]);
+    assert_eq!(r.session_dir, Some(PathBuf::from("/tmp/s")));
+}
+
+#[test]
+fn fork_conflicts_are_listed_together() {
+    let text = error(&["--fork", "a", "--session", "b", "-c"]);
+    assert!(
+        text.contains("--fork cannot be combined with --session, --continue"),
+        "{text}"
+    );
+    let text = error(&["--fork", "a", "--no-session"]);
+    assert!(
+        text.contains("--fork cannot be combined with --no-session"),
+        "{text}"
+    );
+    let err = parse(&["--fork", "a", "-c"]).expect_err("conflict");
+    assert_eq!(err.kind(), ErrorKind::ArgumentConflict);
+}
+
+#[test]
+fn prompt_and_context_options() {
+    let r = run(&[
+        "--system-prompt",
+        "Be brief.",
+        "--append-system-prompt",
+        "One.",
+        "--append-system-prompt",
+        "Two.",
+        "--no-context-files",
+    ]);
+    assert_eq!(r.system_prompt.as_deref(), Some("Be brief."));
+    assert_eq!(r.append_system_prompt, vec!["One.", "Two."]);
+    assert!(r.no_context_files);
+    assert!(run(&["-nc"]).no_context_files);
+    // A repeated single-value option keeps the last value, as pi does.
+    assert_eq!(
+        run(&["--model", "a", "--model", "b"]).model.as_deref(),
+        Some("b")
+    );
+}
+
+#[test]
+fn list_models_with_and_without_search() {
+    assert_eq!(
+        command(&["--list-models"]),
+        Command::ListModels { search: None }
+    );
+    assert_eq!(
+        command(&["--list-models", "sonnet"]),
+        Command::ListModels {
+            search: Some("sonnet".into())
+        }
+    );
+    assert_eq!(
+        command(&["--list-models", "-p"]),
+        Command::ListModels { search: None }
+    );
+}
+
+#[test]
+fn subcommands_take_the_shared_options_before_or_after() {
+    assert_eq!(command(&["lsp"]), Command::Lsp(RunArgs::default()));
+    assert_eq!(command(&["acp"]), Command::Acp(RunArgs::default()));
+    assert_eq!(
+        run(&["--model", "gpt-5", "lsp"]).model.as_deref(),
+        Some("gpt-5")
+    );
+    assert_eq!(
+        run(&["acp", "--model", "gpt-5", "--no-session"]).session,
+        SessionChoice::InMemory
+    );
+    assert_eq!(
+        command(&["demo"]),
+        Command::Demo {
+            real: false,
+            mode: OutputMode::Text,
+            run: RunArgs::default()
+        }
+    );
+    assert!(matches!(
+        command(&["--mode", "json", "demo", "--real"]),
+        Command::Demo {
+            real: true,
+            mode: OutputMode::Json,
+            ..
+        }
+    ));
+    // `help` is a message, not a subcommand.
+    assert_eq!(run(&["-p", "help"]).messages, vec!["help"]);
+    // A subcommand's name after a message is just another message.
+    assert_eq!(run(&["-p", "hello", "lsp"]).messages, vec!["hello", "lsp"]);
+}
+
+#[test]
+fn protocol_subcommands_refuse_print_options() {
+    let text = error(&["-p", "lsp"]);
+    assert!(text.contains("cannot be used with `tandem lsp`"), "{text}");
+    let text = error(&["--list-models", "x", "acp"]);
+    assert!(
+        text.contains("--list-models cannot be used with `tandem acp`"),
+        "{text}"
+    );
+    let text = error(&["acp", "--list-models"]);
+    assert!(text.contains("--list-models"), "{text}");
+    let text = error(&["acp", "extra"]);
+    assert!(text.contains("extra"), "{text}");
+}
+
+#[test]
+fn unknown_flags_are_usage_errors_and_help_is_not() {
+    let err = parse(&["--frobnicate"]).expect_err("unknown flag");
+    assert_eq!(err.kind(), ErrorKind::UnknownArgument);
+    assert_eq!(crate::cli::clap_exit_code(&err), 1);
+    let err = parse(&["--help"]).expect_err("help is reported as an error kind");
+    assert_eq!(err.kind(), ErrorKind::DisplayHelp);
+    assert_eq!(crate::cli::clap_exit_code(&err), 0);
+    for flag in ["--version", "-v", "-V"] {
+        let err = parse(&[flag]).expect_err("version");
+        assert_eq!(err.kind(), ErrorKind::DisplayVersion, "{flag}");
+        assert_eq!(
+            err.to_string(),
+            format!("tandem {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn the_pi_short_aliases_are_not_rewritten_after_a_separator() {
+    assert_eq!(run(&["-p", "--", "-nt"]).messages, vec!["-nt"]);
+}
+
+#[test]
+fn help_names_the_pi_flags() {
+    let help = help_text();
+    for flag in [
+        "--print",
+        "--mode",
+        "--provider",
+        "--model",
+        "--thinking",
+        "--api-key",
+        "--tools",
+        "--no-tools",
+        "--continue",
+        "--session",
+        "--fork",
+        "--no-session",
+        "--session-dir",
+        "--system-prompt",
+        "--append-system-prompt",
+        "--no-context-files",
+        "--list-models",
+        "lsp",
+        "acp",
+        "demo",
+    ] {
+        assert!(help.contains(flag), "help lacks {flag}:\n{help}");
+    }
+}

@@ -1,0 +1,110 @@
+//! What the command line asks for, as plain data: a [`Command`] and the [`RunArgs`] of a run.
+//!
+//! These types say nothing about how flags are spelled (that is [`super::args`]); choices are
+//! typed ([`SessionChoice`], [`ToolSelection`], [`OutputMode`]) so run modes match on meaning.
+
+use std::path::PathBuf;
+
+use tandem_ai::ThinkingLevel;
+
+/// What the output of a run looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputMode {
+    /// Only the final answer's text (pi's `-p` / `--mode text`).
+    #[default]
+    Text,
+    /// The session header, then every event as one JSON line (pi's `--mode json`).
+    Json,
+}
+
+/// Which built-in tools the agent gets.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ToolSelection {
+    /// pi's default set: read, bash, edit, write.
+    #[default]
+    Default,
+    /// Exactly these (empty for `--no-tools`).
+    Only(Vec<String>),
+}
+
+/// Which session a run writes to, in pi's precedence: `--no-session`, then `--fork`, then
+/// `--session`, then `--continue`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SessionChoice {
+    /// A new session file.
+    #[default]
+    New,
+    /// The most recent session of this directory (`--continue`).
+    Continue,
+    /// An existing session: a file path or a session id prefix (`--session`).
+    Open(String),
+    /// A new session copied from this one: a file path or id prefix (`--fork`).
+    Fork(String),
+    /// Nothing written to disk (`--no-session`).
+    InMemory,
+}
+
+/// Everything a run needs from the command line, checked.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunArgs {
+    /// `--provider`.
+    pub provider: Option<String>,
+    /// `--model`: `provider/id`, a bare id or a fuzzy pattern, optionally with `:thinking`.
+    pub model: Option<String>,
+    /// `--thinking`.
+    pub thinking: Option<ThinkingLevel>,
+    /// `--api-key`: a key for the chosen model's provider, for this run only.
+    pub api_key: Option<String>,
+    /// `--tools` / `--no-tools`.
+    pub tools: ToolSelection,
+    /// `--session`, `--fork`, `--continue`, `--no-session`.
+    pub session: SessionChoice,
+    /// `--session-dir`: where session files are kept and looked up.
+    pub session_dir: Option<PathBuf>,
+    /// `--system-prompt`: replaces the default system prompt.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`, in the order given.
+    pub append_system_prompt: Vec<String>,
+    /// `--no-context-files`: skip AGENTS.md / CLAUDE.md.
+    pub no_context_files: bool,
+    /// Message arguments, in order (the first becomes part of the initial prompt).
+    pub messages: Vec<String>,
+    /// `@file` arguments without their `@`, in order.
+    pub file_args: Vec<String>,
+}
+
+/// What the binary was asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Run once and print the final answer (`-p`, `--mode text`, or just messages).
+    Print(RunArgs),
+    /// Run once and print every event as a JSON line (`--mode json`).
+    Json(RunArgs),
+    /// `--list-models [search]`.
+    ListModels {
+        /// The fuzzy search, when one was given.
+        search: Option<String>,
+    },
+    /// `tandem demo [--real]`.
+    Demo {
+        /// Use a real model instead of the scripted one.
+        real: bool,
+        /// How to show the run.
+        mode: OutputMode,
+        /// Model, session and tool options.
+        run: RunArgs,
+    },
+    /// `tandem lsp`: the language server on stdin/stdout.
+    Lsp(RunArgs),
+    /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout.
+    Acp(RunArgs),
+}
+
+/// A parsed command line: the command plus warnings to print to stderr (never fatal).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The command.
+    pub command: Command,
+    /// Things that were ignored, e.g. unknown tool names.
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,38 @@
+//! The `tandem` command line: pi's flags, model choice, the first prompt, and the two print-mode
+//! outputs (final text, or pi's JSON event lines).
+//!
+//! Everything here is independent of the session layer: parsing yields a [`Command`] whose
+//! [`RunArgs`] the run modes consume; [`models`] picks the model from the registry plus settings
+//! defaults handed in; [`input`] builds the prompts from `@file` arguments and piped stdin (read
+//! through a reader parameter, so tests need no real stdin); [`json_output`] and [`text_output`]
+//! turn the agent's events and final message into what pi prints.
+//!
+//! Usage errors exit with 1, as pi's do (clap's own default would be 2); `--help` and `--version`
+//! exit with 0.
+
+// The run modes that use most of this module are wired into main.rs separately; until then
+// several public items are only exercised by tests.
+#![allow(dead_code)]
+
+pub mod args;
+pub mod command;
+pub mod input;
+pub mod json_output;
+pub mod list_models;
+pub mod model_flag;
+mod model_pattern;
+pub mod models;
+mod suggest;
+pub mod text_output;
+
+pub use args::{help_text, parse_args};
+pub use command::{Command, OutputMode, RunArgs};
+
+/// The process exit code for a clap outcome: 0 for `--help` / `--version`, 1 for usage errors.
+pub fn clap_exit_code(err: &clap::Error) -> u8 {
+    if err.use_stderr() {
+        1
+    } else {
+        0
+    }
+}

@@ -1,0 +1,311 @@
+//! Choosing the model and thinking level of a run, in pi's order of precedence, with Tandem's
+//! scripted demo model as the last resort so a first run without any key still answers.
+//!
+//! Order: `--model` (with `--provider`), else the model of the session being resumed (when it
+//! still exists and has a key), else settings' `defaultProvider`/`defaultModel`, else the first
+//! provider with a key (pi's provider preference), else `scripted/demo`. The thinking level is
+//! `--thinking`, else a `:<level>` suffix of `--model`, else the resumed session's, else settings'
+//! `defaultThinkingLevel`, else `medium`; then clamped to what the model supports.
+//!
+//! `--model` itself is resolved by [`super::model_flag`]. Finding the key is a separate step,
+//! [`require_key`].
+
+use tandem_ai::providers::scripted::demo_model;
+use tandem_ai::registry::{KeyError, ModelRegistry};
+use tandem_ai::{Api, Model, ThinkingLevel};
+
+use super::command::RunArgs;
+use super::model_flag::resolve_model_flag;
+use super::suggest::closest;
+
+/// The thinking level when nothing else sets one (pi's default).
+pub const DEFAULT_THINKING: ThinkingLevel = ThinkingLevel::Medium;
+
+/// pi's provider preference for the "first available" fallback, with its default model of each.
+/// When that id is not in the catalog, the provider's first (flagship) model is used instead.
+const PREFERRED: [(&str, &str); 16] = [
+    ("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1"),
+    ("anthropic", "claude-opus-4-7"),
+    ("openai", "gpt-5.4"),
+    ("azure-openai-responses", "gpt-5.4"),
+    ("openai-codex", "gpt-5.5"),
+    ("deepseek", "deepseek-v4-pro"),
+    ("google", "gemini-3.1-pro-preview"),
+    ("google-vertex", "gemini-3.1-pro-preview"),
+    ("github-copilot", "gpt-5.4"),
+    ("openrouter", "moonshotai/kimi-k2.6"),
+    ("vercel-ai-gateway", "zai/glm-5.1"),
+    ("xai", "grok-4.20-0309-reasoning"),
+    ("groq", "openai/gpt-oss-120b"),
+    ("cerebras", "zai-glm-4.7"),
+    ("zai", "glm-5.1"),
+    ("mistral", "devstral-medium-latest"),
+];
+
+/// What settings.json says about models (read by the settings loader, passed in here).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelDefaults {
+    /// `defaultProvider`.
+    pub provider: Option<String>,
+    /// `defaultModel`.
+    pub model: Option<String>,
+    /// `defaultThinkingLevel`.
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// What a session being resumed recorded (only for sessions that already have messages).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResumedSession {
+    /// The last `model_change`: provider and model id.
+    pub model: Option<(String, String)>,
+    /// The last `thinking_level_change`, if any.
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// Where the chosen model came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `--model` / `--provider`.
+    CommandLine,
+    /// The resumed session.
+    Session,
+    /// settings.json.
+    Settings,
+    /// The first provider with a key.
+    FirstAvailable,
+    /// Nothing had a key: the scripted demo model.
+    Demo,
+}
+
+/// The model and thinking level for a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelChoice {
+    /// The model.
+    pub model: Model,
+    /// The thinking level, already clamped to the model.
+    pub thinking_level: ThinkingLevel,
+    /// Where the model came from.
+    pub source: ModelSource,
+    /// Notes for stderr (a custom model id, a session model that could not be restored, …).
+    pub warnings: Vec<String>,
+}
+
+/// Why no model could be chosen.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// `--provider` (or a settings default) names no known provider.
+    #[error(
+        "Unknown provider \"{provider}\".{} Known providers: {}. Use --list-models to see \
+         available providers/models.",
+        did_you_mean(.suggestions), .known.join(", ")
+    )]
+    UnknownProvider {
+        /// What was asked for.
+        provider: String,
+        /// Close names.
+        suggestions: Vec<String>,
+        /// Every provider name.
+        known: Vec<String>,
+    },
+    /// `--model` matched nothing and named no known provider.
+    #[error(
+        "Model \"{model}\" not found.{} Use --list-models to see available models.",
+        did_you_mean(.suggestions)
+    )]
+    UnknownModel {
+        /// What was asked for.
+        model: String,
+        /// Close `provider/id` names.
+        suggestions: Vec<String>,
+    },
+    /// `--api-key` without a model to give it to.
+    #[error("--api-key requires a model: pass --model (or --provider) as well")]
+    ApiKeyWithoutModel,
+    /// The chosen model's provider has no usable key.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+}
+
+fn did_you_mean(suggestions: &[String]) -> String {
+    match suggestions {
+        [] => String::new(),
+        [one] => format!(" Did you mean {one}?"),
+        many => format!(" Did you mean one of: {}?", many.join(", ")),
+    }
+}
+
+/// Every model a run may use: the registry's, plus the scripted demo model.
+pub fn model_pool(registry: &ModelRegistry) -> Vec<Model> {
+    let mut pool = registry.all().to_vec();
+    let demo = demo_model();
+    if !pool
+        .iter()
+        .any(|m| m.provider == demo.provider && m.id == demo.id)
+    {
+        pool.push(demo);
+    }
+    pool
+}
+
+/// True when `model` can be called now: scripted models need no key.
+pub fn is_available(registry: &ModelRegistry, model: &Model) -> bool {
+    model.api == Api::Scripted || registry.has_key(&model.provider)
+}
+
+/// The key for `model` (`runtime` is `--api-key`); `None` for scripted models. A missing key is
+/// the registry's error, naming the environment variable and the models.json path. May run a
+/// `!command` key (blocking): call at startup.
+pub fn require_key(
+    registry: &ModelRegistry,
+    model: &Model,
+    runtime: Option<&str>,
+) -> Result<Option<String>, ModelError> {
+    if model.api == Api::Scripted {
+        return Ok(None);
+    }
+    Ok(Some(registry.require_api_key(&model.provider, runtime)?))
+}
+
+fn providers(pool: &[Model]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for m in pool {
+        if !names.contains(&m.provider) {
+            names.push(m.provider.clone());
+        }
+    }
+    names
+}
+
+pub(super) fn canonical_provider(pool: &[Model], name: &str) -> Result<String, ModelError> {
+    let known = providers(pool);
+    if let Some(found) = known.iter().find(|p| p.eq_ignore_ascii_case(name)) {
+        return Ok(found.clone());
+    }
+    let suggestions = closest(name, known.iter().map(String::as_str), 3)
+        .into_iter()
+        .map(|s| format!("\"{s}\""))
+        .collect();
+    Err(ModelError::UnknownProvider {
+        provider: name.to_string(),
+        suggestions,
+        known,
+    })
+}
+
+/// pi's default model for `provider` if present, else the provider's first model.
+pub(super) fn provider_default<'m>(models: &[&'m Model], provider: &str) -> Option<&'m Model> {
+    let of_provider = || models.iter().copied().filter(|m| m.provider == provider);
+    let preferred = PREFERRED.iter().find(|(p, _)| *p == provider);
+    preferred
+        .and_then(|(_, id)| of_provider().find(|m| m.id == *id))
+        .or_else(|| of_provider().next())
+}
+
+/// Chooses the model and thinking level for a run (see the module docs for the order).
+/// `defaults` come from settings.json; `resumed` is the session being continued, if it has
+/// messages. Does not look up the key: see [`require_key`].
+pub fn choose_model(
+    registry: &ModelRegistry,
+    run: &RunArgs,
+    defaults: &ModelDefaults,
+    resumed: Option<&ResumedSession>,
+) -> Result<ModelChoice, ModelError> {
+    let pool = model_pool(registry);
+    let all: Vec<&Model> = pool.iter().collect();
+    let mut warnings = Vec::new();
+    let mut pattern_thinking = None;
+    let picked: Option<(Model, ModelSource)> = if let Some(pattern) = &run.model {
+        let resolved = resolve_model_flag(registry, run.provider.as_deref(), pattern)?;
+        warnings.extend(resolved.warning);
+        pattern_thinking = resolved.thinking;
+        Some((resolved.model, ModelSource::CommandLine))
+    } else if let Some(provider) = &run.provider {
+        let provider = canonical_provider(&pool, provider)?;
+        let settings_id = defaults
+            .model
+            .as_deref()
+            .filter(|_| defaults.provider.as_deref() == Some(provider.as_str()));
+        let from_settings = settings_id.and_then(|id| {
+            all.iter()
+                .copied()
+                .find(|m| m.provider == provider && m.id == id)
+        });
+        from_settings
+            .or_else(|| provider_default(&all, &provider))
+            .map(|m| (m.clone(), ModelSource::CommandLine))
+    } else {
+        None
+    };
+    if picked.is_none() && run.api_key.is_some() {
+        return Err(ModelError::ApiKeyWithoutModel);
+    }
+    let mut not_restored = None;
+    let picked = picked
+        .or_else(|| {
+            let (provider, id) = resumed?.model.as_ref()?;
+            let found = all
+                .iter()
+                .find(|m| &m.provider == provider && &m.id == id && is_available(registry, m));
+            if found.is_none() {
+                not_restored = Some(format!("{provider}/{id}"));
+            }
+            found.map(|m| ((*m).clone(), ModelSource::Session))
+        })
+        .or_else(|| {
+            let (provider, id) = (defaults.provider.as_ref()?, defaults.model.as_ref()?);
+            let found = all
+                .iter()
+                .find(|m| &m.provider == provider && &m.id == id)?;
+            Some(((*found).clone(), ModelSource::Settings))
+        })
+        .or_else(|| {
+            first_available(registry, &all).map(|m| (m.clone(), ModelSource::FirstAvailable))
+        });
+    let (model, source) = match picked {
+        Some(found) => {
+            if let Some(old) = not_restored {
+                let new = format!("{}/{}", found.0.provider, found.0.id);
+                warnings.push(format!("Could not restore model {old}. Using {new}"));
+            }
+            found
+        }
+        None => {
+            warnings.push(
+                "No API key found for any provider: using the scripted demo model \
+                 (scripted/demo). Set a provider's key (e.g. OPENAI_API_KEY or \
+                 ANTHROPIC_API_KEY) or pass --api-key to use a real model."
+                    .to_string(),
+            );
+            (demo_model(), ModelSource::Demo)
+        }
+    };
+    let requested = run
+        .thinking
+        .or(pattern_thinking)
+        .or_else(|| resumed.and_then(|r| r.thinking_level))
+        .or(defaults.thinking_level)
+        .unwrap_or(DEFAULT_THINKING);
+    Ok(ModelChoice {
+        thinking_level: model.effective_thinking(requested),
+        model,
+        source,
+        warnings,
+    })
+}
+
+/// The first model with a key, by pi's provider preference, else in registry order.
+fn first_available<'m>(registry: &ModelRegistry, all: &[&'m Model]) -> Option<&'m Model> {
+    let available: Vec<&Model> = all
+        .iter()
+        .copied()
+        .filter(|m| m.api != Api::Scripted && is_available(registry, m))
+        .collect();
+    PREFERRED
+        .iter()
+        .find_map(|(provider, _)| provider_default(&available, provider))
+        .or_else(|| available.first().copied())
+}
+
+#[cfg(test)]
+#[path = "models_tests.rs"]
+mod tests;

@@ -1,0 +1,276 @@
+//! Model choice against real registries in temporary agent directories; keys come from an
+//! injected environment, never the process's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tandem_ai::registry::{AgentDir, LoadOptions};
+
+use super::*;
+
+fn registry(keys: &[(&str, &str)]) -> (tempfile::TempDir, ModelRegistry) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let env: Vec<(String, String)> = keys
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let options = LoadOptions {
+        env: Arc::new(move |name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())),
+        command_timeout: Duration::from_secs(5),
+    };
+    let registry = ModelRegistry::load_with(AgentDir::new(dir.path()), options);
+    (dir, registry)
+}
+
+fn flag(
+    registry: &ModelRegistry,
+    provider: Option<&str>,
+    model: &str,
+) -> (String, Option<ThinkingLevel>) {
+    let r = resolve_model_flag(registry, provider, model)
+        .unwrap_or_else(|e| panic!("{provider:?} {model}: {e}"));
+    assert_eq!(r.warning, None, "{model}");
+    (format!("{}/{}", r.model.provider, r.model.id), r.thinking)
+}
+
+fn with_model(model: &str) -> RunArgs {
+    RunArgs {
+        model: Some(model.into()),
+        ..RunArgs::default()
+    }
+}
+
+#[test]
+fn model_flag_forms() {
+    let (_dir, r) = registry(&[]);
+    let name = |s: &str| s.to_string();
+    assert_eq!(
+        flag(&r, None, "openai/gpt-4o"),
+        (name("openai/gpt-4o"), None)
+    );
+    assert_eq!(flag(&r, None, "gpt-4o"), (name("openai/gpt-4o"), None));
+    assert_eq!(
+        flag(&r, None, "OpenAI/GPT-4o"),
+        (name("openai/gpt-4o"), None)
+    );
+    assert_eq!(
+        flag(&r, Some("openai"), "gpt-4o"),
+        (name("openai/gpt-4o"), None)
+    );
+    assert_eq!(
+        flag(&r, Some("OPENAI"), "openai/gpt-4o"),
+        (name("openai/gpt-4o"), None)
+    );
+    assert_eq!(
+        flag(&r, None, "anthropic/claude-sonnet-4-6:high"),
+        (
+            name("anthropic/claude-sonnet-4-6"),
+            Some(ThinkingLevel::High)
+        )
+    );
+    // A fuzzy pattern: aliases beat dated ids, and the highest id wins across providers.
+    assert_eq!(
+        flag(&r, None, "sonnet:low"),
+        (
+            name("anthropic/claude-sonnet-4-6"),
+            Some(ThinkingLevel::Low)
+        )
+    );
+    // Ids with slashes: a known provider prefix is read as the provider first.
+    assert_eq!(
+        flag(&r, None, "openrouter/anthropic/claude-opus-4.6"),
+        (name("openrouter/anthropic/claude-opus-4.6"), None)
+    );
+    assert_eq!(
+        flag(&r, None, "openai/gpt-oss-120b"),
+        (name("groq/openai/gpt-oss-120b"), None)
+    );
+    assert_eq!(
+        flag(&r, None, "scripted/demo"),
+        (name("scripted/demo"), None)
+    );
+}
+
+#[test]
+fn unknown_ids_of_known_providers_become_custom_models() {
+    let (_dir, r) = registry(&[]);
+    let resolved = resolve_model_flag(&r, None, "openai/gpt-4p:high").expect("custom");
+    assert_eq!(resolved.model.id, "gpt-4p");
+    assert_eq!(resolved.model.name, "gpt-4p");
+    assert_eq!(resolved.model.api, Api::OpenAiResponses);
+    assert_eq!(resolved.thinking, Some(ThinkingLevel::High));
+    assert_eq!(
+        resolved.warning.as_deref(),
+        Some(
+            "Model \"gpt-4p\" not found for provider \"openai\". Using custom model id. \
+             Known models close to it: openai/gpt-4o."
+        )
+    );
+}
+
+#[test]
+fn unknown_models_and_providers_suggest_close_names() {
+    let (_dir, r) = registry(&[]);
+    let err = resolve_model_flag(&r, None, "claude-sonet-4-5").expect_err("unknown");
+    assert_eq!(
+        err.to_string(),
+        "Model \"claude-sonet-4-5\" not found. Did you mean anthropic/claude-sonnet-4-5? \
+         Use --list-models to see available models."
+    );
+    let err = resolve_model_flag(&r, None, "zzzz-unknown").expect_err("unknown");
+    assert_eq!(
+        err.to_string(),
+        "Model \"zzzz-unknown\" not found. Use --list-models to see available models."
+    );
+    let err = resolve_model_flag(&r, Some("opnai"), "gpt-4o").expect_err("provider");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "Unknown provider \"opnai\". Did you mean \"openai\"? \
+             Known providers: anthropic, deepseek, google,"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(", scripted. Use --list-models"), "{text}");
+}
+
+#[test]
+fn the_command_line_wins_and_thinking_is_clamped() {
+    let (_dir, r) = registry(&[("ANTHROPIC_API_KEY", "k")]);
+    let defaults = ModelDefaults {
+        provider: Some("anthropic".into()),
+        model: Some("claude-opus-4-6".into()),
+        thinking_level: Some(ThinkingLevel::Minimal),
+    };
+    let choice = choose_model(&r, &with_model("openai/gpt-4o:high"), &defaults, None).expect("ok");
+    assert_eq!(choice.model.id, "gpt-4o");
+    assert_eq!(choice.source, ModelSource::CommandLine);
+    // gpt-4o cannot reason.
+    assert_eq!(choice.thinking_level, ThinkingLevel::Off);
+    let mut run = with_model("claude-sonnet-4-6:high");
+    run.thinking = Some(ThinkingLevel::Low);
+    let choice = choose_model(&r, &run, &defaults, None).expect("ok");
+    assert_eq!(choice.thinking_level, ThinkingLevel::Low);
+    let choice =
+        choose_model(&r, &with_model("claude-sonnet-4-6:xhigh"), &defaults, None).expect("ok");
+    assert_eq!(choice.thinking_level, ThinkingLevel::High);
+    let choice =
+        choose_model(&r, &with_model("claude-opus-4-6:xhigh"), &defaults, None).expect("ok");
+    assert_eq!(choice.thinking_level, ThinkingLevel::Xhigh);
+}
+
+#[test]
+fn a_provider_alone_picks_its_default_model() {
+    let (_dir, r) = registry(&[]);
+    let run = RunArgs {
+        provider: Some("groq".into()),
+        ..RunArgs::default()
+    };
+    let choice = choose_model(&r, &run, &ModelDefaults::default(), None).expect("ok");
+    assert_eq!(choice.model.id, "openai/gpt-oss-120b");
+    assert_eq!(choice.source, ModelSource::CommandLine);
+    let defaults = ModelDefaults {
+        provider: Some("groq".into()),
+        model: Some("llama-3.3-70b-versatile".into()),
+        thinking_level: None,
+    };
+    let choice = choose_model(&r, &run, &defaults, None).expect("ok");
+    assert_eq!(choice.model.id, "llama-3.3-70b-versatile");
+    let run = RunArgs {
+        provider: Some("nope".into()),
+        ..RunArgs::default()
+    };
+    assert!(matches!(
+        choose_model(&r, &run, &ModelDefaults::default(), None),
+        Err(ModelError::UnknownProvider { .. })
+    ));
+}
+
+#[test]
+fn an_api_key_needs_a_model() {
+    let (_dir, r) = registry(&[]);
+    let run = RunArgs {
+        api_key: Some("sk".into()),
+        ..RunArgs::default()
+    };
+    let err = choose_model(&r, &run, &ModelDefaults::default(), None).expect_err("no model");
+    assert_eq!(err, ModelError::ApiKeyWithoutModel);
+    let mut run = with_model("openai/gpt-4o");
+    run.api_key = Some("sk-run".into());
+    let choice = choose_model(&r, &run, &ModelDefaults::default(), None).expect("ok");
+    assert_eq!(
+        require_key(&r, &choice.model, run.api_key.as_deref()),
+        Ok(Some("sk-run".into()))
+    );
+}
+
+#[test]
+fn settings_defaults_then_first_available_then_demo() {
+    let (_dir, r) = registry(&[("OPENAI_API_KEY", "k"), ("GROQ_API_KEY", "g")]);
+    let none = ModelDefaults::default();
+    let choice = choose_model(&r, &RunArgs::default(), &none, None).expect("ok");
+    assert_eq!(
+        (choice.model.provider.as_str(), choice.model.id.as_str()),
+        ("openai", "gpt-5.4")
+    );
+    assert_eq!(choice.source, ModelSource::FirstAvailable);
+    assert_eq!(choice.thinking_level, DEFAULT_THINKING);
+    assert!(choice.warnings.is_empty());
+
+    // Settings win even without a key; the key check then names what to set.
+    let defaults = ModelDefaults {
+        provider: Some("anthropic".into()),
+        model: Some("claude-sonnet-4-6".into()),
+        thinking_level: Some(ThinkingLevel::High),
+    };
+    let choice = choose_model(&r, &RunArgs::default(), &defaults, None).expect("ok");
+    assert_eq!(choice.source, ModelSource::Settings);
+    assert_eq!(choice.thinking_level, ThinkingLevel::High);
+    let err = require_key(&r, &choice.model, None).expect_err("no anthropic key");
+    let text = err.to_string();
+    assert!(
+        text.contains("ANTHROPIC_OAUTH_TOKEN, ANTHROPIC_API_KEY"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&r.agent_dir().models_json().display().to_string()),
+        "{text}"
+    );
+
+    let (_dir, empty) = registry(&[]);
+    let choice = choose_model(&empty, &RunArgs::default(), &none, None).expect("demo");
+    assert_eq!(choice.source, ModelSource::Demo);
+    assert_eq!(choice.model, demo_model());
+    assert_eq!(require_key(&empty, &choice.model, None), Ok(None));
+    assert!(choice.warnings[0].starts_with("No API key found for any provider"));
+}
+
+#[test]
+fn a_resumed_session_keeps_its_model_and_thinking_when_it_can() {
+    let (_dir, r) = registry(&[("ANTHROPIC_API_KEY", "k")]);
+    let resumed = ResumedSession {
+        model: Some(("anthropic".into(), "claude-haiku-4-5".into())),
+        thinking_level: Some(ThinkingLevel::Low),
+    };
+    let defaults = ModelDefaults {
+        thinking_level: Some(ThinkingLevel::High),
+        ..ModelDefaults::default()
+    };
+    let choice = choose_model(&r, &RunArgs::default(), &defaults, Some(&resumed)).expect("ok");
+    assert_eq!(choice.model.id, "claude-haiku-4-5");
+    assert_eq!(choice.source, ModelSource::Session);
+    assert_eq!(choice.thinking_level, ThinkingLevel::Low);
+
+    let gone = ResumedSession {
+        model: Some(("openai".into(), "gpt-4o".into())),
+        thinking_level: None,
+    };
+    let choice = choose_model(&r, &RunArgs::default(), &defaults, Some(&gone)).expect("ok");
+    assert_eq!(choice.source, ModelSource::FirstAvailable);
+    assert_eq!(choice.model.id, "claude-opus-4-6");
+    assert_eq!(choice.thinking_level, ThinkingLevel::High);
+    assert_eq!(
+        choice.warnings,
+        vec!["Could not restore model openai/gpt-4o. Using anthropic/claude-opus-4-6"]
+    );
+}
