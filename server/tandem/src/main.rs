@@ -5,6 +5,8 @@
 //! they arrive.
 
 mod cli;
+mod demo;
+mod run;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -69,18 +71,18 @@ fn not_wired(what: &str) -> ExitCode {
 }
 
 /// `-p` / `--mode text`: run the prompts, print the final answer.
-fn run_print(_run: RunArgs) -> ExitCode {
-    not_wired("print mode (-p)")
+fn run_print(run: RunArgs) -> ExitCode {
+    run::run(run, OutputMode::Text)
 }
 
 /// `--mode json`: run the prompts, print every event as a JSON line.
-fn run_json(_run: RunArgs) -> ExitCode {
-    not_wired("JSON mode (--mode json)")
+fn run_json(run: RunArgs) -> ExitCode {
+    run::run(run, OutputMode::Json)
 }
 
 /// `tandem demo [--real]`.
-fn run_demo(_real: bool, _mode: OutputMode, _run: RunArgs) -> ExitCode {
-    not_wired("`tandem demo`")
+fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
+    demo::run(real, mode, run)
 }
 
 /// `tandem lsp`.

@@ -83,6 +83,8 @@ struct Shared {
     /// Number of `agent_end` events the pump has processed.
     ends: watch::Sender<u64>,
     persist_error: Mutex<Option<String>>,
+    /// Texts of the messages queued through the session, to report their delivery.
+    queued: Mutex<Vec<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -175,6 +177,7 @@ impl AgentSession {
             subscribers: Mutex::new(Vec::new()),
             ends,
             persist_error: Mutex::new(None),
+            queued: Mutex::new(Vec::new()),
         });
         pump::start(&agent, shared.clone());
         Ok(AgentSession {
@@ -269,6 +272,7 @@ impl AgentSession {
     /// Queues a steering message (injected before the agent's next model call).
     pub async fn steer(&self, text: &str) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
+        lock(&self.shared.queued).push(expanded.clone());
         self.agent.steer(user_message(&expanded, Vec::new()));
         self.emit_queue_update().await;
         Ok(())
@@ -277,6 +281,7 @@ impl AgentSession {
     /// Queues a follow-up (handled when the current work is done).
     pub async fn follow_up(&self, text: &str) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
+        lock(&self.shared.queued).push(expanded.clone());
         self.agent.follow_up(user_message(&expanded, Vec::new()));
         self.emit_queue_update().await;
         Ok(())

@@ -40,7 +40,13 @@ pub(super) fn start(agent: &Agent, shared: Arc<Shared>) {
                 }
                 AgentEvent::MessageStart { message } => {
                     // A queued message being delivered leaves its queue.
-                    queue_changed = user_text(message).is_some();
+                    if let Some(text) = user_text(message) {
+                        let mut queued = lock(&shared.queued);
+                        if let Some(i) = queued.iter().position(|q| *q == text) {
+                            queued.remove(i);
+                            queue_changed = true;
+                        }
+                    }
                 }
                 _ => {}
             }

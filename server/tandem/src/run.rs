@@ -1,0 +1,322 @@
+//! Print and JSON modes: set up an [`AgentSession`] from the command line and pi's
+//! configuration, send the prompts, and print the final answer (text) or every event (JSON).
+//!
+//! Exit status: 0 when the last answer completed; 1 on any setup error or when the run ended in
+//! an error or was aborted (the error goes to stderr).
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context as _};
+use tandem_agent::default_stream_fn;
+use tandem_ai::registry::{AgentDir, ModelRegistry};
+use tandem_ai::{ImageContent, Model, StopReason, StreamOptions};
+use tandem_coding::agent_session::{AgentSession, AgentSessionEvent, AgentSessionOptions};
+use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
+use tandem_coding::session::{self, SessionManager};
+use tandem_coding::settings::{self, LoadedSettings};
+use tandem_coding::tools::{self, DEFAULT_TOOLS};
+use tandem_coding::{DiskWorkspace, PermissionPolicy, ShellSettings, ToolEnv};
+
+use crate::cli::command::{SessionChoice, ToolSelection};
+use crate::cli::json_output::JsonLines;
+use crate::cli::models::{choose_model, require_key, ModelDefaults, ResumedSession};
+use crate::cli::{input, text_output, OutputMode, RunArgs};
+
+/// Everything a run needs, set up.
+pub struct Setup {
+    /// The session.
+    pub session: AgentSession,
+}
+
+/// Builds the runtime the modes run on.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")
+}
+
+fn print_settings_errors(loaded: &LoadedSettings) {
+    for e in &loaded.errors {
+        eprintln!("Warning: {e}");
+    }
+}
+
+/// Finds a session by path or by id prefix among the sessions of `dir`.
+fn find_session(reference: &str, dir: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
+    let as_path = cwd.join(reference);
+    if as_path.is_file() {
+        return Ok(as_path);
+    }
+    let list = session::list_sessions(dir);
+    let matches: Vec<_> = list
+        .sessions
+        .iter()
+        .filter(|s| s.id.starts_with(reference))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one.path.clone()),
+        [] => bail!(
+            "Session not found: {reference} (no such file, and no session id in {} starts with it)",
+            dir.display()
+        ),
+        many => bail!(
+            "Session id prefix {reference} is ambiguous: {} sessions match; give more characters",
+            many.len()
+        ),
+    }
+}
+
+fn open_session(run: &RunArgs, agent_dir: &AgentDir, cwd: &Path) -> anyhow::Result<SessionManager> {
+    let dir = run
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| session::default_session_dir(agent_dir, cwd));
+    Ok(match &run.session {
+        SessionChoice::New => SessionManager::create(cwd, &dir),
+        SessionChoice::InMemory => SessionManager::in_memory(cwd),
+        SessionChoice::Continue => {
+            SessionManager::continue_recent(cwd, &dir).with_context(|| {
+                format!("could not continue the latest session in {}", dir.display())
+            })?
+        }
+        SessionChoice::Open(reference) => {
+            let path = find_session(reference, &dir, cwd)?;
+            SessionManager::open(&path)?
+        }
+        SessionChoice::Fork(reference) => {
+            let path = find_session(reference, &dir, cwd)?;
+            SessionManager::fork_from(&path, cwd, &dir)?
+        }
+    })
+}
+
+/// Sets up the session for `run` in `cwd`.
+pub fn setup(run: &RunArgs, cwd: &Path) -> anyhow::Result<Setup> {
+    setup_with(run, cwd, None)
+}
+
+/// Like [`setup`], with `model` replacing the model choice (the demo's scripted model).
+pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Result<Setup> {
+    let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
+    let loaded = settings::load(agent_dir.path(), cwd);
+    print_settings_errors(&loaded);
+    let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
+    for e in registry.load_errors() {
+        eprintln!("Warning: {e}");
+    }
+    let manager = open_session(run, &agent_dir, cwd)?;
+    if let Some(path) = manager.session_file() {
+        for skipped in &manager.load_report().skipped {
+            eprintln!(
+                "Warning: {}: line {} was skipped ({})",
+                path.display(),
+                skipped.line,
+                skipped.reason
+            );
+        }
+    }
+    let resumed = if manager.entries().is_empty() {
+        None
+    } else {
+        let context = manager.build_context();
+        Some(ResumedSession {
+            model: context.model.map(|m| (m.provider, m.model_id)),
+            thinking_level: Some(context.thinking_level),
+        })
+    };
+    let merged = &loaded.merged;
+    let defaults = ModelDefaults {
+        provider: merged.default_provider.clone(),
+        model: merged.default_model.clone(),
+        thinking_level: merged.default_thinking_level,
+    };
+    let (model, thinking_level, key) = match model {
+        Some(model) => (model, run.thinking.unwrap_or_default(), None),
+        None => {
+            let choice = choose_model(&registry, run, &defaults, resumed.as_ref())?;
+            for w in &choice.warnings {
+                eprintln!("Warning: {w}");
+            }
+            let key = require_key(&registry, &choice.model, run.api_key.as_deref())?;
+            (choice.model, choice.thinking_level, key)
+        }
+    };
+
+    let resources = Resources::load(
+        agent_dir.path(),
+        cwd,
+        &loaded,
+        &ResourceOptions {
+            no_context_files: run.no_context_files,
+            system_prompt: run.system_prompt.clone(),
+            append_system_prompt: (!run.append_system_prompt.is_empty())
+                .then(|| run.append_system_prompt.join("\n\n")),
+            ..ResourceOptions::default()
+        },
+    );
+    for d in &resources.diagnostics {
+        eprintln!("Warning: {d}");
+    }
+    let workspace = Arc::new(DiskWorkspace::new(
+        [cwd.to_path_buf()],
+        PermissionPolicy::AllowAll,
+    ));
+    let env = Arc::new(ToolEnv::new(workspace, cwd).with_shell(ShellSettings {
+        shell: merged.shell_path.clone().map(PathBuf::from),
+        command_prefix: merged.shell_command_prefix.clone(),
+        ..ShellSettings::default()
+    }));
+    let tool_names: Vec<String> = match &run.tools {
+        ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
+        ToolSelection::Only(names) => names.clone(),
+    };
+    let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
+    let active = tools::tools(&env, &name_refs);
+    let system_prompt = resources.system_prompt_for(&tool_names, &today_utc());
+    let session = AgentSession::new(AgentSessionOptions {
+        cwd: cwd.to_path_buf(),
+        model,
+        thinking_level,
+        tools: active,
+        system_prompt,
+        session: manager,
+        settings: loaded.merged.clone(),
+        resources: Some(Arc::new(resources)),
+        registry: Some(registry),
+        runtime_api_key: key,
+        stream_fn: default_stream_fn(),
+        stream_options: StreamOptions::default(),
+    })?;
+    Ok(Setup { session })
+}
+
+fn current_dir() -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    Ok(std::fs::canonicalize(&cwd).unwrap_or(cwd))
+}
+
+/// The prompts of a run: `@file` arguments, piped stdin and messages.
+fn prompts(run: &RunArgs, cwd: &Path) -> anyhow::Result<Vec<(String, Vec<ImageContent>)>> {
+    let stdin = std::io::stdin();
+    let is_terminal = stdin.is_terminal();
+    let piped = input::read_piped_stdin(&mut stdin.lock() as &mut dyn Read, is_terminal)?;
+    let built = input::build_prompts(&run.file_args, &run.messages, piped, cwd)?;
+    let mut out = Vec::new();
+    if let Some(initial) = built.initial {
+        out.push((initial.text, initial.images));
+    }
+    out.extend(built.rest.into_iter().map(|m| (m, Vec::new())));
+    if out.is_empty() {
+        bail!("No prompt given: pass a message, @file arguments or pipe text on stdin (see `tandem --help`)");
+    }
+    Ok(out)
+}
+
+/// Runs print or JSON mode.
+pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
+    let outcome = (|| -> anyhow::Result<bool> {
+        let cwd = current_dir()?;
+        let prompts = prompts(&run, &cwd)?;
+        let rt = runtime()?;
+        rt.block_on(async move {
+            let setup = setup(&run, &cwd)?;
+            execute(&setup.session, prompts, mode).await
+        })
+    })();
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Sends `prompts` and prints as `mode` says; `Ok(false)` when the run ended badly.
+pub async fn execute(
+    session: &AgentSession,
+    prompts: Vec<(String, Vec<ImageContent>)>,
+    mode: OutputMode,
+) -> anyhow::Result<bool> {
+    // The JSON printer reports how many `agent_settled` events it has written, so the run can
+    // wait for the last one before returning.
+    let (settled_tx, mut settled_rx) = tokio::sync::watch::channel(0usize);
+    let printer = (mode == OutputMode::Json).then(|| {
+        let header = session.with_session(|s| s.header().clone());
+        let mut rx = session.subscribe();
+        tokio::spawn(async move {
+            if let Ok(h) = JsonLines::header(&header) {
+                let _ = JsonLines::write_line(&mut std::io::stdout().lock(), &h);
+            }
+            let mut lines = JsonLines::new();
+            while let Some(event) = rx.recv().await {
+                let value = match &event {
+                    AgentSessionEvent::Agent(e) => lines.agent_event(e),
+                    AgentSessionEvent::Session(e) => serde_json::to_value(e),
+                };
+                if let Ok(v) = value {
+                    let mut out = std::io::stdout().lock();
+                    let _ = JsonLines::write_line(&mut out, &v);
+                    let _ = out.flush();
+                }
+                if event.kind() == "agent_settled" {
+                    settled_tx.send_modify(|n| *n += 1);
+                }
+            }
+        })
+    });
+    let abort_on_ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    tokio::pin!(abort_on_ctrl_c);
+    let mut sent = 0usize;
+    for (text, images) in prompts {
+        sent += 1;
+        let prompt = session.prompt(&text, images);
+        tokio::pin!(prompt);
+        tokio::select! {
+            result = &mut prompt => result?,
+            _ = &mut abort_on_ctrl_c => {
+                session.abort();
+                prompt.await?;
+                break;
+            }
+        }
+        if session
+            .last_assistant()
+            .is_some_and(|m| matches!(m.stop_reason, StopReason::Error | StopReason::Aborted))
+        {
+            break;
+        }
+    }
+    let last = session.last_assistant();
+    if printer.is_some() {
+        let _ = settled_rx.wait_for(|n| *n >= sent).await;
+    }
+    let Some(last) = last else {
+        bail!("The model gave no answer");
+    };
+    match mode {
+        OutputMode::Text => match text_output::final_text(&last) {
+            Ok(text) => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                Ok(true)
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                Ok(false)
+            }
+        },
+        OutputMode::Json => Ok(!matches!(
+            last.stop_reason,
+            StopReason::Error | StopReason::Aborted
+        )),
+    }
+}
