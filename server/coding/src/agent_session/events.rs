@@ -66,7 +66,8 @@ pub enum SessionEvent {
     },
     /// A compaction ended.
     AutoCompactionEnd {
-        /// The new summary, when it succeeded.
+        /// The new summary, when it succeeded (absent otherwise, as pi writes it).
+        #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<CompactionSummaryInfo>,
         /// True when it was cancelled.
         aborted: bool,

@@ -386,11 +386,24 @@ impl AgentSession {
             if policy.enabled && retry::is_retryable(&last, window) {
                 return self.retry(state, &policy, &last, cancel).await;
             }
-            if tandem_ai::overflow::is_context_overflow(&last, Some(window))
-                && !state.overflow_attempted
-            {
+            if tandem_ai::overflow::is_context_overflow(&last, Some(window)) {
+                if state.overflow_attempted {
+                    // One compact-and-retry per prompt; say why the run stops here.
+                    self.shared
+                        .emit(AgentSessionEvent::Session(SessionEvent::AutoCompactionEnd {
+                            result: None,
+                            aborted: false,
+                            will_retry: false,
+                            error_message: Some(
+                                "Context overflow recovery failed after one compact-and-retry attempt: the conversation is still too long for the model. Compact with instructions to keep less, or switch to a model with a larger context window.".into(),
+                            ),
+                        }))
+                        .await;
+                    return AfterRun::Done;
+                }
                 state.overflow_attempted = true;
-                self.drop_failed_turn();
+                // The failed turn leaves the context only when the compaction succeeds (the
+                // rebuilt context drops it); otherwise it stays as the run's outcome.
                 return match self
                     .run_compaction(CompactionReason::Overflow, None, cancel, true)
                     .await

@@ -1,0 +1,88 @@
+//! `--mode json`: the session header, then pi's events in pi's order and shapes. The reference
+//! is what pi 0.73.1 printed for the same task against the same answers
+//! (`fixtures/reference/pi-0.73.1-json-mode-trace.jsonl`).
+
+use serde_json::{json, Value};
+use tandem_tests::wire::WireApi;
+
+use crate::support::{read_jsonl, type_of, Sandbox};
+use crate::{folded_types, queue_edit_task};
+
+const REFERENCE: &str =
+    include_str!("../../../../fixtures/reference/pi-0.73.1-json-mode-trace.jsonl");
+
+fn reference() -> Vec<Value> {
+    REFERENCE
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("reference line"))
+        .collect()
+}
+
+/// Blanks what differs between any two runs: timestamps, response ids, and the header's id and
+/// working directory.
+fn normalized(mut lines: Vec<Value>) -> Vec<Value> {
+    fn blank(value: &mut Value) {
+        match value {
+            Value::Object(fields) => {
+                for (key, field) in fields.iter_mut() {
+                    match key.as_str() {
+                        "timestamp" | "responseId" => *field = json!("…"),
+                        _ => blank(field),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(blank),
+            _ => {}
+        }
+    }
+    if let Some(header) = lines.first_mut() {
+        header["id"] = json!("…");
+        header["cwd"] = json!("…");
+    }
+    lines.iter_mut().for_each(blank);
+    lines
+}
+
+fn run_reference_task() -> (Sandbox, Vec<Value>) {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    queue_edit_task(&sandbox);
+    let run = sandbox.run(&["--mode", "json", "change world to there in hello.txt"]);
+    run.expect_code(0);
+    let lines = run.json_lines();
+    (sandbox, lines)
+}
+
+#[test]
+fn json_mode_prints_the_header_then_pi_event_order() {
+    let (sandbox, lines) = run_reference_task();
+    let header = read_jsonl(&sandbox.only_session()).remove(0);
+    assert_eq!(lines[0], header, "the first line is the session header");
+
+    let expected = folded_types(reference().iter().map(type_of));
+    let mut ours = folded_types(lines.iter().map(type_of));
+    // `agent_settled` (pi 0.85's "everything finished" event) follows pi 0.73.1's last line.
+    assert_eq!(ours.pop().as_deref(), Some("agent_settled"));
+    assert_eq!(ours, expected);
+}
+
+#[test]
+fn json_mode_lines_other_than_streaming_updates_are_pi_lines() {
+    let (_sandbox, mut lines) = run_reference_task();
+    assert_eq!(
+        lines.pop().map(|l| type_of(&l)).as_deref(),
+        Some("agent_settled")
+    );
+    let keep = |lines: Vec<Value>| -> Vec<Value> {
+        let kept = lines
+            .into_iter()
+            .filter(|l| type_of(l) != "message_update")
+            .collect();
+        normalized(kept)
+    };
+    let ours = keep(lines);
+    let theirs = keep(reference());
+    assert_eq!(ours.len(), theirs.len());
+    for (n, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(a, b, "line {n} (message_update lines left out)");
+    }
+}

@@ -1,0 +1,227 @@
+//! Session files across runs: `--continue`, `--session` (path or id prefix), `--fork`,
+//! `--no-session`, a damaged file that still loads and is only appended to, and the thinking
+//! level a session records.
+
+use serde_json::{json, Value};
+use tandem_tests::wire::{Turn, WireApi};
+
+use crate::support::{body_mentions, entry_kinds, read_jsonl, Sandbox};
+
+/// Runs one exchange ("first" → "One.") and returns the session file and its bytes.
+fn first_session(sandbox: &Sandbox) -> (std::path::PathBuf, Vec<u8>) {
+    sandbox.answer(&Turn::text("One."));
+    sandbox.run(&["-p", "first"]).expect_code(0);
+    let path = sandbox.only_session();
+    let bytes = std::fs::read(&path).expect("session bytes");
+    (path, bytes)
+}
+
+#[test]
+fn continue_resumes_the_latest_session_of_the_directory() {
+    let sandbox = Sandbox::new(WireApi::GoogleGenerativeAi);
+    let (path, before) = first_session(&sandbox);
+    sandbox.answer(&Turn::text("Two."));
+    // The model comes from the session; no --model needed.
+    let run = sandbox.run_raw(&["--continue", "-p", "second"], None);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Two.\n");
+    let second = &sandbox.requests()[1];
+    assert!(body_mentions(second, "first") && body_mentions(second, "One."));
+    assert!(body_mentions(second, "second"));
+    assert_eq!(
+        sandbox.session_files(),
+        std::slice::from_ref(&path),
+        "no new file"
+    );
+    let after = std::fs::read(&path).expect("session bytes");
+    assert!(after.starts_with(&before), "appended, not rewritten");
+    assert_eq!(
+        entry_kinds(&read_jsonl(&path))[3..],
+        [
+            "message:user",
+            "message:assistant",
+            "message:user",
+            "message:assistant"
+        ]
+    );
+}
+
+#[test]
+fn session_path_resumes_that_file() {
+    let sandbox = Sandbox::new(WireApi::OpenAiResponses);
+    let (path, before) = first_session(&sandbox);
+    // A later, unrelated session: --session must not pick the latest one.
+    sandbox.answer(&Turn::text("Other."));
+    sandbox.run(&["-p", "other"]).expect_code(0);
+    sandbox.answer(&Turn::text("Two."));
+    let run = sandbox.run(&["--session", &path.to_string_lossy(), "-p", "second"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Two.\n");
+    let third = &sandbox.requests()[2];
+    assert!(body_mentions(third, "One."));
+    assert!(!body_mentions(third, "Other."));
+    let after = std::fs::read(&path).expect("session bytes");
+    assert!(after.starts_with(&before) && after.len() > before.len());
+}
+
+#[test]
+fn fork_copies_the_session_into_a_new_file_and_leaves_the_old_one_alone() {
+    let sandbox = Sandbox::new(WireApi::AnthropicMessages);
+    let (path, before) = first_session(&sandbox);
+    sandbox.answer(&Turn::text("Two."));
+    let run = sandbox.run(&["--fork", &path.to_string_lossy(), "-p", "second"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Two.\n");
+    assert!(
+        body_mentions(&sandbox.requests()[1], "One."),
+        "the fork has the history"
+    );
+    assert_eq!(
+        std::fs::read(&path).expect("old bytes"),
+        before,
+        "old file changed"
+    );
+    let files = sandbox.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let fork = files.iter().find(|f| **f != path).expect("the fork");
+    let old = read_jsonl(&path);
+    let new = read_jsonl(fork);
+    assert_eq!(new[0]["parentSession"], json!(path.to_string_lossy()));
+    assert_ne!(new[0]["id"], old[0]["id"]);
+    assert_eq!(
+        entry_kinds(&new)[3..],
+        [
+            "message:user",
+            "message:assistant",
+            "message:user",
+            "message:assistant"
+        ]
+    );
+    assert_eq!(
+        new[4]["message"], old[4]["message"],
+        "history copied as it was"
+    );
+}
+
+#[test]
+fn a_session_file_with_torn_and_garbage_lines_still_loads_and_is_only_appended_to() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let (path, clean) = first_session(&sandbox);
+    // A garbage line after the user message, and a last line torn by a crash mid-write.
+    let mut damaged = Vec::new();
+    for (n, line) in clean.split_inclusive(|b| *b == b'\n').enumerate() {
+        damaged.extend_from_slice(line);
+        if n == 3 {
+            damaged.extend_from_slice(b"this is not json\n");
+        }
+    }
+    damaged.extend_from_slice(br#"{"type":"message","id":"deadbeef","parentId":"#);
+    std::fs::write(&path, &damaged).expect("damage the session");
+
+    sandbox.answer(&Turn::text("Two."));
+    let run = sandbox.run(&["--session", &path.to_string_lossy(), "-p", "second"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Two.\n");
+    let warnings: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{}", run.stderr);
+    for (warning, line) in warnings.iter().zip([5, 7]) {
+        let prefix = format!("Warning: {}: line {line} was skipped (", path.display());
+        assert!(warning.starts_with(&prefix), "{warning}");
+    }
+    let second = &sandbox.requests()[1];
+    assert!(body_mentions(second, "first") && body_mentions(second, "One."));
+
+    let after = std::fs::read(&path).expect("session bytes");
+    assert!(
+        after.starts_with(&damaged),
+        "the damaged lines were rewritten"
+    );
+    let appended = String::from_utf8_lossy(&after[damaged.len()..]).to_string();
+    // The torn line is ended before the first new entry, which then parses on its own line.
+    let new_lines: Vec<Value> = appended
+        .trim_start_matches('\n')
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("appended line"))
+        .collect();
+    assert_eq!(
+        entry_kinds(&new_lines),
+        ["message:user", "message:assistant"]
+    );
+    let old_assistant: Value =
+        serde_json::from_slice(clean.split(|b| *b == b'\n').nth(4).expect("line 5"))
+            .expect("old assistant entry");
+    assert_eq!(new_lines[0]["parentId"], old_assistant["id"]);
+}
+
+#[test]
+fn session_accepts_a_session_id_prefix() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let (path, before) = first_session(&sandbox);
+    let id = read_jsonl(&path)[0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    sandbox.answer(&Turn::text("Two."));
+    let run = sandbox.run(&["--session", &id[..8], "-p", "second"]);
+    run.expect_code(0);
+    assert!(body_mentions(&sandbox.requests()[1], "One."));
+    assert!(std::fs::read(&path)
+        .expect("session bytes")
+        .starts_with(&before));
+    assert_eq!(sandbox.session_files(), [path]);
+}
+
+#[test]
+fn continue_without_a_session_starts_a_new_one() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("Fresh."));
+    let run = sandbox.run(&["--continue", "-p", "hi"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Fresh.\n");
+    let entries = read_jsonl(&sandbox.only_session());
+    assert_eq!(
+        entry_kinds(&entries)[3..],
+        ["message:user", "message:assistant"]
+    );
+}
+
+#[test]
+fn no_session_writes_no_file() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("Fresh."));
+    let run = sandbox.run(&["--no-session", "-p", "hi"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Fresh.\n");
+    assert!(!sandbox.agent_dir.join("sessions").exists());
+}
+
+#[test]
+fn the_session_records_the_thinking_level_the_model_supports() {
+    // A model without reasoning: a requested level is recorded as off and nothing is sent.
+    let sandbox = Sandbox::new(WireApi::AnthropicMessages);
+    sandbox.answer(&Turn::text("ok"));
+    sandbox
+        .run(&["--thinking", "high", "-p", "hi"])
+        .expect_code(0);
+    assert_eq!(
+        read_jsonl(&sandbox.only_session())[2]["thinkingLevel"],
+        "off"
+    );
+    let body = sandbox.requests()[0].json().expect("JSON body");
+    assert_eq!(body.get("thinking"), None, "{body}");
+
+    // A reasoning model with a `:high` suffix on --model.
+    let model = json!({"id": "mock-model", "reasoning": true});
+    let sandbox = Sandbox::with_model(WireApi::AnthropicMessages, model);
+    sandbox.answer(&Turn::text("ok"));
+    let args = ["--model", "mock/mock-model:high", "-p", "hi"];
+    sandbox.run_raw(&args, None).expect_code(0);
+    assert_eq!(
+        read_jsonl(&sandbox.only_session())[2]["thinkingLevel"],
+        "high"
+    );
+    let body = sandbox.requests()[0].json().expect("JSON body");
+    assert_eq!(body["thinking"]["type"], "enabled", "{body}");
+    let budget: Value = body["thinking"]["budget_tokens"].clone();
+    assert!(budget.as_u64().is_some_and(|b| b > 0), "{body}");
+}
