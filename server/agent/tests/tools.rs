@@ -461,7 +461,7 @@ async fn a_call_missing_a_required_property_gets_pis_validation_error() {
     assert!(result_text(&result).starts_with("Validation failed for tool \""));
     assert_eq!(
         result_text(&result),
-        "Validation failed for tool \"read\":\n  - path: must have required property 'path'\n\nReceived arguments:\n{}"
+        "Validation failed for tool \"read\":\n  - path: must have required properties path\n\nReceived arguments:\n{}"
     );
     assert!(seen.lock().expect("log").is_empty(), "the tool never ran");
     assert!(tool_end_of(&events, "c1").1);

@@ -1,5 +1,9 @@
 //! Tool-argument validation with AJV-compatible type coercion.
 //!
+//! Error lines follow pi 0.73.1, which reports paths with `.` between segments
+//! (`edits.0.oldText`) and all missing properties of an object in one line
+//! (`must have required properties a, b`); the rest follows AJV, which pi 0.58 used.
+//!
 //! pi checks every tool call with AJV (`allErrors: true, strict: false, coerceTypes: true`) and, when
 //! the call is wrong, hands the model a fixed error text that models have learnt to act on. A general
 //! JSON-schema crate neither coerces nor words its errors like AJV, so this module mirrors the code AJV
@@ -70,7 +74,7 @@ pub fn validate_tool_arguments(
     ))
 }
 
-/// One AJV error: its instance path (a JSON pointer), the property a `required` error misses, the message.
+/// One error: its instance path (a JSON pointer), the property a `required` error misses, the message.
 struct Failure {
     path: String,
     missing: Option<String>,
@@ -78,12 +82,17 @@ struct Failure {
 }
 
 impl Failure {
-    /// pi's line: the path without its leading `/`, else the missing property, else `root`.
+    /// pi 0.73.1's line: the path with `.` between segments, else the missing property, else
+    /// `root`.
     fn line(&self) -> String {
         let at = match (self.path.strip_prefix('/'), &self.missing) {
-            (Some(path), _) => path,
-            (None, Some(missing)) => missing,
-            (None, None) => "root",
+            (Some(path), _) => path
+                .split('/')
+                .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
+                .collect::<Vec<_>>()
+                .join("."),
+            (None, Some(missing)) => missing.clone(),
+            (None, None) => "root".to_string(),
         };
         format!("  - {at}: {}", self.message)
     }
@@ -394,21 +403,22 @@ impl<'s> Validator<'s> {
             "properties",
             path,
         );
-        for name in s
+        // pi 0.73.1 reports every missing property of an object in one line, at the path of the
+        // first one (its validator's wording, not AJV's one-line-per-property).
+        let missing: Vec<&str> = s
             .get("required")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
-        {
-            if !obj.contains_key(name) {
-                let message = format!("must have required property '{name}'");
-                self.errors.push(Failure {
-                    path: path.to_owned(),
-                    missing: Some(name.to_owned()),
-                    message,
-                });
-            }
+            .filter(|name| !obj.contains_key(*name))
+            .collect();
+        if let Some(first) = missing.first() {
+            self.errors.push(Failure {
+                path: format!("{path}/{first}"),
+                missing: None,
+                message: format!("must have required properties {}", missing.join(", ")),
+            });
         }
         let keys: Vec<String> = js::keys(obj).into_iter().cloned().collect();
         let props = s.get("properties").and_then(Value::as_object);

@@ -41,7 +41,7 @@ fn coerced(v: Value, value: Value) -> Value {
 #[test]
 fn missing_required_property_at_root() {
     let expected =
-        "Validation failed for tool \"read\":\n  - path: must have required property 'path'\
+        "Validation failed for tool \"read\":\n  - path: must have required properties path\
         \n\nReceived arguments:\n{}";
     assert_eq!(error("read", read_schema(), json!({})), expected);
 }
@@ -49,7 +49,7 @@ fn missing_required_property_at_root() {
 #[test]
 fn wrong_type_nested_shows_full_path() {
     let args = json!({"path": "a.rs", "edits": [{"oldText": {}, "newText": "x"}]});
-    let expected = "Validation failed for tool \"edit\":\n  - edits/0/oldText: must be string\n\n\
+    let expected = "Validation failed for tool \"edit\":\n  - edits.0.oldText: must be string\n\n\
         Received arguments:\n{\n  \"path\": \"a.rs\",\n  \"edits\": [\n    {\n      \"oldText\": {},\
         \n      \"newText\": \"x\"\n    }\n  ]\n}";
     assert_eq!(error("edit", edit_schema(), args), expected);
@@ -58,7 +58,7 @@ fn wrong_type_nested_shows_full_path() {
 #[test]
 fn several_errors_in_ajv_order() {
     let expected =
-        "Validation failed for tool \"read\":\n  - path: must have required property 'path'\
+        "Validation failed for tool \"read\":\n  - path: must have required properties path\
         \n  - offset: must be integer\n  - limit: must be > 0\n\n\
         Received arguments:\n{\n  \"offset\": \"abc\",\n  \"limit\": \"0\"\n}";
     assert_eq!(
@@ -85,14 +85,14 @@ fn every_additional_property_is_an_error_and_keys_print_in_js_order() {
 }
 
 #[test]
-fn nested_missing_property_shows_the_object_path() {
+fn nested_missing_property_shows_its_full_path() {
     let text = error(
         "edit",
         edit_schema(),
         json!({"path": "a", "edits": [{"newText": "x"}]}),
     );
     assert!(
-        text.contains("\n  - edits/0: must have required property 'oldText'\n\n"),
+        text.contains("\n  - edits.0.oldText: must have required properties oldText\n\n"),
         "{text}"
     );
 }
@@ -242,6 +242,17 @@ fn refs_tuples_and_escaped_paths() {
         "properties": {"a/b": {"$ref": "#/definitions/pos"},
             "t": {"items": [{"type": "string"}], "additionalItems": false}}});
     let text = error("t", schema, json!({"a/b": "0", "t": [{}, 2]}));
-    let expected = "  - a~1b: must be >= 1\n  - t: must NOT have more than 1 items\n  - t/0: must be string\n\n";
+    let expected = "  - a/b: must be >= 1\n  - t: must NOT have more than 1 items\n  - t.0: must be string\n\n";
     assert!(text.contains(expected), "{text}");
+}
+
+#[test]
+fn every_missing_property_is_named_in_one_line() {
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"]});
+    let text = error("write", schema, json!({}));
+    assert!(
+        text.contains("\n  - path: must have required properties path, content\n\n"),
+        "{text}"
+    );
 }
