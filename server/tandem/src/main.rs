@@ -6,6 +6,8 @@
 
 mod cli;
 mod demo;
+#[allow(dead_code)]
+mod lsp;
 mod run;
 
 use std::io::IsTerminal;

@@ -1,0 +1,35 @@
+//! Params and results of every `tandem/...` request.
+//!
+//! Each params type implements [`crate::Request`], which gives its method name and result type,
+//! so a server registers `PromptParams::METHOD` and a client sends `PromptParams` and reads a
+//! `PromptResult` without repeating the name. Required fields are required (the server answers
+//! -32602 naming the missing one); optional ones may be absent or `null`; unknown ones are
+//! ignored, so a newer client can talk to an older server.
+//!
+//! - [`run`]: prompt, abort, compact — starting and steering the agent.
+//! - [`sessions`]: new, list, open, fork.
+//! - [`state`]: a session's state.
+//! - [`models`]: models list / set and the thinking level.
+
+pub mod models;
+pub mod run;
+pub mod sessions;
+pub mod state;
+
+pub use models::{
+    ModelEntry, ModelInfo, ModelsListParams, ModelsSetParams, ThinkingLevel, ThinkingSetParams,
+    ThinkingSetResult,
+};
+pub use run::{
+    AbortParams, CompactParams, CompactResult, ImageInput, PromptContext, PromptParams,
+    PromptResult, WhenBusy,
+};
+pub use sessions::{
+    SessionInfo, SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams,
+    SessionsOpenParams,
+};
+pub use state::{QueueState, StateParams, StateResult, TokenStats};
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,3 @@
+pub mod context;
+pub mod documents;
+pub mod position;
