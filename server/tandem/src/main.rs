@@ -6,6 +6,7 @@
 
 mod cli;
 mod demo;
+// Until the workspace (edits through the editor) and code actions are wired in.
 #[allow(dead_code)]
 mod lsp;
 mod run;
@@ -87,9 +88,20 @@ fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
     demo::run(real, mode, run)
 }
 
-/// `tandem lsp`.
+/// `tandem lsp`: the language server on stdin/stdout until the client sends `exit`.
 fn run_lsp(_run: RunArgs) -> ExitCode {
-    not_wired("`tandem lsp`")
+    let rt = match run::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(lsp::server::serve_stdio());
+    // Stdin is read on a blocking thread that never returns by itself; do not wait for it (or
+    // for a tool still running after the abort).
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::SUCCESS
 }
 
 /// `tandem acp`.

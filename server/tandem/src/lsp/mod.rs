@@ -1,3 +1,9 @@
+pub mod client;
+pub mod config;
 pub mod context;
 pub mod documents;
+pub mod events;
 pub mod position;
+pub mod server;
+pub mod sessions;
+pub mod workspace;

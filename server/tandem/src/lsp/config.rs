@@ -1,0 +1,325 @@
+//! The server's configuration and what follows from it: the capabilities it announces and
+//! how a session is set up.
+//!
+//! Configuration comes from `initializationOptions` first, then every
+//! `workspace/didChangeConfiguration`, each parsed by [`TandemConfig`] with its warnings.
+//! Settings only replace what they name: a `didChangeConfiguration` that sets only `editMode`
+//! keeps the model chosen at `initialize`. Without any configuration the server uses pi's config
+//! files, like the CLI, because the [`RunArgs`] built here leave everything unset.
+//!
+//! [`ServerConfig::build_session`] is the CLI's `run::setup_with` with two differences, which
+//! is why those lines are copied rather than called: the agent directory comes from `agentDir`,
+//! and the tools work through an [`LspWorkspace`] (buffers first, edits proposed to the editor)
+//! instead of the disk.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use anyhow::anyhow;
+use tandem_agent::default_stream_fn;
+use tandem_ai::registry::ModelRegistry;
+use tandem_ai::StreamOptions;
+use tandem_coding::agent_session::{AgentSession, AgentSessionOptions};
+use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
+use tandem_coding::session::{self, SessionManager};
+use tandem_coding::settings;
+use tandem_coding::tools::{self, DEFAULT_TOOLS};
+use tandem_coding::{BashPolicy, ShellSettings, ToolEnv};
+use tandem_protocol::capabilities::ServerCapability;
+use tandem_protocol::commands;
+use tower_lsp_server::ls_types::*;
+
+use super::documents::DocumentStore;
+use super::position::PositionEncoding;
+use super::workspace::{EditorClient, LspWorkspace, WorkspaceSettings};
+use crate::cli::models::{choose_model, require_key, ModelDefaults, ResumedSession};
+
+use serde_json::Value;
+use tandem_ai::registry::{AgentDir, NoAgentDir};
+use tandem_ai::ThinkingLevel as CoreThinking;
+use tandem_protocol::config::{ConfigParse, TandemConfig};
+use tandem_protocol::requests::ThinkingLevel as Thinking;
+
+use crate::cli::RunArgs;
+
+/// The current configuration, shared by the server's handlers.
+#[derive(Debug, Default)]
+pub struct ServerConfig {
+    current: Mutex<TandemConfig>,
+    workspace: Arc<RwLock<WorkspaceSettings>>,
+}
+
+/// Where a new session's history comes from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A new session file.
+    New,
+    /// A stored session file.
+    Open(PathBuf),
+    /// A copy of a stored session file.
+    Fork(PathBuf),
+}
+
+/// What sessions share with the server.
+pub struct SessionDeps {
+    /// The open documents (the tools read them before the disk).
+    pub documents: Arc<Mutex<DocumentStore>>,
+    /// The editor, for applying edits and asking questions.
+    pub editor: Arc<dyn EditorClient>,
+}
+
+/// Why a session could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The session file could not be opened or forked.
+    #[error("{0}")]
+    SessionFile(String),
+    /// Anything else: the agent dir, the model, its key.
+    #[error("{0:#}")]
+    Setup(anyhow::Error),
+}
+
+impl ServerConfig {
+    /// A snapshot of the configuration.
+    pub fn get(&self) -> TandemConfig {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Applies `initializationOptions`; returns the warnings to log.
+    pub fn apply_initialization_options(&self, options: Option<&Value>) -> Vec<String> {
+        match options {
+            Some(options) => self.merge(TandemConfig::from_initialization_options(options)),
+            None => Vec::new(),
+        }
+    }
+
+    /// Applies `workspace/didChangeConfiguration`'s `settings`; returns the warnings to log.
+    pub fn apply_settings(&self, settings: &Value) -> Vec<String> {
+        match TandemConfig::from_settings(settings) {
+            Some(parsed) => self.merge(parsed),
+            None => Vec::new(),
+        }
+    }
+
+    fn merge(&self, parsed: ConfigParse) -> Vec<String> {
+        let new = parsed.config;
+        let mut c = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        c.model = new.model.or(c.model.take());
+        c.thinking_level = new.thinking_level.or(c.thinking_level);
+        c.edit_mode = new.edit_mode.or(c.edit_mode);
+        c.bash_permission = new.bash_permission.or(c.bash_permission);
+        c.agent_dir = new.agent_dir.or(c.agent_dir.take());
+        let mut w = self.workspace.write().unwrap_or_else(|p| p.into_inner());
+        w.edit_mode = c.edit_mode();
+        w.bash_permission = c.bash_permission();
+        parsed.warnings
+    }
+
+    /// Sets up a session in `cwd`, as the CLI does, over the editor's workspace (`cwd` and the
+    /// workspace `folders`).
+    pub fn build_session(
+        &self,
+        origin: &Origin,
+        cwd: &Path,
+        folders: &[PathBuf],
+        deps: &SessionDeps,
+    ) -> Result<(AgentSession, Arc<LspWorkspace>), BuildError> {
+        let setup = |e: anyhow::Error| BuildError::Setup(e);
+        let agent_dir = self.agent_dir().map_err(|e| setup(anyhow!("{e}")))?;
+        let loaded = settings::load(agent_dir.path(), cwd);
+        let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
+        for e in loaded.errors.iter().map(ToString::to_string) {
+            eprintln!("tandem lsp: warning: {e}");
+        }
+        let dir = session::default_session_dir(&agent_dir, cwd);
+        let file_error = |e: session::SessionError| BuildError::SessionFile(e.to_string());
+        let manager = match origin {
+            Origin::New => SessionManager::create(cwd, &dir),
+            Origin::Open(path) => SessionManager::open(path).map_err(file_error)?,
+            Origin::Fork(path) => SessionManager::fork_from(path, cwd, &dir).map_err(file_error)?,
+        };
+        let resumed = (!manager.entries().is_empty()).then(|| {
+            let context = manager.build_context();
+            ResumedSession {
+                model: context.model.map(|m| (m.provider, m.model_id)),
+                thinking_level: Some(context.thinking_level),
+            }
+        });
+        let merged = &loaded.merged;
+        let defaults = ModelDefaults {
+            provider: merged.default_provider.clone(),
+            model: merged.default_model.clone(),
+            thinking_level: merged.default_thinking_level,
+        };
+        let run = self.run_args();
+        let choice = choose_model(&registry, &run, &defaults, resumed.as_ref())
+            .map_err(|e| setup(e.into()))?;
+        for w in &choice.warnings {
+            eprintln!("tandem lsp: warning: {w}");
+        }
+        let key = require_key(&registry, &choice.model, None).map_err(|e| setup(e.into()))?;
+        let resources =
+            Resources::load(agent_dir.path(), cwd, &loaded, &ResourceOptions::default());
+        let mut roots = vec![cwd.to_path_buf()];
+        roots.extend(folders.iter().filter(|f| !cwd.starts_with(f)).cloned());
+        let workspace = Arc::new(LspWorkspace::new(
+            roots,
+            deps.documents.clone(),
+            deps.editor.clone(),
+            self.workspace.clone(),
+        ));
+        let env = Arc::new(
+            ToolEnv::new(workspace.clone(), cwd).with_shell(ShellSettings {
+                shell: merged.shell_path.clone().map(PathBuf::from),
+                command_prefix: merged.shell_command_prefix.clone(),
+                // The workspace decides, following `bashPermission` as it is now.
+                policy: BashPolicy::Ask,
+            }),
+        );
+        let active = tools::tools(&env, &DEFAULT_TOOLS);
+        let names: Vec<String> = DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect();
+        let system_prompt = resources.system_prompt_for(&names, &today_utc());
+        let session = AgentSession::new(AgentSessionOptions {
+            cwd: cwd.to_path_buf(),
+            model: choice.model,
+            thinking_level: choice.thinking_level,
+            tools: active,
+            system_prompt,
+            session: manager,
+            settings: loaded.merged.clone(),
+            resources: Some(Arc::new(resources)),
+            registry: Some(registry),
+            runtime_api_key: key,
+            stream_fn: default_stream_fn(),
+            stream_options: StreamOptions::default(),
+        })
+        .map_err(|e| setup(e.into()))?;
+        Ok((session, workspace))
+    }
+
+    /// The agent directory: `agentDir` when configured, else pi's (from the environment).
+    pub fn agent_dir(&self) -> Result<AgentDir, NoAgentDir> {
+        let configured = self.get().agent_dir;
+        let home = std::env::var("HOME").ok();
+        match configured {
+            Some(dir) => AgentDir::from_vars(Some(&dir), home.as_deref()),
+            None => AgentDir::from_env(),
+        }
+    }
+
+    /// Command-line-equivalent arguments for a new session: the configured model and
+    /// thinking level, everything else pi's defaults.
+    pub fn run_args(&self) -> RunArgs {
+        let c = self.get();
+        RunArgs {
+            provider: c.model.as_ref().map(|m| m.provider.clone()),
+            model: c.model.as_ref().map(|m| m.id.clone()),
+            thinking: c.thinking_level.map(to_core),
+            ..RunArgs::default()
+        }
+    }
+}
+
+/// What the server announces at `initialize`, positions counted in `encoding`.
+pub fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(PositionEncodingKind::new(encoding.as_lsp_str())),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![
+                CodeActionKind::new(commands::KIND_FIX),
+                CodeActionKind::new(commands::KIND_ASSIST),
+            ]),
+            resolve_provider: Some(true),
+            ..CodeActionOptions::default()
+        })),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
+            ..ExecuteCommandOptions::default()
+        }),
+        workspace: Some(WorkspaceServerCapabilities {
+            workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                supported: Some(true),
+                change_notifications: Some(OneOf::Left(true)),
+            }),
+            file_operations: None,
+        }),
+        experimental: Some(ServerCapability::current().to_experimental()),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// The core's thinking level for the protocol's.
+pub fn to_core(level: Thinking) -> CoreThinking {
+    match level {
+        Thinking::Off => CoreThinking::Off,
+        Thinking::Minimal => CoreThinking::Minimal,
+        Thinking::Low => CoreThinking::Low,
+        Thinking::Medium => CoreThinking::Medium,
+        Thinking::High => CoreThinking::High,
+        Thinking::Xhigh => CoreThinking::Xhigh,
+    }
+}
+
+/// The protocol's thinking level for the core's.
+pub fn from_core(level: CoreThinking) -> Thinking {
+    match level {
+        CoreThinking::Off => Thinking::Off,
+        CoreThinking::Minimal => Thinking::Minimal,
+        CoreThinking::Low => Thinking::Low,
+        CoreThinking::Medium => Thinking::Medium,
+        CoreThinking::High => Thinking::High,
+        CoreThinking::Xhigh => Thinking::Xhigh,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn settings_replace_only_what_they_name() {
+        let config = ServerConfig::default();
+        let warnings = config.apply_initialization_options(Some(&json!({
+            "model": "scripted/t", "thinkingLevel": "high", "agentDir": "/tmp/a"
+        })));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let warnings = config.apply_settings(&json!({"tandem": {"editMode": "auto", "model": 3}}));
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("settings.tandem.model"),
+            "{warnings:?}"
+        );
+        let c = config.get();
+        assert_eq!(
+            c.model.map(|m| m.to_string()).as_deref(),
+            Some("scripted/t")
+        );
+        assert_eq!(c.agent_dir.as_deref(), Some("/tmp/a"));
+        let args = config.run_args();
+        assert_eq!(args.provider.as_deref(), Some("scripted"));
+        assert_eq!(args.model.as_deref(), Some("t"));
+        assert_eq!(args.thinking, Some(CoreThinking::High));
+        assert_eq!(
+            config.agent_dir().map(|d| d.path().to_path_buf()),
+            Ok(std::path::PathBuf::from("/tmp/a"))
+        );
+    }
+
+    #[test]
+    fn thinking_levels_round_trip() {
+        for level in Thinking::ALL {
+            assert_eq!(from_core(to_core(level)), level);
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! From a session's [`AgentSessionEvent`]s to `tandem/event` notifications.
+//!
+//! The core reports every provider chunk; an editor wants a few messages per frame. So deltas
+//! (text, thinking, tool arguments) are coalesced with [`Event::try_coalesce`] and flushed when
+//! a different event arrives, when [`FLUSH_AFTER`] has passed since the first pending delta, or
+//! when the pending text reaches [`FLUSH_BYTES`]. Nothing else is ever held back, so the order
+//! of events is the order the session produced them, and each session numbers its own stream
+//! with a [`Sequencer`].
+//!
+//! The mapping itself ([`map_event`]) is a pure function, tested without a client.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tandem_agent::{AgentEvent, BoxFuture};
+use tandem_ai::{AssistantMessageEvent, UserBlock};
+use tandem_coding::agent_session::{AgentSessionEvent, SessionEvent};
+use tandem_coding::{describe_tool_call, ToolKind as CoreKind};
+use tandem_protocol::events::{
+    CompactionReason, Event, EventNotification, Role, Sequencer, ToolKind, ToolLocation,
+};
+use tandem_protocol::requests::QueueState;
+use tandem_protocol::{SessionId, ToolCallId};
+use tokio::sync::mpsc;
+
+/// The longest a delta waits for more deltas before it is sent.
+pub const FLUSH_AFTER: Duration = Duration::from_millis(16);
+/// A pending delta this large is sent at once.
+pub const FLUSH_BYTES: usize = 16 * 1024;
+
+/// Where numbered notifications go (the LSP client in the server, a channel in tests).
+pub trait EventSink: Send + Sync + 'static {
+    /// Sends one notification.
+    fn send(&self, notification: EventNotification) -> BoxFuture<'_, ()>;
+}
+
+/// Translates core events into protocol events; keeps what the translation needs to remember
+/// (which tool call a `toolcall_delta`'s content index belongs to, message numbers).
+#[derive(Debug, Default)]
+pub struct Mapper {
+    cwd: PathBuf,
+    tool_ids: HashMap<usize, String>,
+    messages: u64,
+}
+
+impl Mapper {
+    /// A mapper resolving tool paths against `cwd`.
+    pub fn new(cwd: PathBuf) -> Self {
+        Mapper {
+            cwd,
+            ..Mapper::default()
+        }
+    }
+
+    /// The protocol events for one core event (zero, one or more).
+    pub fn map(&mut self, event: &AgentSessionEvent) -> Vec<Event> {
+        match event {
+            AgentSessionEvent::Agent(e) => {
+                let mut out = map_agent(e, &self.cwd);
+                for ev in &mut out {
+                    match ev {
+                        Event::MessageStart { index, .. } => {
+                            self.messages += 1;
+                            *index = self.messages - 1;
+                        }
+                        Event::MessageEnd { index, .. } => *index = self.messages.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+                if let AgentEvent::MessageUpdate {
+                    assistant_message_event: update,
+                } = e.as_ref()
+                {
+                    match update {
+                        AssistantMessageEvent::ToolcallStart {
+                            content_index, id, ..
+                        } => {
+                            self.tool_ids.insert(*content_index, id.clone());
+                        }
+                        AssistantMessageEvent::ToolcallDelta {
+                            content_index,
+                            delta,
+                        } => {
+                            if let Some(id) = self.tool_ids.get(content_index) {
+                                out.push(Event::ToolcallDelta {
+                                    tool_call_id: ToolCallId::from(id.as_str()),
+                                    delta: delta.clone(),
+                                });
+                            }
+                        }
+                        AssistantMessageEvent::Start { .. } => self.tool_ids.clear(),
+                        _ => {}
+                    }
+                }
+                out
+            }
+            AgentSessionEvent::Session(e) => map_session(e),
+        }
+    }
+}
+
+fn map_agent(event: &AgentEvent, cwd: &Path) -> Vec<Event> {
+    let one = |e| vec![e];
+    match event {
+        AgentEvent::AgentStart => one(Event::AgentStart),
+        AgentEvent::AgentEnd { .. } => one(Event::AgentEnd),
+        AgentEvent::TurnStart => one(Event::TurnStart),
+        AgentEvent::TurnEnd { .. } => one(Event::TurnEnd),
+        AgentEvent::MessageStart { message } => {
+            let value = serde_json::to_value(message).unwrap_or(Value::Null);
+            let role = value
+                .get("role")
+                .cloned()
+                .and_then(|r| serde_json::from_value(r).ok())
+                .unwrap_or(Role::Other);
+            let text = (role != Role::Assistant).then(|| message_text(&value));
+            one(Event::MessageStart {
+                role,
+                index: 0,
+                text: text.filter(|t| !t.is_empty()),
+            })
+        }
+        AgentEvent::MessageUpdate {
+            assistant_message_event,
+        } => map_update(assistant_message_event),
+        AgentEvent::MessageEnd { message } => one(Event::MessageEnd {
+            index: 0,
+            message: serde_json::to_value(message).unwrap_or(Value::Null),
+        }),
+        AgentEvent::ToolExecutionStart {
+            tool_call_id,
+            tool_name,
+            args,
+        } => {
+            let info = describe_tool_call(tool_name, args, cwd);
+            one(Event::ToolStart {
+                tool_call_id: ToolCallId::from(tool_call_id.as_str()),
+                name: tool_name.clone(),
+                title: info.title,
+                kind: kind(info.kind),
+                locations: info
+                    .locations
+                    .iter()
+                    .map(|l| ToolLocation {
+                        uri: path_to_uri(&l.path),
+                        line: l.line.and_then(|n| u32::try_from(n).ok()),
+                    })
+                    .collect(),
+            })
+        }
+        AgentEvent::ToolExecutionUpdate {
+            tool_call_id,
+            partial_result,
+            ..
+        } => one(Event::ToolUpdate {
+            tool_call_id: ToolCallId::from(tool_call_id.as_str()),
+            text: blocks_text(&partial_result.content),
+        }),
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id,
+            result,
+            is_error,
+            ..
+        } => {
+            let details = result.details.clone();
+            let diff = details
+                .as_ref()
+                .and_then(|d| d.get("diff"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let truncated = details
+                .as_ref()
+                .and_then(|d| d.get("truncation"))
+                .is_some_and(|t| !t.is_null());
+            one(Event::ToolEnd {
+                tool_call_id: ToolCallId::from(tool_call_id.as_str()),
+                is_error: *is_error,
+                text: blocks_text(&result.content),
+                truncated,
+                diff,
+                details,
+            })
+        }
+    }
+}
+
+fn map_update(event: &AssistantMessageEvent) -> Vec<Event> {
+    let index = |i: &usize| u32::try_from(*i).unwrap_or(u32::MAX);
+    match event {
+        AssistantMessageEvent::TextDelta {
+            content_index,
+            delta,
+        } => vec![Event::TextDelta {
+            content_index: index(content_index),
+            delta: delta.clone(),
+        }],
+        AssistantMessageEvent::ThinkingDelta {
+            content_index,
+            delta,
+        } => vec![Event::ThinkingDelta {
+            content_index: index(content_index),
+            delta: delta.clone(),
+        }],
+        AssistantMessageEvent::ToolcallStart { id, name, .. } => vec![Event::ToolcallStart {
+            tool_call_id: ToolCallId::from(id.as_str()),
+            name: name.clone(),
+        }],
+        AssistantMessageEvent::ToolcallDelta { .. } => Vec::new(),
+        AssistantMessageEvent::ToolcallEnd { tool_call, .. } => vec![Event::ToolcallEnd {
+            tool_call_id: ToolCallId::from(tool_call.id.as_str()),
+            arguments: serde_json::to_value(&tool_call.arguments).unwrap_or(Value::Null),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+fn map_session(event: &SessionEvent) -> Vec<Event> {
+    vec![match event {
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+        } => Event::RetryStart {
+            attempt: *attempt,
+            max_attempts: *max_attempts,
+            delay_ms: *delay_ms,
+            error_message: error_message.clone(),
+        },
+        SessionEvent::AutoRetryEnd {
+            success,
+            attempt,
+            final_error,
+        } => Event::RetryEnd {
+            success: *success,
+            attempt: *attempt,
+            final_error: final_error.clone(),
+        },
+        SessionEvent::AutoCompactionStart { reason } => Event::CompactionStart {
+            reason: serde_json::to_value(reason)
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or(CompactionReason::Other),
+        },
+        SessionEvent::AutoCompactionEnd {
+            result,
+            aborted,
+            will_retry,
+            error_message,
+        } => Event::CompactionEnd {
+            aborted: *aborted,
+            will_retry: *will_retry,
+            summary: result.as_ref().map(|r| r.summary.clone()),
+            tokens_before: result.as_ref().map(|r| r.tokens_before),
+            error_message: error_message.clone(),
+        },
+        SessionEvent::QueueUpdate {
+            steering,
+            follow_up,
+        } => Event::QueueUpdate {
+            steering: steering.clone(),
+            follow_up: follow_up.clone(),
+        },
+        SessionEvent::AgentSettled => Event::Settled,
+    }]
+}
+
+fn kind(kind: CoreKind) -> ToolKind {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or(ToolKind::Other)
+}
+
+fn blocks_text(blocks: &[UserBlock]) -> String {
+    let value = serde_json::to_value(blocks).unwrap_or(Value::Null);
+    message_text(&serde_json::json!({ "content": value }))
+}
+
+/// The text blocks of a serialized message (`content` a string or a list of blocks).
+fn message_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A `file://` URI for an absolute path (spaces and other reserved bytes percent-encoded).
+pub fn path_to_uri(path: &Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Forwards one session's events to `sink` until the session is dropped; records each queue
+/// update in `queue` for `tandem/state`.
+pub async fn forward(
+    session: SessionId,
+    cwd: PathBuf,
+    mut events: mpsc::Receiver<AgentSessionEvent>,
+    sink: Arc<dyn EventSink>,
+    queue: Arc<Mutex<QueueState>>,
+) {
+    let mut seq = Sequencer::new();
+    let mut mapper = Mapper::new(cwd);
+    let mut pending: Option<Event> = None;
+    loop {
+        let next = match &pending {
+            None => events.recv().await,
+            Some(_) => match tokio::time::timeout(FLUSH_AFTER, events.recv()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    if let Some(p) = pending.take() {
+                        sink.send(seq.wrap(&session, p)).await;
+                    }
+                    continue;
+                }
+            },
+        };
+        let Some(next) = next else { break };
+        for event in mapper.map(&next) {
+            if let Event::QueueUpdate {
+                steering,
+                follow_up,
+            } = &event
+            {
+                let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+                q.steering = steering.clone();
+                q.follow_up = follow_up.clone();
+            }
+            let leftover = match pending.as_mut() {
+                Some(p) => p.try_coalesce(event),
+                None => Some(event),
+            };
+            if let Some(event) = leftover {
+                if let Some(p) = pending.take() {
+                    sink.send(seq.wrap(&session, p)).await;
+                }
+                if event.is_delta() {
+                    pending = Some(event);
+                } else {
+                    sink.send(seq.wrap(&session, event)).await;
+                }
+            }
+            if pending
+                .as_ref()
+                .is_some_and(|p| delta_len(p) >= FLUSH_BYTES)
+            {
+                if let Some(p) = pending.take() {
+                    sink.send(seq.wrap(&session, p)).await;
+                }
+            }
+        }
+    }
+    if let Some(p) = pending.take() {
+        sink.send(seq.wrap(&session, p)).await;
+    }
+}
+
+fn delta_len(event: &Event) -> usize {
+    match event {
+        Event::TextDelta { delta, .. }
+        | Event::ThinkingDelta { delta, .. }
+        | Event::ToolcallDelta { delta, .. } => delta.len(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;

@@ -1,0 +1,112 @@
+use std::sync::Arc;
+
+use tandem_agent::AgentEvent;
+use tandem_ai::AssistantMessageEvent;
+use tandem_coding::agent_session::{AgentSessionEvent, SessionEvent};
+use tandem_protocol::events::{Event, EventNotification};
+use tokio::sync::mpsc;
+
+use super::*;
+
+struct Chan(mpsc::UnboundedSender<EventNotification>);
+
+impl EventSink for Chan {
+    fn send(&self, n: EventNotification) -> BoxFuture<'_, ()> {
+        let _ = self.0.send(n);
+        Box::pin(async {})
+    }
+}
+
+fn text(delta: &str) -> AgentSessionEvent {
+    AgentSessionEvent::Agent(Arc::new(AgentEvent::MessageUpdate {
+        assistant_message_event: AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: delta.into(),
+        },
+    }))
+}
+
+#[tokio::test]
+async fn deltas_are_coalesced_and_numbered_in_order() {
+    let (tx, rx) = mpsc::channel(16);
+    let (out_tx, mut out) = mpsc::unbounded_channel();
+    let queue = Arc::new(Mutex::new(QueueState::default()));
+    for d in ["a", "b", "c"] {
+        tx.send(text(d)).await.unwrap();
+    }
+    tx.send(AgentSessionEvent::Session(SessionEvent::QueueUpdate {
+        steering: vec!["s".into()],
+        follow_up: vec![],
+    }))
+    .await
+    .unwrap();
+    tx.send(text("d")).await.unwrap();
+    tx.send(AgentSessionEvent::Session(SessionEvent::AgentSettled))
+        .await
+        .unwrap();
+    drop(tx);
+    forward(
+        SessionId::from("s1"),
+        PathBuf::from("/p"),
+        rx,
+        Arc::new(Chan(out_tx)),
+        queue.clone(),
+    )
+    .await;
+    let mut got = Vec::new();
+    while let Ok(n) = out.try_recv() {
+        got.push((n.seq, n.event));
+    }
+    assert_eq!(
+        got,
+        vec![
+            (
+                1,
+                Event::TextDelta {
+                    content_index: 0,
+                    delta: "abc".into()
+                }
+            ),
+            (
+                2,
+                Event::QueueUpdate {
+                    steering: vec!["s".into()],
+                    follow_up: vec![]
+                }
+            ),
+            (
+                3,
+                Event::TextDelta {
+                    content_index: 0,
+                    delta: "d".into()
+                }
+            ),
+            (4, Event::Settled),
+        ]
+    );
+    assert_eq!(queue.lock().unwrap().steering, vec!["s".to_string()]);
+}
+
+#[test]
+fn tool_start_has_title_kind_and_uri_locations() {
+    let mut mapper = Mapper::new(PathBuf::from("/p"));
+    let start = AgentSessionEvent::Agent(Arc::new(AgentEvent::ToolExecutionStart {
+        tool_call_id: "c1".into(),
+        tool_name: "edit".into(),
+        args: serde_json::json!({"path": "src/a b.rs"}),
+    }));
+    let events = mapper.map(&start);
+    assert_eq!(
+        events,
+        vec![Event::ToolStart {
+            tool_call_id: ToolCallId::from("c1"),
+            name: "edit".into(),
+            title: "Edit src/a b.rs".into(),
+            kind: ToolKind::Edit,
+            locations: vec![ToolLocation {
+                uri: "file:///p/src/a%20b.rs".into(),
+                line: None
+            }],
+        }]
+    );
+}

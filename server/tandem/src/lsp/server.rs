@@ -1,0 +1,398 @@
+//! `tandem lsp`: the language server over stdio.
+//!
+//! [`TandemServer`] implements tower-lsp-server's `LanguageServer` for the standard methods
+//! (initialize, text sync, configuration, shutdown) and registers the `tandem/...` requests as
+//! custom methods. Every custom request takes its params as raw JSON and parses them with
+//! [`parse_params`], so an error names the field (-32602), and answers at once: runs are spawned
+//! by [`Sessions`]. Documents are updated under a std `Mutex`, never held across an `.await`,
+//! in the order tower-lsp-server delivers the notifications.
+//!
+//! Nothing but protocol goes to stdout: logs go to stderr (and `window/logMessage`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+
+use serde::Serialize;
+use serde_json::Value;
+use tandem_protocol::capabilities::ClientCapability;
+use tandem_protocol::errors::parse_params;
+use tandem_protocol::requests::{
+    AbortParams, CompactParams, ModelsListParams, ModelsSetParams, PromptContext, PromptParams,
+    PromptResult, SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams,
+    SessionsOpenParams, StateParams, ThinkingSetParams, ThinkingSetResult,
+};
+use tandem_protocol::{methods, Request, SessionId, TandemError};
+use tower_lsp_server::jsonrpc::Result as RpcResult;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
+use super::config::{capabilities, Origin, ServerConfig, SessionDeps};
+use super::context::{build, render, ContextDiagnostic, ContextRequest, Severity};
+use super::documents::{DocumentStore, TextChange};
+use super::position::{self as pos, PositionEncoding};
+use super::sessions::Sessions;
+use super::workspace::client::EditCapabilities;
+
+/// The language server's state.
+pub struct TandemServer {
+    client: Client,
+    docs: Arc<Mutex<DocumentStore>>,
+    sessions: Arc<Sessions>,
+    config: Arc<ServerConfig>,
+    events: Arc<AtomicBool>,
+    edit_capabilities: Arc<RwLock<EditCapabilities>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn answer<T: Serialize>(result: Result<T, TandemError>) -> RpcResult<Value> {
+    let value = result.map_err(rpc_error)?;
+    serde_json::to_value(value).map_err(|e| rpc_error(TandemError::internal(e.to_string())))
+}
+
+fn parse<R: Request>(params: Value) -> RpcResult<R> {
+    parse_params::<R>(params).map_err(rpc_error)
+}
+
+impl TandemServer {
+    /// A server talking to `client`.
+    pub fn new(client: Client) -> Self {
+        let events = Arc::new(AtomicBool::new(false));
+        let config = Arc::new(ServerConfig::default());
+        let sink = Arc::new(ClientEvents::new(client.clone(), events.clone()));
+        let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let docs = Arc::new(Mutex::new(DocumentStore::new(PositionEncoding::Utf16)));
+        let edit_capabilities = Arc::new(RwLock::new(EditCapabilities::default()));
+        let deps = SessionDeps {
+            documents: docs.clone(),
+            editor: Arc::new(LspEditor::new(client.clone(), edit_capabilities.clone())),
+        };
+        TandemServer {
+            client,
+            docs,
+            sessions: Arc::new(Sessions::new(sink, config.clone(), deps, root)),
+            config,
+            events,
+            edit_capabilities,
+        }
+    }
+
+    /// The live sessions (for aborting them when the server exits).
+    pub fn sessions(&self) -> Arc<Sessions> {
+        self.sessions.clone()
+    }
+
+    /// Builds a session on the blocking pool: setup reads settings and session files and may
+    /// run a `!command` API key, none of which may stall the runtime's workers.
+    async fn create(&self, origin: Origin, cwd: Option<String>) -> Result<SessionId, TandemError> {
+        let sessions = self.sessions.clone();
+        tokio::task::spawn_blocking(move || sessions.create(origin, cwd.as_deref()))
+            .await
+            .unwrap_or_else(|e| Err(TandemError::internal(format!("session setup failed: {e}"))))
+    }
+
+    async fn warn(&self, warnings: Vec<String>) {
+        for w in warnings {
+            eprintln!("tandem lsp: warning: {w}");
+            self.client.log_message(MessageType::WARNING, w).await;
+        }
+    }
+
+    async fn prompt(&self, params: Value) -> RpcResult<Value> {
+        let p: PromptParams = parse(params)?;
+        let session = match p.session {
+            Some(id) => id,
+            None => self.create(Origin::New, None).await.map_err(rpc_error)?,
+        };
+        let text = match &p.context {
+            Some(ctx) => prompt_with_context(&self.docs, ctx, &p.text, &self.sessions.root()),
+            None => p.text,
+        };
+        let queued = self
+            .sessions
+            .prompt(&session, text, p.images, p.when_busy)
+            .await
+            .map_err(rpc_error)?;
+        answer(Ok(PromptResult { session, queued }))
+    }
+
+    async fn abort(&self, params: Value) -> RpcResult<Value> {
+        let p: AbortParams = parse(params)?;
+        answer(self.sessions.abort(&p.session))
+    }
+
+    async fn sessions_new(&self, params: Value) -> RpcResult<Value> {
+        let p: SessionsNewParams = parse(params)?;
+        let id = self.create(Origin::New, p.cwd).await;
+        answer(id.map(|session| SessionResult { session }))
+    }
+
+    async fn sessions_list(&self, params: Value) -> RpcResult<Value> {
+        let p: SessionsListParams = parse(params)?;
+        answer(self.sessions.list(p.cwd.as_deref(), p.all))
+    }
+
+    async fn sessions_open(&self, params: Value) -> RpcResult<Value> {
+        let p: SessionsOpenParams = parse(params)?;
+        if !std::path::Path::new(&p.path).is_file() {
+            return Err(rpc_error(TandemError::session_file(
+                &p.path,
+                "no such file",
+            )));
+        }
+        let id = self
+            .create(Origin::Open(PathBuf::from(&p.path)), None)
+            .await;
+        answer(id.map(|session| SessionResult { session }))
+    }
+
+    async fn sessions_fork(&self, params: Value) -> RpcResult<Value> {
+        let p: SessionsForkParams = parse(params)?;
+        let file = self.sessions.session_file(&p.session).map_err(rpc_error)?;
+        let cwd = self
+            .sessions
+            .get(&p.session)
+            .map_err(rpc_error)?
+            .cwd
+            .clone();
+        let choice = Origin::Fork(file);
+        let id = self.create(choice, cwd.to_str().map(str::to_string)).await;
+        answer(id.map(|session| SessionResult { session }))
+    }
+
+    async fn state(&self, params: Value) -> RpcResult<Value> {
+        let p: StateParams = parse(params)?;
+        answer(self.sessions.state(&p.session))
+    }
+
+    async fn models_list(&self, params: Value) -> RpcResult<Value> {
+        let _: ModelsListParams = parse(params)?;
+        answer(self.sessions.models())
+    }
+
+    async fn models_set(&self, params: Value) -> RpcResult<Value> {
+        let p: ModelsSetParams = parse(params)?;
+        answer(self.sessions.set_model(&p.session, &p.provider, &p.id))
+    }
+
+    async fn thinking_set(&self, params: Value) -> RpcResult<Value> {
+        let p: ThinkingSetParams = parse(params)?;
+        let result = self.sessions.set_thinking(&p.session, p.level);
+        answer(result.map(|()| ThinkingSetResult { level: p.level }))
+    }
+
+    async fn compact(&self, params: Value) -> RpcResult<Value> {
+        let p: CompactParams = parse(params)?;
+        answer(self.sessions.compact(&p.session, p.instructions).await)
+    }
+}
+
+impl LanguageServer for TandemServer {
+    #[allow(deprecated)] // root_uri: the fallback for clients without workspace folders
+    async fn initialize(&self, params: InitializeParams) -> RpcResult<InitializeResult> {
+        let offers: Vec<&str> = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .map(|e| e.iter().map(|k| k.as_str()).collect())
+            .unwrap_or_default();
+        let encoding = PositionEncoding::negotiate(&offers);
+        lock(&self.docs).set_encoding(encoding);
+        let tandem = ClientCapability::from_experimental(params.capabilities.experimental.as_ref());
+        self.events.store(tandem.events, Ordering::Release);
+        *self
+            .edit_capabilities
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) =
+            EditCapabilities::from_client(&params.capabilities);
+        let folders: Vec<PathBuf> = match &params.workspace_folders {
+            Some(folders) => folder_paths(folders),
+            None => params
+                .root_uri
+                .iter()
+                .filter_map(|u| uri_path(u.as_str()))
+                .collect(),
+        };
+        self.sessions.set_folders(folders);
+        let warnings = self
+            .config
+            .apply_initialization_options(params.initialization_options.as_ref());
+        self.warn(warnings).await;
+        if !pos::ropey_counts_lsp_lines() {
+            eprintln!(
+                "tandem lsp: warning: ropey counts Unicode line breaks; positions may be off"
+            );
+        }
+        Ok(InitializeResult {
+            capabilities: capabilities(encoding),
+            server_info: Some(ServerInfo {
+                name: "tandem".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> RpcResult<()> {
+        self.sessions.abort_all();
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let d = params.text_document;
+        lock(&self.docs).open(d.uri.as_str(), &d.language_id, d.version, &d.text);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let changes: Vec<TextChange> = params
+            .content_changes
+            .into_iter()
+            .map(|c| match c.range {
+                Some(r) => TextChange::replace(
+                    pos::Range::new(
+                        pos::Position::new(r.start.line, r.start.character),
+                        pos::Position::new(r.end.line, r.end.character),
+                    ),
+                    c.text,
+                ),
+                None => TextChange::full(c.text),
+            })
+            .collect();
+        let doc = params.text_document;
+        let result = lock(&self.docs).change(doc.uri.as_str(), doc.version, &changes);
+        if let Err(e) = result {
+            eprintln!("tandem lsp: {e}");
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Err(e) = lock(&self.docs).close(params.text_document.uri.as_str()) {
+            eprintln!("tandem lsp: {e}");
+        }
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let warnings = self.config.apply_settings(&params.settings);
+        self.warn(warnings).await;
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let gone = folder_paths(&params.event.removed);
+        let mut folders = self.sessions.folders();
+        folders.retain(|f| !gone.contains(f));
+        folders.extend(folder_paths(&params.event.added));
+        self.sessions.set_folders(folders);
+    }
+}
+
+/// `text` preceded by the editor context `ctx` describes, rendered from the buffer the client
+/// sees (the store's copy when open, the file on disk otherwise).
+fn prompt_with_context(
+    docs: &Mutex<DocumentStore>,
+    ctx: &PromptContext,
+    text: &str,
+    cwd: &Path,
+) -> String {
+    let path = uri_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
+    let (buffer, language_id, selection, open_files) = {
+        let store = lock(docs);
+        let open_files: Vec<PathBuf> = store.uris().filter_map(uri_path).collect();
+        let doc = store.get(&ctx.uri);
+        let rope = match &doc {
+            Some(d) => d.text().clone(),
+            None => ropey::Rope::from_str(&std::fs::read_to_string(&path).unwrap_or_default()),
+        };
+        let byte = |p: tandem_protocol::Position| {
+            pos::position_to_byte(
+                &rope,
+                pos::Position::new(p.line, p.character),
+                store.encoding(),
+            )
+        };
+        let selection = ctx.selection.map(|r| {
+            let (a, b) = (byte(r.start), byte(r.end));
+            a.min(b)..a.max(b)
+        });
+        let language = doc.as_ref().map(|d| d.language_id().to_string());
+        (rope.to_string(), language, selection, open_files)
+    };
+    let diagnostics: Option<Vec<ContextDiagnostic>> = ctx.include_diagnostics.then(|| {
+        ctx.diagnostics
+            .iter()
+            .flatten()
+            .map(|d| ContextDiagnostic {
+                severity: match d.severity {
+                    Some(2) => Severity::Warning,
+                    Some(3) => Severity::Information,
+                    Some(4) => Severity::Hint,
+                    _ => Severity::Error,
+                },
+                line: d.range.start.line as usize,
+                end_line: d.range.end.line as usize,
+                message: d.message.clone(),
+                source: d.source.clone(),
+                code: d.code.as_ref().map(|c| match c {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+            })
+            .collect()
+    });
+    let context = build(&ContextRequest {
+        text: &buffer,
+        path: &path,
+        cwd: Some(cwd),
+        language_id: language_id.as_deref(),
+        selection,
+        diagnostics: diagnostics.as_deref(),
+        open_files: &open_files,
+    });
+    format!("{}\n\n{text}", render(&context))
+}
+
+fn uri_path(uri: &str) -> Option<PathBuf> {
+    let uri = uri.parse::<Uri>().ok()?;
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+fn folder_paths(folders: &[WorkspaceFolder]) -> Vec<PathBuf> {
+    folders
+        .iter()
+        .filter_map(|f| uri_path(f.uri.as_str()))
+        .collect()
+}
+
+/// Serves the language server on stdin/stdout until `exit`, then aborts every run.
+pub async fn serve_stdio() {
+    let sessions: Arc<OnceLock<Arc<Sessions>>> = Arc::new(OnceLock::new());
+    let slot = sessions.clone();
+    let (service, socket) = LspService::build(move |client| {
+        let server = TandemServer::new(client);
+        let _ = slot.set(server.sessions());
+        server
+    })
+    .custom_method(methods::PROMPT, TandemServer::prompt)
+    .custom_method(methods::ABORT, TandemServer::abort)
+    .custom_method(methods::SESSIONS_NEW, TandemServer::sessions_new)
+    .custom_method(methods::SESSIONS_LIST, TandemServer::sessions_list)
+    .custom_method(methods::SESSIONS_OPEN, TandemServer::sessions_open)
+    .custom_method(methods::SESSIONS_FORK, TandemServer::sessions_fork)
+    .custom_method(methods::STATE, TandemServer::state)
+    .custom_method(methods::MODELS_LIST, TandemServer::models_list)
+    .custom_method(methods::MODELS_SET, TandemServer::models_set)
+    .custom_method(methods::THINKING_SET, TandemServer::thinking_set)
+    .custom_method(methods::COMPACT, TandemServer::compact)
+    .finish();
+    let service = tower::ServiceExt::map_request(service, absent_params_as_empty);
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        .serve(service)
+        .await;
+    if let Some(sessions) = sessions.get() {
+        sessions.abort_all();
+    }
+}

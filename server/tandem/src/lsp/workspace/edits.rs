@@ -1,0 +1,316 @@
+//! A tool's [`FileChange`] → a `WorkspaceEdit` of minimal `TextEdit`s against the text the user
+//! sees.
+//!
+//! Two steps. [`plan`] works out *what* changes: for an edit, the tool's exact byte ranges
+//! (valid only if the buffer still holds the text the tool read); for a whole-file write, a
+//! line diff (`similar`) between the current text and the new one, so only changed lines are
+//! replaced and the editor keeps cursors, folds and undo granularity elsewhere. Byte offsets
+//! become LSP positions here, in the negotiated encoding, through [`crate::lsp::position`].
+//! [`workspace_edit`] then chooses the *shape* the client understands: versioned
+//! `documentChanges` for open documents, a `CreateFile` operation for new files, a plain
+//! `changes` map otherwise, with change annotations when the user confirms in the editor.
+//!
+//! A file read from disk may start with a UTF-8 BOM that editors hide; positions are counted
+//! without it.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use ropey::Rope;
+use similar::{Algorithm, DiffTag, TextDiff};
+use tandem_coding::workspace::FileChange;
+use tower_lsp_server::ls_types::{
+    self as lsp, AnnotatedTextEdit, ChangeAnnotation, CreateFile, DocumentChangeOperation,
+    DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, ResourceOp, TextDocumentEdit,
+    Uri, WorkspaceEdit,
+};
+
+use super::client::EditCapabilities;
+use crate::lsp::position::{self, PositionEncoding};
+
+const BOM: char = '\u{FEFF}';
+
+/// A whole-file diff gives up refining after this long (the result is still correct, only
+/// coarser).
+const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The text a change is computed against.
+#[derive(Debug, Clone)]
+pub enum Base {
+    /// An open editor buffer.
+    Open {
+        /// Its version, for the versioned identifier.
+        version: i32,
+        /// Its text.
+        text: Rope,
+    },
+    /// The file on disk (not open in the editor).
+    Disk(String),
+    /// No such file yet.
+    Missing,
+}
+
+/// What to send for one file, before choosing the edit's shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// The document.
+    pub uri: Uri,
+    /// The open document's version; `None` when it is not open.
+    pub version: Option<i32>,
+    /// The file does not exist yet.
+    pub create: bool,
+    /// The edits, in document order, positions in the negotiated encoding.
+    pub edits: Vec<lsp::TextEdit>,
+    /// Lines added (for the confirmation question).
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+}
+
+/// The change's ranges no longer fit the current text (it changed since the tool read it, or
+/// the ranges are not sorted, disjoint ranges of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stale;
+
+/// Works out the text edits that turn `base` into `change.new_text`.
+pub fn plan(
+    change: &FileChange,
+    uri: Uri,
+    base: Base,
+    encoding: PositionEncoding,
+) -> Result<PlannedChange, Stale> {
+    let (version, rope, disk, bom) = match base {
+        Base::Missing if !change.edits.is_empty() => return Err(Stale),
+        Base::Missing => {
+            let text = change.new_text.clone();
+            return Ok(PlannedChange {
+                uri,
+                version: None,
+                create: true,
+                added: text.lines().count(),
+                removed: 0,
+                edits: vec![lsp::TextEdit::new(lsp::Range::default(), text)],
+            });
+        }
+        Base::Open { version, text } => (Some(version), text, None, 0),
+        Base::Disk(text) => {
+            let bom = if text.starts_with(BOM) {
+                BOM.len_utf8()
+            } else {
+                0
+            };
+            (None, Rope::from_str(&text[bom..]), Some(text), bom)
+        }
+    };
+    let mut planned = PlannedChange {
+        uri,
+        version,
+        create: false,
+        edits: Vec::new(),
+        added: 0,
+        removed: 0,
+    };
+    let byte_edits = if change.edits.is_empty() {
+        let new_text = if bom > 0 {
+            change
+                .new_text
+                .strip_prefix(BOM)
+                .unwrap_or(&change.new_text)
+        } else {
+            &change.new_text
+        };
+        let shown = match &disk {
+            Some(text) => Cow::Borrowed(&text[bom..]),
+            None => Cow::Owned(rope.to_string()),
+        };
+        line_diff(&shown, new_text, &mut planned)
+    } else {
+        // The ranges are offsets into `old_text`: they hold only if that is still the text.
+        let old = change.old_text.as_deref().ok_or(Stale)?;
+        let unchanged = match &disk {
+            Some(text) => text == old,
+            None => rope == old,
+        };
+        if !unchanged {
+            return Err(Stale);
+        }
+        let shown = &old[bom..];
+        let mut edits = Vec::with_capacity(change.edits.len());
+        let mut previous_end = 0;
+        for edit in &change.edits {
+            let start = edit.range.start.saturating_sub(bom);
+            let end = edit.range.end.saturating_sub(bom);
+            // Ranges out of order, overlapping or off the text cannot be this text's edits.
+            if start < previous_end
+                || end < start
+                || !shown.is_char_boundary(start)
+                || !shown.is_char_boundary(end)
+            {
+                return Err(Stale);
+            }
+            previous_end = end;
+            count_lines(shown, start..end, &edit.new_text, &mut planned);
+            edits.push((start..end, edit.new_text.clone()));
+        }
+        edits
+    };
+    planned.edits = byte_edits
+        .into_iter()
+        .map(|(range, new_text)| {
+            let start = to_lsp(position::byte_to_position(&rope, range.start, encoding));
+            let end = to_lsp(position::byte_to_position(&rope, range.end, encoding));
+            lsp::TextEdit::new(lsp::Range::new(start, end), new_text)
+        })
+        .collect();
+    Ok(planned)
+}
+
+/// Line-level replacements turning `old` into `new`: each run of changed lines is one edit.
+fn line_diff(
+    old: &str,
+    new: &str,
+    planned: &mut PlannedChange,
+) -> Vec<(std::ops::Range<usize>, String)> {
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new);
+    let old_at = offsets(diff.old_slices());
+    let new_at = offsets(diff.new_slices());
+    let mut edits = Vec::new();
+    let mut pending: Option<(usize, usize, usize, usize)> = None;
+    for op in diff.ops() {
+        let (tag, old_lines, new_lines) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            if let Some((a, b, c, d)) = pending.take() {
+                edits.push((old_at[a]..old_at[b], new[new_at[c]..new_at[d]].to_owned()));
+            }
+            continue;
+        }
+        planned.removed += old_lines.len();
+        planned.added += new_lines.len();
+        pending = Some(match pending {
+            None => (
+                old_lines.start,
+                old_lines.end,
+                new_lines.start,
+                new_lines.end,
+            ),
+            Some((a, _, c, _)) => (a, old_lines.end, c, new_lines.end),
+        });
+    }
+    if let Some((a, b, c, d)) = pending {
+        edits.push((old_at[a]..old_at[b], new[new_at[c]..new_at[d]].to_owned()));
+    }
+    edits
+}
+
+/// Byte offset of each line start, plus the end.
+fn offsets(lines: &[&str]) -> Vec<usize> {
+    let mut at = Vec::with_capacity(lines.len() + 1);
+    let mut sum = 0;
+    at.push(0);
+    for line in lines {
+        sum += line.len();
+        at.push(sum);
+    }
+    at
+}
+
+/// Adds the lines replacing `range` of `old` with `new_text` removes and adds, counted over
+/// the whole lines the range touches.
+fn count_lines(
+    old: &str,
+    range: std::ops::Range<usize>,
+    new_text: &str,
+    planned: &mut PlannedChange,
+) {
+    let line_start = old[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = old[range.end..]
+        .find('\n')
+        .map_or(old.len(), |i| range.end + i + 1);
+    let before = &old[line_start..line_end];
+    let after = format!(
+        "{}{new_text}{}",
+        &old[line_start..range.start],
+        &old[range.end..line_end]
+    );
+    let diff = TextDiff::from_lines(before, after.as_str());
+    for op in diff.ops() {
+        let (_, old_lines, new_lines) = op.as_tag_tuple();
+        if op.tag() != DiffTag::Equal {
+            planned.removed += old_lines.len();
+            planned.added += new_lines.len();
+        }
+    }
+}
+
+fn to_lsp(p: position::Position) -> lsp::Position {
+    lsp::Position::new(p.line, p.character)
+}
+
+/// Whether `planned` can carry a change annotation for this client: annotations live in
+/// `documentChanges`, and a new file needs the client's create operation.
+pub fn can_annotate(planned: &PlannedChange, caps: &EditCapabilities) -> bool {
+    caps.change_annotations && caps.document_changes && (!planned.create || caps.create_files)
+}
+
+/// The `WorkspaceEdit` for `planned` in the shape the client supports; `annotation` (id and
+/// annotation) marks every edit when given (check [`can_annotate`] first).
+pub fn workspace_edit(
+    planned: PlannedChange,
+    caps: &EditCapabilities,
+    annotation: Option<(String, ChangeAnnotation)>,
+) -> WorkspaceEdit {
+    let id = annotation.as_ref().map(|(id, _)| id.clone());
+    let change_annotations = annotation.map(|(id, a)| HashMap::from([(id, a)]));
+    let PlannedChange {
+        uri,
+        version,
+        create,
+        edits,
+        ..
+    } = planned;
+    let document_edit = |uri: Uri| TextDocumentEdit {
+        text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
+        edits: edits
+            .iter()
+            .cloned()
+            .map(|text_edit| match &id {
+                Some(id) => OneOf::Right(AnnotatedTextEdit {
+                    text_edit,
+                    annotation_id: id.clone(),
+                }),
+                None => OneOf::Left(text_edit),
+            })
+            .collect(),
+    };
+    let document_changes = if create && caps.create_files {
+        let create = ResourceOp::Create(CreateFile {
+            uri: uri.clone(),
+            options: None,
+            annotation_id: id.clone(),
+        });
+        Some(DocumentChanges::Operations(vec![
+            DocumentChangeOperation::Op(create),
+            DocumentChangeOperation::Edit(document_edit(uri.clone())),
+        ]))
+    } else if caps.document_changes && !create && (version.is_some() || id.is_some()) {
+        Some(DocumentChanges::Edits(vec![document_edit(uri.clone())]))
+    } else {
+        None
+    };
+    match document_changes {
+        Some(document_changes) => WorkspaceEdit {
+            changes: None,
+            document_changes: Some(document_changes),
+            change_annotations,
+        },
+        None => WorkspaceEdit {
+            changes: Some(HashMap::from([(uri, edits)])),
+            document_changes: None,
+            change_annotations: None,
+        },
+    }
+}

@@ -1,0 +1,169 @@
+//! The coding tools over an `LspWorkspace`: what the model's edit and write calls become.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tandem_agent::{ToolInvocation, ToolOutput, ToolUpdates};
+use tandem_ai::{CancellationToken, UserBlock};
+use tandem_coding::workspace::Workspace;
+use tandem_coding::ToolEnv;
+use tandem_protocol::config::{BashPermission, EditMode};
+use tandem_protocol::interaction;
+use tower_lsp_server::ls_types::{
+    self as lsp, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit,
+    Uri, WorkspaceEdit,
+};
+
+use super::fake::{FakeClient, Reply, Sent};
+use crate::lsp::documents::DocumentStore;
+use crate::lsp::position::PositionEncoding;
+use crate::lsp::workspace::client::EditCapabilities;
+use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings};
+
+const CAPS: EditCapabilities = EditCapabilities {
+    document_changes: true,
+    create_files: false,
+    change_annotations: false,
+    show_message_request: true,
+};
+
+const BUFFER: &str = "// 😀 héllo\nfn answer() -> u32 { 41 }\n";
+
+struct Editor {
+    _dir: tempfile::TempDir,
+    uri: Uri,
+    client: Arc<FakeClient>,
+    env: Arc<ToolEnv>,
+    disk: std::path::PathBuf,
+}
+
+/// `src/lib.rs` on disk holds old text; the editor has it open with unsaved `BUFFER`.
+fn editor(mode: EditMode) -> Editor {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path()).expect("root");
+    let disk = root.join("src/lib.rs");
+    std::fs::create_dir_all(root.join("src")).expect("src");
+    std::fs::write(&disk, "fn old() {}\n").expect("write");
+    let uri = Uri::from_file_path(&disk).expect("uri");
+    let mut store = DocumentStore::new(PositionEncoding::Utf16);
+    store.open(uri.as_str(), "rust", 5, BUFFER);
+    let client = Arc::new(FakeClient::new(CAPS));
+    let settings = WorkspaceSettings {
+        edit_mode: mode,
+        bash_permission: BashPermission::Ask,
+        timeout: Duration::from_secs(10),
+    };
+    let workspace = LspWorkspace::new(
+        vec![root.clone()],
+        Arc::new(Mutex::new(store)),
+        client.clone(),
+        Arc::new(RwLock::new(settings)),
+    );
+    let env = Arc::new(ToolEnv::new(
+        Arc::new(workspace) as Arc<dyn Workspace>,
+        &root,
+    ));
+    Editor {
+        _dir: dir,
+        uri,
+        client,
+        env,
+        disk,
+    }
+}
+
+async fn run(env: &Arc<ToolEnv>, tool: &str, args: Value) -> Result<String, String> {
+    let tool = tandem_coding::tools::tool(env, tool).expect("tool");
+    let call = ToolInvocation {
+        call_id: "call-1".into(),
+        args,
+        cancel: CancellationToken::new(),
+        updates: ToolUpdates::discard(),
+    };
+    tool.execute(call).await.map(text).map_err(|e| e.0)
+}
+
+fn text(output: ToolOutput) -> String {
+    match output.content.first() {
+        Some(UserBlock::Text(block)) => block.text.clone(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+fn versioned(uri: Uri, edits: Vec<lsp::TextEdit>) -> WorkspaceEdit {
+    WorkspaceEdit {
+        changes: None,
+        document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier::new(uri, 5),
+            edits: edits.into_iter().map(OneOf::Left).collect(),
+        }])),
+        change_annotations: None,
+    }
+}
+
+fn te(l1: u32, c1: u32, l2: u32, c2: u32, text: &str) -> lsp::TextEdit {
+    lsp::TextEdit::new(
+        lsp::Range::new(lsp::Position::new(l1, c1), lsp::Position::new(l2, c2)),
+        text.to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn edit_tool_edits_the_unsaved_buffer_through_apply_edit() {
+    let e = editor(EditMode::Auto);
+    let args = json!({"path": "src/lib.rs", "edits": [{"oldText": "41", "newText": "42"}]});
+    let result = run(&e.env, "edit", args).await;
+    assert_eq!(
+        result.as_deref(),
+        Ok("Successfully replaced 1 block(s) in src/lib.rs.")
+    );
+    assert_eq!(
+        e.client.sent(),
+        vec![Sent::ApplyEdit {
+            label: "Tandem: edit src/lib.rs".into(),
+            edit: versioned(e.uri.clone(), vec![te(1, 21, 1, 23, "42")]),
+        }]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&e.disk).expect("disk"),
+        "fn old() {}\n"
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_edit_is_a_tool_error_the_model_sees() {
+    let e = editor(EditMode::Confirm);
+    e.client
+        .reply_questions([Reply::Choose(Some(interaction::REJECT))]);
+    let args = json!({"path": "src/lib.rs", "edits": [{"oldText": "41", "newText": "42"}]});
+    let result = run(&e.env, "edit", args).await;
+    assert_eq!(
+        result,
+        Err("The user rejected the edit to src/lib.rs: rejected by the user".into())
+    );
+    assert_eq!(
+        e.client.questions(),
+        vec!["Tandem wants to edit src/lib.rs (+1/-1 lines)"]
+    );
+    assert!(e.client.edits().is_empty());
+}
+
+#[tokio::test]
+async fn write_tool_replaces_only_the_changed_lines_of_the_buffer() {
+    let e = editor(EditMode::Auto);
+    let content = "// 😀 héllo\nfn answer() -> u32 { 42 }\n";
+    let args = json!({"path": "src/lib.rs", "content": content});
+    let result = run(&e.env, "write", args).await;
+    assert_eq!(
+        result.as_deref(),
+        Ok(format!("Successfully wrote {} bytes to src/lib.rs", content.len()).as_str())
+    );
+    assert_eq!(
+        e.client.edits(),
+        vec![versioned(
+            e.uri.clone(),
+            vec![te(1, 0, 2, 0, "fn answer() -> u32 { 42 }\n")]
+        )]
+    );
+}

@@ -1,0 +1,432 @@
+//! `tandem lsp` as an editor sees it: the real binary, spoken to over stdio with hand-written
+//! Content-Length framing. The model is the built-in scripted provider (a script file named as
+//! the model's baseUrl in a temp agent dir's models.json), so runs are exact and offline.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Lsp {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    next_id: i64,
+    /// Notifications and server requests received while waiting for responses.
+    seen: Vec<Value>,
+    _dir: tempfile::TempDir,
+}
+
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = v.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A temp agent dir whose `script/t` model replays `script`.
+fn agent_dir(script: &Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let models = json!({"providers": {"script": {"api": "scripted", "apiKey": "none",
+        "baseUrl": script_path.display().to_string(), "models": [{"id": "t"}]}}});
+    std::fs::write(dir.path().join("models.json"), models.to_string()).unwrap();
+    std::fs::create_dir_all(dir.path().join("project")).unwrap();
+    dir
+}
+
+impl Lsp {
+    fn start(script: &Value) -> Lsp {
+        let dir = agent_dir(script);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .arg("lsp")
+            .current_dir(dir.path().join("project"))
+            .env("HOME", dir.path())
+            // No PI_CODING_AGENT_DIR: the agent dir comes from initializationOptions.
+            .env_remove("PI_CODING_AGENT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, incoming) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(msg) = read_message(&mut reader) {
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        Lsp {
+            child,
+            stdin,
+            incoming,
+            next_id: 0,
+            seen: Vec::new(),
+            _dir: dir,
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
+    fn write(&mut self, msg: Value) {
+        let body = msg.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.write(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.write(msg);
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let msg = self
+                .incoming
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return msg;
+            }
+            self.seen.push(msg);
+        }
+    }
+
+    fn initialize(&mut self, encodings: Value, options: Value) -> Value {
+        let root = format!("file://{}", self.dir().join("project").display());
+        let response = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": root, "initializationOptions": options,
+                "capabilities": {"general": {"positionEncodings": encodings},
+                    "experimental": {"tandem": {"events": true}}}}),
+        );
+        self.notify("initialized", json!({}));
+        response
+    }
+
+    /// `tandem/event`s of `session` until its `settled` (those already seen included).
+    fn events_until_settled(&mut self, session: &Value) -> Vec<Value> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let events: Vec<Value> = self
+                .seen
+                .iter()
+                .filter(|m| m["method"] == "tandem/event" && &m["params"]["session"] == session)
+                .map(|m| m["params"].clone())
+                .collect();
+            if events.iter().any(|e| e["event"]["type"] == "settled") {
+                return events;
+            }
+            let msg = self
+                .incoming
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("no settled event");
+            self.seen.push(msg);
+        }
+    }
+
+    fn wait_exit(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Lsp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn options(lsp: &Lsp) -> Value {
+    json!({"model": "script/t", "agentDir": lsp.dir().display().to_string()})
+}
+
+fn answer_script(text: &str) -> Value {
+    json!({"chunkSize": 3, "turns": [{"text": text}]})
+}
+
+#[test]
+fn initialize_negotiates_the_position_encoding() {
+    let mut lsp = Lsp::start(&answer_script("x"));
+    let r = lsp.initialize(json!(["utf-16"]), json!({}));
+    let caps = &r["result"]["capabilities"];
+    assert_eq!(caps["positionEncoding"], "utf-16");
+    assert_eq!(caps["textDocumentSync"]["change"], 2);
+    assert_eq!(caps["codeActionProvider"]["resolveProvider"], true);
+    assert_eq!(caps["experimental"]["tandem"]["version"], 1);
+    assert_eq!(caps["workspace"]["workspaceFolders"]["supported"], true);
+
+    let mut lsp = Lsp::start(&answer_script("x"));
+    let r = lsp.initialize(json!(["utf-32", "utf-8", "utf-16"]), json!({}));
+    assert_eq!(r["result"]["capabilities"]["positionEncoding"], "utf-8");
+}
+
+/// Incremental edits with emoji, CJK and CRLF, then a prompt whose context selects the whole
+/// buffer: the user message the server builds carries the text the client holds.
+fn edits_keep_the_buffer(encoding: &str, emoji_width: u32) {
+    let mut lsp = Lsp::start(&answer_script("All good here."));
+    let opts = options(&lsp);
+    lsp.initialize(json!([encoding]), opts);
+    let uri = format!("file://{}", lsp.dir().join("project/a.rs").display());
+    lsp.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1,
+            "text": "fn a() {}\r\nlet s = \"😀x\";\r\n"}}),
+    );
+    // After the emoji (line 1, after `let s = "😀`): insert CJK.
+    let col = 9 + emoji_width;
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 1, "character": col},
+                       "end": {"line": 1, "character": col}}, "text": "漢字"},
+            {"range": {"start": {"line": 0, "character": 3},
+                       "end": {"line": 0, "character": 4}}, "text": "b\r\n// 🎉"}]}),
+    );
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": "file:///nowhere.rs", "version": 2},
+            "contentChanges": [{"text": "ignored"}]}),
+    );
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"text": "check", "context": {"uri": uri, "selection":
+            {"start": {"line": 0, "character": 0}, "end": {"line": 4, "character": 0}}}}),
+    );
+    assert_eq!(r["result"]["queued"], false, "{r}");
+    let session = r["result"]["session"].clone();
+    let events = lsp.events_until_settled(&session);
+    let user = events
+        .iter()
+        .find(|e| e["event"]["type"] == "message_start" && e["event"]["role"] == "user")
+        .expect("user message_start");
+    let text = user["event"]["text"].as_str().unwrap();
+    for line in ["fn b\r", "// 🎉() {}", "let s = \"😀漢字x\";"] {
+        assert!(
+            text.contains(line.trim_end_matches('\r')),
+            "{line:?} not in {text}"
+        );
+    }
+    assert!(text.ends_with("check"), "{text}");
+}
+
+#[test]
+fn incremental_edits_in_utf16_keep_the_clients_text() {
+    edits_keep_the_buffer("utf-16", 2);
+}
+
+#[test]
+fn incremental_edits_in_utf8_keep_the_clients_text() {
+    edits_keep_the_buffer("utf-8", 4);
+}
+
+#[test]
+fn a_prompt_streams_numbered_events_ending_in_settled() {
+    let mut lsp = Lsp::start(&answer_script(
+        "Hello from the scripted model, in small chunks.",
+    ));
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/sessions/new", json!({}));
+    let session = r["result"]["session"].clone();
+    assert!(session.is_string(), "{r}");
+    let r = lsp.request("tandem/prompt", json!({"session": session, "text": "hi"}));
+    assert_eq!(r["result"], json!({"session": session, "queued": false}));
+    let events = lsp.events_until_settled(&session);
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    assert_eq!(events.last().unwrap()["event"]["type"], "settled");
+    let text: String = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "text_delta")
+        .map(|e| e["event"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello from the scripted model, in small chunks.");
+    let state = lsp.request("tandem/state", json!({"session": session}));
+    assert_eq!(state["result"]["model"]["id"], "t", "{state}");
+    assert_eq!(state["result"]["running"], false);
+}
+
+#[test]
+fn errors_name_the_session_and_the_field() {
+    let mut lsp = Lsp::start(&answer_script("x"));
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/state", json!({"session": "nope"}));
+    assert_eq!(r["error"]["code"], -32001, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("`nope`"));
+    assert_eq!(r["error"]["data"]["session"], "nope");
+    let r = lsp.request("tandem/prompt", json!({"text": 5}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["field"], "text");
+    let r = lsp.request("tandem/models/list", Value::Null);
+    let models = r["result"].as_array().expect("models without params");
+    assert!(
+        models
+            .iter()
+            .any(|m| m["provider"] == "script" && m["id"] == "t"),
+        "{r}"
+    );
+    let r = lsp.request("tandem/abort", json!({}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["field"], "session");
+}
+
+#[test]
+fn exit_during_a_run_ends_the_process() {
+    let slow = json!({"chunkSize": 1, "delayMs": 200, "turns": [{"text": "a very slow answer"}]});
+    let mut lsp = Lsp::start(&slow);
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/prompt", json!({"text": "go"}));
+    assert_eq!(r["result"]["queued"], false, "{r}");
+    let r = lsp.request("shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    lsp.notify("exit", Value::Null);
+    assert!(lsp.wait_exit(), "the server did not exit");
+}
+
+#[test]
+fn the_read_tool_sees_the_unsaved_buffer() {
+    let script = json!({"turns": [
+        {"toolCalls": [{"name": "read", "arguments": {"path": "b.py"}}], "stopReason": "toolUse"},
+        {"text": "ok"}]});
+    let mut lsp = Lsp::start(&script);
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-8"]), opts);
+    let path = lsp.dir().join("project/b.py");
+    std::fs::write(&path, "on disk\n").unwrap();
+    let uri = format!("file://{}", path.display());
+    lsp.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+            "text": "unsaved = '漢'\n"}}),
+    );
+    let r = lsp.request("tandem/prompt", json!({"text": "read b.py"}));
+    let session = r["result"]["session"].clone();
+    let events = lsp.events_until_settled(&session);
+    let start = events
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_start")
+        .expect("tool_start");
+    assert_eq!(start["event"]["name"], "read");
+    assert_eq!(start["event"]["kind"], "read");
+    assert_eq!(start["event"]["title"], "Read b.py");
+    assert_eq!(start["event"]["locations"][0]["uri"], uri);
+    let end = events
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_end")
+        .expect("tool_end");
+    assert_eq!(end["event"]["isError"], false, "{end}");
+    let text = end["event"]["text"].as_str().unwrap();
+    assert!(text.contains("unsaved = '漢'"), "{text}");
+}
+
+#[test]
+fn a_prompt_to_a_busy_session_is_queued() {
+    let slow = json!({"chunkSize": 1, "delayMs": 30, "turns": [
+        {"text": "a slow first answer"}, {"text": "second"}]});
+    let mut lsp = Lsp::start(&slow);
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/prompt", json!({"text": "first"}));
+    let session = r["result"]["session"].clone();
+    let other = lsp.request("tandem/sessions/new", json!({}))["result"]["session"].clone();
+    assert_ne!(session, other);
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"session": session, "text": "then this", "whenBusy": "followUp"}),
+    );
+    assert_eq!(r["result"]["queued"], true, "{r}");
+    let events = lsp.events_until_settled(&session);
+    assert!(events
+        .iter()
+        .any(|e| e["event"]["type"] == "queue_update"
+            && e["event"]["followUp"] == json!(["then this"])));
+    // The other session is idle and untouched.
+    let state = lsp.request("tandem/state", json!({"session": other}));
+    assert_eq!(state["result"]["running"], false, "{state}");
+    assert_eq!(state["result"]["messageCount"], 0, "{state}");
+}
+
+#[test]
+fn sessions_are_listed_forked_and_opened() {
+    let mut lsp = Lsp::start(&json!({"loop": true, "turns": [{"text": "noted"}]}));
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/prompt", json!({"text": "remember this"}));
+    let session = r["result"]["session"].clone();
+    lsp.events_until_settled(&session);
+    let list = lsp.request("tandem/sessions/list", json!({}));
+    let list = list["result"].as_array().expect("a list").clone();
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0]["id"], session);
+    assert_eq!(list[0]["firstMessage"], "remember this");
+    let path = list[0]["path"].clone();
+
+    let fork = lsp.request("tandem/sessions/fork", json!({"session": session}));
+    let forked = fork["result"]["session"].clone();
+    assert!(forked.is_string() && forked != session, "{fork}");
+    let open = lsp.request("tandem/sessions/open", json!({"path": path}));
+    assert_eq!(open["result"]["session"], session, "{open}");
+    let state = lsp.request("tandem/state", json!({"session": session}));
+    assert_eq!(state["result"]["messageCount"], 2, "{state}");
+
+    let missing = lsp.request("tandem/sessions/open", json!({"path": "/no/such.jsonl"}));
+    assert_eq!(missing["error"]["code"], -32005, "{missing}");
+    let r = lsp.request(
+        "tandem/models/set",
+        json!({"session": session, "provider": "script", "id": "nope"}),
+    );
+    assert_eq!(r["error"]["code"], -32004, "{r}");
+    let r = lsp.request(
+        "tandem/thinking/set",
+        json!({"session": session, "level": "high"}),
+    );
+    assert_eq!(r["result"], json!({"level": "high"}), "{r}");
+    let r = lsp.request(
+        "tandem/thinking/set",
+        json!({"session": session, "level": "max"}),
+    );
+    assert_eq!(r["error"]["data"]["field"], "level", "{r}");
+}
