@@ -102,6 +102,10 @@ pub struct TandemConfig {
     /// pi's agent dir (`~` allowed); absent → `PI_CODING_AGENT_DIR`, then `~/.pi/agent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_dir: Option<String>,
+    /// How long the server waits for the editor to answer an edit or a question, in
+    /// milliseconds; absent → 120000. No answer in time is a tool error, never a hung server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_timeout_ms: Option<u64>,
 }
 
 /// The outcome of reading settings: what was understood, and what was not.
@@ -194,6 +198,15 @@ impl TandemConfig {
             w,
         );
         c.agent_dir = key(map, origin, "agentDir", "a path", "pi's agent dir", w);
+        c.edit_timeout_ms = key::<u64>(
+            map,
+            origin,
+            "editTimeoutMs",
+            "a positive whole number of milliseconds",
+            "120000",
+            w,
+        )
+        .filter(|ms| *ms > 0);
         out
     }
 }

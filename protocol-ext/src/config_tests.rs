@@ -13,6 +13,7 @@ fn full_settings_round_trip() {
         edit_mode: Some(EditMode::Auto),
         bash_permission: Some(BashPermission::Deny),
         agent_dir: Some("~/.pi/agent".into()),
+        edit_timeout_ms: None,
     };
     let wire = json!({"model": "openrouter/anthropic/claude-sonnet-4.5", "thinkingLevel": "low",
         "editMode": "auto", "bashPermission": "deny", "agentDir": "~/.pi/agent"});

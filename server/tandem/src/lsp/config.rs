@@ -112,9 +112,13 @@ impl ServerConfig {
         c.edit_mode = new.edit_mode.or(c.edit_mode);
         c.bash_permission = new.bash_permission.or(c.bash_permission);
         c.agent_dir = new.agent_dir.or(c.agent_dir.take());
+        c.edit_timeout_ms = new.edit_timeout_ms.or(c.edit_timeout_ms);
         let mut w = self.workspace.write().unwrap_or_else(|p| p.into_inner());
         w.edit_mode = c.edit_mode();
         w.bash_permission = c.bash_permission();
+        if let Some(ms) = c.edit_timeout_ms {
+            w.timeout = std::time::Duration::from_millis(ms);
+        }
         parsed.warnings
     }
 

@@ -44,6 +44,8 @@ pub struct Mapper {
     cwd: PathBuf,
     tool_ids: HashMap<usize, String>,
     messages: u64,
+    /// Unified diffs of the edit and write calls running now, by call id.
+    proposed: HashMap<String, String>,
 }
 
 impl Mapper {
@@ -60,6 +62,28 @@ impl Mapper {
         match event {
             AgentSessionEvent::Agent(e) => {
                 let mut out = map_agent(e, &self.cwd);
+                // Edits and writes carry the unified diff of what they proposed, applied or not.
+                match e.as_ref() {
+                    AgentEvent::ToolExecutionStart {
+                        tool_call_id,
+                        tool_name,
+                        args,
+                    } => {
+                        if let Some(diff) = super::diff::proposed(tool_name, args, &self.cwd) {
+                            self.proposed.insert(tool_call_id.clone(), diff);
+                        }
+                    }
+                    AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                        if let Some(diff) = self.proposed.remove(tool_call_id) {
+                            for ev in &mut out {
+                                if let Event::ToolEnd { diff: slot, .. } = ev {
+                                    *slot = Some(diff.clone());
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
                 for ev in &mut out {
                     match ev {
                         Event::MessageStart { index, .. } => {

@@ -1,9 +1,13 @@
+pub mod actions;
 pub mod client;
+pub mod commands;
 pub mod config;
 pub mod context;
+pub mod diff;
 pub mod documents;
 pub mod events;
 pub mod position;
+pub mod progress;
 pub mod server;
 pub mod sessions;
 pub mod workspace;

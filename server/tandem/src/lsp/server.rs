@@ -9,7 +9,7 @@
 //!
 //! Nothing but protocol goes to stdout: logs go to stderr (and `window/logMessage`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
@@ -18,20 +18,22 @@ use serde_json::Value;
 use tandem_protocol::capabilities::ClientCapability;
 use tandem_protocol::errors::parse_params;
 use tandem_protocol::requests::{
-    AbortParams, CompactParams, ModelsListParams, ModelsSetParams, PromptContext, PromptParams,
-    PromptResult, SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams,
-    SessionsOpenParams, StateParams, ThinkingSetParams, ThinkingSetResult,
+    AbortParams, CompactParams, ModelsListParams, ModelsSetParams, PromptParams, PromptResult,
+    SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams, SessionsOpenParams,
+    StateParams, ThinkingSetParams, ThinkingSetResult,
 };
 use tandem_protocol::{methods, Request, SessionId, TandemError};
 use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
+use super::actions::{self, DiagnosticMemory};
 use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
+use super::commands::{self, create_session, prompt_with_context, uri_path, CommandDeps, Run};
 use super::config::{capabilities, Origin, ServerConfig, SessionDeps};
-use super::context::{build, render, ContextDiagnostic, ContextRequest, Severity};
 use super::documents::{DocumentStore, TextChange};
 use super::position::{self as pos, PositionEncoding};
+use super::progress::{self, Progress};
 use super::sessions::Sessions;
 use super::workspace::client::EditCapabilities;
 
@@ -43,6 +45,8 @@ pub struct TandemServer {
     config: Arc<ServerConfig>,
     events: Arc<AtomicBool>,
     edit_capabilities: Arc<RwLock<EditCapabilities>>,
+    memory: Arc<DiagnosticMemory>,
+    progress: Arc<Progress>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -72,12 +76,14 @@ impl TandemServer {
             editor: Arc::new(LspEditor::new(client.clone(), edit_capabilities.clone())),
         };
         TandemServer {
-            client,
+            client: client.clone(),
             docs,
             sessions: Arc::new(Sessions::new(sink, config.clone(), deps, root)),
             config,
             events,
             edit_capabilities,
+            memory: Arc::new(DiagnosticMemory::default()),
+            progress: Arc::new(Progress::new(client)),
         }
     }
 
@@ -89,10 +95,16 @@ impl TandemServer {
     /// Builds a session on the blocking pool: setup reads settings and session files and may
     /// run a `!command` API key, none of which may stall the runtime's workers.
     async fn create(&self, origin: Origin, cwd: Option<String>) -> Result<SessionId, TandemError> {
-        let sessions = self.sessions.clone();
-        tokio::task::spawn_blocking(move || sessions.create(origin, cwd.as_deref()))
-            .await
-            .unwrap_or_else(|e| Err(TandemError::internal(format!("session setup failed: {e}"))))
+        create_session(self.sessions.clone(), origin, cwd).await
+    }
+
+    fn command_deps(&self) -> CommandDeps {
+        CommandDeps {
+            docs: self.docs.clone(),
+            sessions: self.sessions.clone(),
+            memory: self.memory.clone(),
+            progress: self.progress.clone(),
+        }
     }
 
     async fn warn(&self, warnings: Vec<String>) {
@@ -108,13 +120,22 @@ impl TandemServer {
             Some(id) => id,
             None => self.create(Origin::New, None).await.map_err(rpc_error)?,
         };
+        let title = progress::first_line(&p.text).to_string();
         let text = match &p.context {
-            Some(ctx) => prompt_with_context(&self.docs, ctx, &p.text, &self.sessions.root()),
+            Some(ctx) => {
+                let root = self.sessions.root();
+                prompt_with_context(&self.docs, &self.memory, ctx, &p.text, &root)
+            }
             None => p.text,
         };
-        let queued = self
-            .sessions
-            .prompt(&session, text, p.images, p.when_busy)
+        let run = Run {
+            title,
+            text,
+            images: p.images,
+            when_busy: p.when_busy,
+            summary: false,
+        };
+        let queued = commands::start(&self.command_deps(), &session, run)
             .await
             .map_err(rpc_error)?;
         answer(Ok(PromptResult { session, queued }))
@@ -185,6 +206,20 @@ impl TandemServer {
         answer(result.map(|()| ThinkingSetResult { level: p.level }))
     }
 
+    /// `window/workDoneProgress/cancel` (not in tower-lsp-server's trait): aborts the run.
+    async fn progress_cancel(&self, params: Value) {
+        match serde_json::from_value::<WorkDoneProgressCancelParams>(params) {
+            Ok(p) => {
+                let token = match p.token {
+                    NumberOrString::String(s) => s,
+                    NumberOrString::Number(n) => n.to_string(),
+                };
+                progress::cancel(&self.progress, &self.sessions, &token);
+            }
+            Err(e) => eprintln!("tandem lsp: window/workDoneProgress/cancel: {e}; ignored"),
+        }
+    }
+
     async fn compact(&self, params: Value) -> RpcResult<Value> {
         let p: CompactParams = parse(params)?;
         answer(self.sessions.compact(&p.session, p.instructions).await)
@@ -205,6 +240,9 @@ impl LanguageServer for TandemServer {
         lock(&self.docs).set_encoding(encoding);
         let tandem = ClientCapability::from_experimental(params.capabilities.experimental.as_ref());
         self.events.store(tandem.events, Ordering::Release);
+        let window = params.capabilities.window.as_ref();
+        let progress = window.and_then(|w| w.work_done_progress).unwrap_or(false);
+        self.progress.set_supported(progress);
         *self
             .edit_capabilities
             .write()
@@ -271,9 +309,25 @@ impl LanguageServer for TandemServer {
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.memory.forget(params.text_document.uri.as_str());
         if let Err(e) = lock(&self.docs).close(params.text_document.uri.as_str()) {
             eprintln!("tandem lsp: {e}");
         }
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
+        Ok(Some(actions::list(&self.docs, &self.memory, &params)))
+    }
+
+    async fn code_action_resolve(&self, action: CodeAction) -> RpcResult<CodeAction> {
+        Ok(action)
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> RpcResult<Option<Value>> {
+        let deps = self.command_deps();
+        let result = commands::execute(&deps, &params.command, &params.arguments).await;
+        let result = result.map_err(rpc_error)?;
+        Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
@@ -288,76 +342,6 @@ impl LanguageServer for TandemServer {
         folders.extend(folder_paths(&params.event.added));
         self.sessions.set_folders(folders);
     }
-}
-
-/// `text` preceded by the editor context `ctx` describes, rendered from the buffer the client
-/// sees (the store's copy when open, the file on disk otherwise).
-fn prompt_with_context(
-    docs: &Mutex<DocumentStore>,
-    ctx: &PromptContext,
-    text: &str,
-    cwd: &Path,
-) -> String {
-    let path = uri_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
-    let (buffer, language_id, selection, open_files) = {
-        let store = lock(docs);
-        let open_files: Vec<PathBuf> = store.uris().filter_map(uri_path).collect();
-        let doc = store.get(&ctx.uri);
-        let rope = match &doc {
-            Some(d) => d.text().clone(),
-            None => ropey::Rope::from_str(&std::fs::read_to_string(&path).unwrap_or_default()),
-        };
-        let byte = |p: tandem_protocol::Position| {
-            pos::position_to_byte(
-                &rope,
-                pos::Position::new(p.line, p.character),
-                store.encoding(),
-            )
-        };
-        let selection = ctx.selection.map(|r| {
-            let (a, b) = (byte(r.start), byte(r.end));
-            a.min(b)..a.max(b)
-        });
-        let language = doc.as_ref().map(|d| d.language_id().to_string());
-        (rope.to_string(), language, selection, open_files)
-    };
-    let diagnostics: Option<Vec<ContextDiagnostic>> = ctx.include_diagnostics.then(|| {
-        ctx.diagnostics
-            .iter()
-            .flatten()
-            .map(|d| ContextDiagnostic {
-                severity: match d.severity {
-                    Some(2) => Severity::Warning,
-                    Some(3) => Severity::Information,
-                    Some(4) => Severity::Hint,
-                    _ => Severity::Error,
-                },
-                line: d.range.start.line as usize,
-                end_line: d.range.end.line as usize,
-                message: d.message.clone(),
-                source: d.source.clone(),
-                code: d.code.as_ref().map(|c| match c {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                }),
-            })
-            .collect()
-    });
-    let context = build(&ContextRequest {
-        text: &buffer,
-        path: &path,
-        cwd: Some(cwd),
-        language_id: language_id.as_deref(),
-        selection,
-        diagnostics: diagnostics.as_deref(),
-        open_files: &open_files,
-    });
-    format!("{}\n\n{text}", render(&context))
-}
-
-fn uri_path(uri: &str) -> Option<PathBuf> {
-    let uri = uri.parse::<Uri>().ok()?;
-    uri.to_file_path().map(|p| p.into_owned())
 }
 
 fn folder_paths(folders: &[WorkspaceFolder]) -> Vec<PathBuf> {
@@ -387,6 +371,10 @@ pub async fn serve_stdio() {
     .custom_method(methods::MODELS_SET, TandemServer::models_set)
     .custom_method(methods::THINKING_SET, TandemServer::thinking_set)
     .custom_method(methods::COMPACT, TandemServer::compact)
+    .custom_method(
+        "window/workDoneProgress/cancel",
+        TandemServer::progress_cancel,
+    )
     .finish();
     let service = tower::ServiceExt::map_request(service, absent_params_as_empty);
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)

@@ -41,6 +41,9 @@ pub trait EditorClient: Send + Sync {
 /// The parts of the client's capabilities that shape a `WorkspaceEdit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EditCapabilities {
+    /// `workspace.applyEdit`: the client applies edits the server sends. Without it no edit is
+    /// sent and every change is refused with a message saying so.
+    pub apply_edit: bool,
     /// `workspace.workspaceEdit.documentChanges`: versioned `TextDocumentEdit`s.
     pub document_changes: bool,
     /// `workspace.workspaceEdit.resourceOperations` includes `create`.
@@ -59,6 +62,7 @@ impl Default for EditCapabilities {
     /// A client that declared nothing: plain `changes` maps, questions by message request.
     fn default() -> Self {
         EditCapabilities {
+            apply_edit: true,
             document_changes: false,
             create_files: false,
             change_annotations: false,
@@ -75,6 +79,11 @@ impl EditCapabilities {
             .as_ref()
             .and_then(|w| w.workspace_edit.as_ref());
         EditCapabilities {
+            apply_edit: capabilities
+                .workspace
+                .as_ref()
+                .and_then(|w| w.apply_edit)
+                .unwrap_or(false),
             document_changes: edit.and_then(|e| e.document_changes).unwrap_or(false),
             create_files: edit
                 .and_then(|e| e.resource_operations.as_ref())

@@ -60,6 +60,12 @@ impl LspWorkspace {
         let label = format!("Tandem: {verb} {shown}");
         let stats = format!("+{}/-{} lines", planned.added, planned.removed);
 
+        if !caps.apply_edit {
+            return rejected(
+                "the editor does not support workspace/applyEdit, so Tandem cannot change files \
+                 through it; use an editor integration that does, or the tandem CLI",
+            );
+        }
         let how = if settings.edit_mode == EditMode::Auto || self.apply_all.load(Ordering::SeqCst) {
             Confirmation::Direct
         } else if can_annotate(&planned, &caps) {

@@ -140,6 +140,27 @@ async fn auto_mode_never_asks() {
 }
 
 #[tokio::test]
+async fn a_client_without_apply_edit_gets_no_request_and_a_clear_refusal() {
+    let f = confirm(EditCapabilities {
+        apply_edit: false,
+        ..PLAIN
+    });
+    let path = f.open("notes.txt", 1, NOTES);
+    let outcome = f.propose(edit(&path, NOTES, &[("two", "2")])).await;
+    let ChangeOutcome::Rejected {
+        reason: Some(reason),
+    } = outcome
+    else {
+        panic!("expected a refusal, got {outcome:?}")
+    };
+    assert!(
+        reason.contains("does not support workspace/applyEdit"),
+        "{reason}"
+    );
+    assert!(f.client.sent().is_empty(), "nothing was sent to the client");
+}
+
+#[tokio::test]
 async fn confirm_without_any_way_to_ask_refuses_with_the_fix() {
     let f = confirm(EditCapabilities {
         show_message_request: false,

@@ -33,6 +33,7 @@ use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings, CHANGED_IN_EDITOR, 
 use fake::{FakeClient, Reply, Sent};
 
 const PLAIN: EditCapabilities = EditCapabilities {
+    apply_edit: true,
     document_changes: false,
     create_files: false,
     change_annotations: false,
@@ -43,6 +44,7 @@ const VERSIONED: EditCapabilities = EditCapabilities {
     ..PLAIN
 };
 const FULL: EditCapabilities = EditCapabilities {
+    apply_edit: true,
     document_changes: true,
     create_files: true,
     change_annotations: true,

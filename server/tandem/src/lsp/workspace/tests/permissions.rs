@@ -98,7 +98,7 @@ async fn outside_paths_are_asked_with_allow_and_deny() {
 #[test]
 fn capabilities_are_read_from_initialize() {
     let caps: ClientCapabilities = serde_json::from_value(json!({
-        "workspace": {"workspaceEdit": {
+        "workspace": {"applyEdit": true, "workspaceEdit": {
             "documentChanges": true,
             "resourceOperations": ["create", "rename", "delete"],
             "changeAnnotationSupport": {"groupsOnLabel": true}
@@ -106,7 +106,11 @@ fn capabilities_are_read_from_initialize() {
     }))
     .expect("capabilities");
     assert_eq!(EditCapabilities::from_client(&caps), FULL);
-    let bare: ClientCapabilities = serde_json::from_value(json!({})).expect("capabilities");
-    assert_eq!(EditCapabilities::from_client(&bare), PLAIN);
+    let plain: ClientCapabilities =
+        serde_json::from_value(json!({"workspace": {"applyEdit": true}})).expect("capabilities");
+    assert_eq!(EditCapabilities::from_client(&plain), PLAIN);
     assert_eq!(EditCapabilities::default(), PLAIN);
+    // A client that never declared applyEdit gets no edits at all.
+    let bare: ClientCapabilities = serde_json::from_value(json!({})).expect("capabilities");
+    assert!(!EditCapabilities::from_client(&bare).apply_edit);
 }

@@ -22,6 +22,7 @@ use crate::lsp::workspace::client::EditCapabilities;
 use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings};
 
 const CAPS: EditCapabilities = EditCapabilities {
+    apply_edit: true,
     document_changes: true,
     create_files: false,
     change_annotations: false,

@@ -1,0 +1,13 @@
+//! `tandem lsp`'s edit flow and robustness, black-box: the real binary over stdio with
+//! hand-written framing, a scripted model (a script file as the model's baseUrl in a temp agent
+//! dir), and a test client that answers the server's `workspace/applyEdit` and
+//! `window/showMessageRequest` itself — or, on purpose, late or never.
+
+#[path = "lsp_edits/consent.rs"]
+mod consent;
+#[path = "lsp_edits/harness.rs"]
+mod harness;
+#[path = "lsp_edits/proposals.rs"]
+mod proposals;
+#[path = "lsp_edits/robustness.rs"]
+mod robustness;
