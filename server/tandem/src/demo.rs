@@ -1,18 +1,26 @@
-//! `tandem demo`: a scripted task end to end, offline. A copy of the demo workspace is made in a
-//! temporary directory, the built-in scripted model (or, with `--real`, the configured model)
-//! fixes its bug with the real tools, and the streamed answer, the tool calls and the resulting
-//! diff are shown. The copy is left in place for inspection.
+//! `tandem demo`: a scripted task end to end, offline, through the language server. A copy of the
+//! demo workspace is made in a temporary directory; `tandem lsp` is started as a child and driven
+//! the way an editor would drive it (see [`crate::demo_lsp`]): initialize, open
+//! the file, `tandem/prompt` with the selection, apply and save the edits the server proposes.
+//! The built-in scripted model (or, with `--real`, the configured model) fixes the bug with the
+//! real tools; the streamed answer, the tool calls and the resulting diff are shown. The copy is
+//! left in place for inspection. So the demo exercises the same path an editor does, and works
+//! as a smoke test of the server when no editor is at hand.
+//!
+//! `--mode json` keeps the in-process path: it prints the agent's own JSON events, as `--mode
+//! json` does elsewhere.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
 
 use anyhow::Context as _;
-use tandem_agent::AgentEvent;
+use serde_json::{json, Value};
 use tandem_ai::providers::scripted::demo_model;
-use tandem_ai::AssistantMessageEvent;
-use tandem_coding::agent_session::{AgentSession, AgentSessionEvent, SessionEvent};
-use tandem_coding::describe_tool_call;
+
+use crate::demo_editor::{path_to_uri, Documents};
+use crate::demo_lsp::{Client, Incoming};
 
 use crate::cli::command::SessionChoice;
 use crate::cli::{OutputMode, RunArgs};
@@ -65,75 +73,6 @@ fn make_workspace() -> anyhow::Result<(PathBuf, PathBuf)> {
     Ok((std::fs::canonicalize(&workspace)?, script))
 }
 
-/// Prints the streamed answer and tool calls for a person.
-fn show(event: &AgentSessionEvent, cwd: &Path, color: bool, out: &mut impl Write) {
-    let dim = |s: &str| {
-        if color {
-            format!("\x1b[2m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    };
-    let _ = match event {
-        AgentSessionEvent::Agent(e) => match e.as_ref() {
-            AgentEvent::MessageUpdate {
-                assistant_message_event,
-            } => match assistant_message_event {
-                AssistantMessageEvent::TextDelta { delta, .. } => write!(out, "{delta}"),
-                AssistantMessageEvent::ThinkingDelta { delta, .. } => write!(out, "{}", dim(delta)),
-                AssistantMessageEvent::TextEnd { .. }
-                | AssistantMessageEvent::ThinkingEnd { .. } => {
-                    writeln!(out)
-                }
-                _ => Ok(()),
-            },
-            AgentEvent::ToolExecutionStart {
-                tool_name, args, ..
-            } => {
-                let info = describe_tool_call(tool_name, args, cwd);
-                writeln!(out, "→ {}", info.title)
-            }
-            AgentEvent::ToolExecutionEnd {
-                result, is_error, ..
-            } => {
-                let first = result
-                    .content
-                    .iter()
-                    .find_map(|b| match b {
-                        tandem_ai::UserBlock::Text(t) => t.text.lines().next().map(str::to_string),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                if *is_error {
-                    writeln!(out, "  ✗ {first}")
-                } else {
-                    writeln!(out, "  {}", dim(&format!("✓ {first}")))
-                }
-            }
-            _ => Ok(()),
-        },
-        AgentSessionEvent::Session(SessionEvent::AutoRetryStart {
-            delay_ms,
-            error_message,
-            ..
-        }) => {
-            writeln!(
-                out,
-                "{}",
-                dim(&format!(
-                    "(retrying in {:.1} s: {error_message})",
-                    *delay_ms as f64 / 1000.0
-                ))
-            )
-        }
-        AgentSessionEvent::Session(SessionEvent::AutoCompactionStart { .. }) => {
-            writeln!(out, "{}", dim("(compacting the conversation…)"))
-        }
-        AgentSessionEvent::Session(_) => Ok(()),
-    };
-    let _ = out.flush();
-}
-
 fn diff(workspace: &Path) -> String {
     let mut out = String::new();
     for (name, before) in FILES {
@@ -151,38 +90,43 @@ fn diff(workspace: &Path) -> String {
     out
 }
 
+/// How long the whole run may take before the demo gives up.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Runs the demo.
 pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
     let outcome = (|| -> anyhow::Result<bool> {
         let (workspace, script) = make_workspace()?;
-        let rt = runtime()?;
-        args.session = SessionChoice::InMemory;
-        let model = (!real).then(|| {
-            let mut m = demo_model();
-            m.base_url = script.to_string_lossy().into_owned();
-            m
-        });
         let task = args
             .messages
             .first()
             .cloned()
             .unwrap_or_else(|| TASK.to_string());
-        rt.block_on(async move {
-            let setup = setup_with(&args, &workspace, model)?;
-            if mode == OutputMode::Json {
-                return execute(&setup.session, vec![(task, Vec::new())], mode).await;
-            }
-            eprintln!("Demo workspace: {}", workspace.display());
-            println!("> {task}\n");
-            let ok = stream_text(&setup.session, &task, &workspace).await?;
-            let changes = diff(&workspace);
-            if changes.is_empty() {
-                println!("\n(no files changed)");
-            } else {
-                println!("\nChanges:\n{changes}");
-            }
-            Ok(ok)
-        })
+        if mode == OutputMode::Json {
+            // The in-process path: the agent's own JSON events.
+            let rt = runtime()?;
+            args.session = SessionChoice::InMemory;
+            let model = (!real).then(|| {
+                let mut m = demo_model();
+                m.base_url = script.to_string_lossy().into_owned();
+                m
+            });
+            return rt.block_on(async move {
+                let setup = setup_with(&args, &workspace, model)?;
+                execute(&setup.session, vec![(task, Vec::new())], mode).await
+            });
+        }
+        eprintln!("Demo workspace: {}", workspace.display());
+        println!("> {task}\n");
+        let agent_dir = (!real).then(|| write_agent_dir(&script)).transpose()?;
+        let ok = drive(&workspace, agent_dir.as_deref(), &task)?;
+        let changes = diff(&workspace);
+        if changes.is_empty() {
+            println!("\n(no files changed)");
+        } else {
+            println!("\nChanges:\n{changes}");
+        }
+        Ok(ok)
     })();
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -194,21 +138,225 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
     }
 }
 
-async fn stream_text(session: &AgentSession, task: &str, cwd: &Path) -> anyhow::Result<bool> {
-    let mut rx = session.subscribe();
-    let color = std::io::stdout().is_terminal();
-    let cwd_owned = cwd.to_path_buf();
-    let printer = tokio::spawn(async move {
-        let mut out = std::io::stdout();
-        while let Some(event) = rx.recv().await {
-            show(&event, &cwd_owned, color, &mut out);
-            if event.kind() == "agent_settled" {
+/// An agent dir beside the script whose models.json has the `scripted/demo` model replay it.
+fn write_agent_dir(script: &Path) -> anyhow::Result<PathBuf> {
+    let dir = script
+        .parent()
+        .map(|p| p.join("agent"))
+        .context("the demo script has no parent directory")?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let models = json!({"providers": {"scripted": {"api": "scripted", "apiKey": "none",
+        "baseUrl": script.display().to_string(), "models": [{"id": "demo"}]}}});
+    let path = dir.join("models.json");
+    std::fs::write(&path, models.to_string())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(dir)
+}
+
+/// Plays the editor: starts `tandem lsp`, prompts, answers its requests until `settled`.
+/// Returns false when the run reported an error.
+fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Result<bool> {
+    let exe = std::env::current_exe().context("cannot find the tandem executable")?;
+    let mut command = Command::new(exe);
+    command.arg("lsp").current_dir(workspace);
+    let mut client = Client::spawn(command, TIMEOUT)?;
+    let mut options = json!({"editMode": "auto"});
+    if let Some(dir) = agent_dir {
+        options["agentDir"] = json!(dir.display().to_string());
+        options["model"] = json!("scripted/demo");
+    }
+    let root = path_to_uri(workspace);
+    client.request(
+        "initialize",
+        json!({
+            "processId": std::process::id(),
+            "rootUri": root,
+            "workspaceFolders": [{"uri": root, "name": "demo"}],
+            "capabilities": {
+                "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
+                "window": {"showMessage": {"messageActionItem": {}}},
+                "experimental": {"tandem": {"events": true}}
+            },
+            "initializationOptions": options,
+        }),
+    )?;
+    client.notify("initialized", json!({}))?;
+    let mut docs = Documents::default();
+    let file = workspace.join("src/greet.py");
+    let uri = path_to_uri(&file);
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let selection = function_range(&text, "def greet(");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 0, "text": text}}),
+    )?;
+    docs.open.insert(uri.clone(), (text, 0));
+    client.request(
+        "tandem/prompt",
+        json!({"text": task, "context": {"uri": uri, "selection": selection}}),
+    )?;
+    let mut printer = Printer::new(std::io::stdout().is_terminal());
+    let mut ok = true;
+    loop {
+        let msg = client.next("the run to settle")?;
+        if msg.method == "tandem/event" {
+            let event = &msg.params["event"];
+            if event["type"] == "settled" {
+                printer.end_line();
                 break;
             }
+            ok &= printer.show(event);
+        } else if let Some(id) = msg.id.clone() {
+            answer(&mut client, &mut docs, msg, id)?;
+        } else if msg.method == "window/showMessage" {
+            printer.end_line();
+            eprintln!("{}", msg.params["message"].as_str().unwrap_or_default());
         }
-    });
-    session.prompt(task, Vec::new()).await?;
-    let _ = printer.await;
-    let last = session.last_assistant();
-    Ok(last.is_some_and(|m| m.error_message.is_none()))
+    }
+    client.shutdown()?;
+    Ok(ok)
+}
+
+/// Answers a server→client request.
+fn answer(
+    client: &mut Client,
+    docs: &mut Documents,
+    msg: Incoming,
+    id: Value,
+) -> anyhow::Result<()> {
+    match msg.method.as_str() {
+        "workspace/applyEdit" => match docs.apply(&msg.params["edit"]) {
+            Ok(changed) => {
+                client.reply(id, json!({"applied": true}))?;
+                for (uri, text, version) in changed {
+                    client.notify(
+                        "textDocument/didChange",
+                        json!({"textDocument": {"uri": uri, "version": version},
+                            "contentChanges": [{"text": text}]}),
+                    )?;
+                }
+            }
+            Err(reason) => {
+                client.reply(id, json!({"applied": false, "failureReason": reason}))?;
+            }
+        },
+        "window/workDoneProgress/create" | "client/registerCapability" => {
+            client.reply(id, Value::Null)?
+        }
+        "window/showMessageRequest" => {
+            let first = msg.params["actions"].get(0).cloned().unwrap_or(Value::Null);
+            client.reply(id, first)?
+        }
+        other => client.reply_error(id, -32601, &format!("method not found: {other}"))?,
+    }
+    Ok(())
+}
+
+/// The range from the line starting with `header` to the end of its block (up to a blank line).
+fn function_range(text: &str, header: &str) -> Value {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with(header))
+        .unwrap_or(0);
+    let mut end = start;
+    while end + 1 < lines.len() && !lines[end + 1].trim().is_empty() {
+        end += 1;
+    }
+    let width = lines.get(end).map_or(0, |l| l.encode_utf16().count());
+    json!({"start": {"line": start, "character": 0}, "end": {"line": end, "character": width}})
+}
+
+/// Prints `tandem/event`s for a person.
+struct Printer {
+    color: bool,
+    /// What the current line holds: `None` at a line start, else "text" or "thinking".
+    open: Option<&'static str>,
+}
+
+impl Printer {
+    fn new(color: bool) -> Self {
+        Printer { color, open: None }
+    }
+
+    fn dim(&self, s: &str) -> String {
+        if self.color {
+            format!("\x1b[2m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.open.take().is_some() {
+            println!();
+        }
+    }
+
+    fn stream(&mut self, kind: &'static str, delta: &str) {
+        if self.open.is_some_and(|k| k != kind) {
+            println!();
+        }
+        self.open = Some(kind);
+        if kind == "thinking" {
+            print!("{}", self.dim(delta));
+        } else {
+            print!("{delta}");
+        }
+    }
+
+    /// Shows one event; false for an `error` event.
+    fn show(&mut self, event: &Value) -> bool {
+        let text = |key: &str| event[key].as_str().unwrap_or_default();
+        match text("type") {
+            "text_delta" => self.stream("text", text("delta")),
+            "thinking_delta" => self.stream("thinking", text("delta")),
+            "message_end" => self.end_line(),
+            "tool_start" => {
+                self.end_line();
+                println!("→ {}", text("title"));
+            }
+            "tool_end" => {
+                let first = text("text").lines().next().unwrap_or_default();
+                if event["isError"] == true {
+                    println!("  ✗ {first}");
+                } else {
+                    println!("  {}", self.dim(&format!("✓ {first}")));
+                }
+            }
+            "retry_start" => {
+                self.end_line();
+                let secs = event["delayMs"].as_f64().unwrap_or(0.0) / 1000.0;
+                let why = text("errorMessage");
+                println!("{}", self.dim(&format!("(retrying in {secs:.1} s: {why})")));
+            }
+            "compaction_start" => {
+                self.end_line();
+                println!("{}", self.dim("(compacting the conversation…)"));
+            }
+            "error" => {
+                self.end_line();
+                eprintln!("Error: {}", text("message"));
+                return false;
+            }
+            _ => {}
+        }
+        let _ = std::io::stdout().flush();
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selects_the_greet_function() {
+        let range = function_range(FILES[2].1, "def greet(");
+        assert_eq!(
+            range,
+            json!({"start": {"line": 3, "character": 0}, "end": {"line": 5, "character": 27}})
+        );
+    }
 }

@@ -6,6 +6,8 @@
 
 mod cli;
 mod demo;
+mod demo_editor;
+mod demo_lsp;
 // Until the workspace (edits through the editor) and code actions are wired in.
 #[allow(dead_code)]
 mod lsp;
