@@ -7,7 +7,12 @@
 //! of events is the order the session produced them, and each session numbers its own stream
 //! with a [`Sequencer`].
 //!
-//! The mapping itself ([`map_event`]) is a pure function, tested without a client.
+//! The mapping itself ([`Mapper::map`]) is a pure function of the events so far, tested without
+//! a client. It also remembers how the run is going: when the last assistant message ended in
+//! an error (after retries), an `error` event goes out just before `settled`, so a client learns
+//! that the run failed for good without inspecting every `message_end`. Failures the core does
+//! not report as events (a prompt that could not start) arrive on [`forward_with`]'s second
+//! channel from [`super::sessions`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +51,8 @@ pub struct Mapper {
     messages: u64,
     /// Unified diffs of the edit and write calls running now, by call id.
     proposed: HashMap<String, String>,
+    /// Why the run failed, when its last assistant message (or its retries) ended in an error.
+    failure: Option<String>,
 }
 
 impl Mapper {
@@ -119,10 +126,46 @@ impl Mapper {
                         _ => {}
                     }
                 }
+                for ev in &out {
+                    if let Event::MessageEnd { message, .. } = ev {
+                        self.note_message(message);
+                    }
+                }
                 out
             }
-            AgentSessionEvent::Session(e) => map_session(e),
+            AgentSessionEvent::Session(e) => {
+                match e {
+                    SessionEvent::AutoRetryEnd {
+                        success: false,
+                        final_error: Some(m),
+                        ..
+                    } => self.failure = Some(m.clone()),
+                    SessionEvent::AgentSettled => {
+                        if let Some(message) = self.failure.take() {
+                            return vec![Event::Error { message }, Event::Settled];
+                        }
+                    }
+                    _ => {}
+                }
+                map_session(e)
+            }
         }
+    }
+
+    /// Records whether a finished assistant message failed (`stopReason: "error"`).
+    fn note_message(&mut self, message: &Value) {
+        if message.get("role").and_then(Value::as_str) != Some("assistant") {
+            return;
+        }
+        self.failure =
+            (message.get("stopReason").and_then(Value::as_str) == Some("error")).then(|| {
+                message
+                    .get("errorMessage")
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("the model call failed")
+                    .to_string()
+            });
     }
 }
 
@@ -332,31 +375,56 @@ pub fn path_to_uri(path: &Path) -> String {
 
 /// Forwards one session's events to `sink` until the session is dropped; records each queue
 /// update in `queue` for `tandem/state`.
+#[cfg(test)]
 pub async fn forward(
     session: SessionId,
     cwd: PathBuf,
+    events: mpsc::Receiver<AgentSessionEvent>,
+    sink: Arc<dyn EventSink>,
+    queue: Arc<Mutex<QueueState>>,
+) {
+    let (_keep, extra) = mpsc::unbounded_channel();
+    forward_with(session, cwd, events, extra, sink, queue).await
+}
+
+/// Forwards one session's events like `forward`, plus protocol events the server adds to the
+/// stream itself (`extra`: a prompt that failed before the core reported anything). The
+/// session's own events go first when both are ready, so an added event follows everything
+/// the session emitted before it.
+pub async fn forward_with(
+    session: SessionId,
+    cwd: PathBuf,
     mut events: mpsc::Receiver<AgentSessionEvent>,
+    mut extra: mpsc::UnboundedReceiver<Event>,
     sink: Arc<dyn EventSink>,
     queue: Arc<Mutex<QueueState>>,
 ) {
     let mut seq = Sequencer::new();
     let mut mapper = Mapper::new(cwd);
     let mut pending: Option<Event> = None;
+    let mut extra_open = true;
     loop {
         let next = match &pending {
-            None => events.recv().await,
-            Some(_) => match tokio::time::timeout(FLUSH_AFTER, events.recv()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    if let Some(p) = pending.take() {
-                        sink.send(seq.wrap(&session, p)).await;
+            None => receive(&mut events, &mut extra, &mut extra_open).await,
+            Some(_) => {
+                let next = receive(&mut events, &mut extra, &mut extra_open);
+                match tokio::time::timeout(FLUSH_AFTER, next).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        if let Some(p) = pending.take() {
+                            sink.send(seq.wrap(&session, p)).await;
+                        }
+                        continue;
                     }
-                    continue;
                 }
-            },
+            }
         };
-        let Some(next) = next else { break };
-        for event in mapper.map(&next) {
+        let mapped = match next {
+            Next::Closed => break,
+            Next::Session(e) => mapper.map(&e),
+            Next::Added(e) => vec![e],
+        };
+        for event in mapped {
             if let Event::QueueUpdate {
                 steering,
                 follow_up,
@@ -392,6 +460,34 @@ pub async fn forward(
     }
     if let Some(p) = pending.take() {
         sink.send(seq.wrap(&session, p)).await;
+    }
+}
+
+/// What [`receive`] got.
+enum Next {
+    /// An event of the session.
+    Session(AgentSessionEvent),
+    /// An event the server added.
+    Added(Event),
+    /// The session is gone.
+    Closed,
+}
+
+/// The next event: the session's first when both channels have one (cancel-safe).
+async fn receive(
+    events: &mut mpsc::Receiver<AgentSessionEvent>,
+    extra: &mut mpsc::UnboundedReceiver<Event>,
+    extra_open: &mut bool,
+) -> Next {
+    loop {
+        tokio::select! {
+            biased;
+            next = events.recv() => return next.map_or(Next::Closed, Next::Session),
+            added = extra.recv(), if *extra_open => match added {
+                Some(e) => return Next::Added(e),
+                None => *extra_open = false,
+            },
+        }
     }
 }
 

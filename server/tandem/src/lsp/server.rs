@@ -173,16 +173,12 @@ impl TandemServer {
 
     async fn sessions_fork(&self, params: Value) -> RpcResult<Value> {
         let p: SessionsForkParams = parse(params)?;
-        let file = self.sessions.session_file(&p.session).map_err(rpc_error)?;
-        let cwd = self
-            .sessions
-            .get(&p.session)
-            .map_err(rpc_error)?
-            .cwd
-            .clone();
-        let choice = Origin::Fork(file);
-        let id = self.create(choice, cwd.to_str().map(str::to_string)).await;
-        answer(id.map(|session| SessionResult { session }))
+        let sessions = self.sessions.clone();
+        let forked =
+            tokio::task::spawn_blocking(move || sessions.fork(&p.session, p.entry_id.as_deref()))
+                .await
+                .unwrap_or_else(|e| Err(TandemError::internal(format!("fork failed: {e}"))));
+        answer(forked.map(|session| SessionResult { session }))
     }
 
     async fn state(&self, params: Value) -> RpcResult<Value> {

@@ -5,6 +5,10 @@
 //! forwarded by a task of their own ([`super::events::forward`]), so sessions are independent:
 //! one streaming does not slow the others' requests.
 //!
+//! A run that fails (it cannot start, or the agent's call fails for good) is reported to the
+//! session's stream as an `error` event before `settled`; failures before the core emits
+//! anything go through the forwarder's second channel ([`forward_with`]).
+//!
 //! Sessions are built by [`ServerConfig::build_session`] (the CLI's setup over the editor's
 //! workspace), so the server and `tandem -p` agree on every default.
 
@@ -17,15 +21,18 @@ use std::time::UNIX_EPOCH;
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::ImageContent;
 use tandem_coding::agent_session::{AgentSession, SessionError};
-use tandem_coding::session::{self, time::format_iso};
+use tandem_coding::compaction::tokens::estimate_context_tokens;
+use tandem_coding::session::{self, time::format_iso, EntryKind, SessionManager};
+use tandem_protocol::events::Event;
 use tandem_protocol::requests::{
     CompactResult, ImageInput, ModelEntry, ModelInfo, QueueState, SessionInfo, StateResult,
-    WhenBusy,
+    TokenStats, WhenBusy,
 };
-use tandem_protocol::{SessionId, TandemError};
+use tandem_protocol::{methods, SessionId, TandemError};
+use tokio::sync::mpsc;
 
 use super::config::{from_core, to_core, BuildError, Origin, ServerConfig, SessionDeps};
-use super::events::{forward, EventSink};
+use super::events::{forward_with, EventSink};
 use super::workspace::LspWorkspace;
 use crate::cli::models::{is_available, model_pool};
 
@@ -38,6 +45,8 @@ pub struct SessionEntry {
     workspace: Arc<LspWorkspace>,
     busy: Arc<AtomicBool>,
     queue: Arc<Mutex<QueueState>>,
+    /// Events the server adds to the session's stream (a failed prompt's `error`).
+    added: mpsc::UnboundedSender<Event>,
 }
 
 /// The live sessions and what building one needs.
@@ -128,10 +137,12 @@ impl Sessions {
         let session = Arc::new(session);
         let id = SessionId(session.with_session(|s| s.session_id().to_string()));
         let queue = Arc::new(Mutex::new(QueueState::default()));
-        tokio::spawn(forward(
+        let (added, extra) = mpsc::unbounded_channel();
+        tokio::spawn(forward_with(
             id.clone(),
             cwd.clone(),
             session.subscribe(),
+            extra,
             self.sink.clone(),
             queue.clone(),
         ));
@@ -141,6 +152,7 @@ impl Sessions {
             workspace,
             busy: Arc::new(AtomicBool::new(false)),
             queue,
+            added,
         };
         lock(&self.map).insert(id.clone(), Arc::new(entry));
         Ok(id)
@@ -178,10 +190,19 @@ impl Sessions {
         entry.workspace.reset_run_approvals();
         let session = entry.session.clone();
         let busy = entry.busy.clone();
+        let added = entry.added.clone();
         let id = id.clone();
         tokio::spawn(async move {
             if let Err(e) = session.prompt(&text, images).await {
                 eprintln!("tandem lsp: session {id}: the prompt failed: {e}");
+                let message = format!("the prompt failed: {e}");
+                // A persistence failure comes after the core's own `settled`; anything else
+                // happened before the run started, so the run is settled here.
+                let settled = !matches!(e, SessionError::Persistence(_));
+                let _ = added.send(Event::Error { message });
+                if settled {
+                    let _ = added.send(Event::Settled);
+                }
             }
             busy.store(false, Ordering::Release);
         });
@@ -221,8 +242,30 @@ impl Sessions {
             queued,
             message_count: count,
             session_file: s.session_file().map(|p| p.display().to_string()),
-            tokens: None,
+            tokens: token_stats(s),
         })
+    }
+
+    /// Forks session `id` at `entry_id` (the current leaf when `None`) into a new live session
+    /// whose file holds the path from the root to that entry. Refused while `id` runs; an
+    /// unknown entry is -32602 naming `entryId`.
+    pub fn fork(&self, id: &SessionId, entry_id: Option<&str>) -> Result<SessionId, TandemError> {
+        let entry = self.get(id)?;
+        if entry.busy.load(Ordering::Acquire) {
+            return Err(TandemError::busy(id, methods::SESSIONS_FORK));
+        }
+        let forked = entry.session.with_session(|s| s.fork(entry_id));
+        let forked = forked.map_err(|e| match e {
+            session::SessionError::EntryNotFound { id: missing } => TandemError::invalid_params(
+                methods::SESSIONS_FORK,
+                Some("entryId"),
+                format!("entryId: session {id} has no entry {missing}"),
+            ),
+            e => TandemError::session_file(id.as_str(), e),
+        })?;
+        let path = write_fork(&forked)?;
+        let cwd = entry.cwd.to_str().map(str::to_string);
+        self.create(Origin::Open(path), cwd.as_deref())
     }
 
     /// Sets the session's model to `provider/id`.
@@ -325,6 +368,64 @@ impl Sessions {
     }
 }
 
+/// The fork's file, written now even when it holds no assistant message yet (the core writes
+/// such a fork lazily), so it can be opened like any stored session.
+fn write_fork(forked: &SessionManager) -> Result<PathBuf, TandemError> {
+    let path = forked
+        .session_file()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            TandemError::internal("the forked session has no file (an in-memory session)")
+        })?;
+    if forked.is_written() {
+        return Ok(path);
+    }
+    let header = serde_json::to_string(forked.header()).map_err(internal)?;
+    let mut text = header + "\n";
+    for e in forked.entries() {
+        let line = forked
+            .entry_line(&e.id)
+            .map(str::to_string)
+            .map_or_else(|| serde_json::to_string(e), Ok)
+            .map_err(internal)?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(internal)?;
+    }
+    std::fs::write(&path, text).map_err(|e| TandemError::session_file(&path_string(&path), e))?;
+    Ok(path)
+}
+
+/// Token use over every assistant message of the session file (all branches), and the
+/// estimated size of the current context; `None` before the first model call.
+fn token_stats(s: &AgentSession) -> Option<TokenStats> {
+    let mut stats = s.with_session(|m| {
+        let mut stats: Option<TokenStats> = None;
+        for e in m.entries() {
+            let EntryKind::Message { message } = &e.kind else {
+                continue;
+            };
+            let Some(a) = message.as_assistant() else {
+                continue;
+            };
+            let t = stats.get_or_insert_with(TokenStats::default);
+            t.input += a.usage.input;
+            t.output += a.usage.output;
+            t.cache_read += a.usage.cache_read;
+            t.cache_write += a.usage.cache_write;
+            t.cost += a.usage.cost.total;
+        }
+        stats
+    })?;
+    let context = s
+        .agent()
+        .with_state(|st| estimate_context_tokens(&st.messages).tokens);
+    stats.context_tokens = Some(context);
+    Some(stats)
+}
+
 fn internal(e: impl std::fmt::Display) -> TandemError {
     TandemError::internal(e.to_string())
 }
@@ -362,3 +463,7 @@ fn session_info(s: &session::SessionInfo) -> SessionInfo {
 fn path_string(p: &Path) -> String {
     p.display().to_string()
 }
+
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod fork_tests;

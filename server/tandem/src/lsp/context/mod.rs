@@ -14,10 +14,6 @@
 //! while it lives. Keeping the last tree and reparsing incrementally would take that to under
 //! 2 ms, at the price of keeping those megabytes; see [`symbols::PARSE_BUDGET`] for the cap.
 
-// Until the prompt handler calls `build` and `render`, nothing outside the tests uses this
-// module: remove these when it does.
-#![allow(dead_code, unused_imports)]
-
 mod build;
 mod languages;
 mod lines;
@@ -35,10 +31,5 @@ mod render_tests;
 
 pub use build::{build, ContextRequest};
 pub use languages::Language;
-pub use render::{
-    render, ContextDiagnostic, EditorContext, Excerpt, Focus, Selection, Severity, SymbolInfo,
-    TextPosition,
-};
-pub use symbols::{
-    enclosing_symbol, find_symbol, NotParsed, Symbol, SymbolKind, SymbolName, SymbolSearch,
-};
+pub use render::{render, ContextDiagnostic, Severity};
+pub use symbols::find_symbol;

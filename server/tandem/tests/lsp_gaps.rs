@@ -1,0 +1,293 @@
+//! Gaps in `tandem lsp` closed after the first version: `tandem/sessions/fork` at an `entryId`,
+//! `tokens` in `tandem/state`, and the `error` event of a run that fails. The real binary over
+//! stdio, with the scripted model (helpers copied from `lsp_basic.rs`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Lsp {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    next_id: i64,
+    /// Notifications and server requests received while waiting for responses.
+    seen: Vec<Value>,
+    _dir: tempfile::TempDir,
+}
+
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = v.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A temp agent dir whose `script/t` model replays `script`.
+fn agent_dir(script: &Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let models = json!({"providers": {"script": {"api": "scripted", "apiKey": "none",
+        "baseUrl": script_path.display().to_string(), "models": [{"id": "t"}]}}});
+    std::fs::write(dir.path().join("models.json"), models.to_string()).unwrap();
+    std::fs::create_dir_all(dir.path().join("project")).unwrap();
+    dir
+}
+
+impl Lsp {
+    fn start(script: &Value) -> Lsp {
+        let dir = agent_dir(script);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .arg("lsp")
+            .current_dir(dir.path().join("project"))
+            .env("HOME", dir.path())
+            // No PI_CODING_AGENT_DIR: the agent dir comes from initializationOptions.
+            .env_remove("PI_CODING_AGENT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, incoming) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(msg) = read_message(&mut reader) {
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        Lsp {
+            child,
+            stdin,
+            incoming,
+            next_id: 0,
+            seen: Vec::new(),
+            _dir: dir,
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
+    fn write(&mut self, msg: Value) {
+        let body = msg.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.write(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.write(msg);
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let msg = self
+                .incoming
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return msg;
+            }
+            self.seen.push(msg);
+        }
+    }
+
+    fn initialize(&mut self, encodings: Value, options: Value) -> Value {
+        let root = format!("file://{}", self.dir().join("project").display());
+        let response = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": root, "initializationOptions": options,
+                "capabilities": {"general": {"positionEncodings": encodings},
+                    "experimental": {"tandem": {"events": true}}}}),
+        );
+        self.notify("initialized", json!({}));
+        response
+    }
+
+    /// `tandem/event`s of `session` until its `settled` (those already seen included).
+    fn events_until_settled(&mut self, session: &Value) -> Vec<Value> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let events: Vec<Value> = self
+                .seen
+                .iter()
+                .filter(|m| m["method"] == "tandem/event" && &m["params"]["session"] == session)
+                .map(|m| m["params"].clone())
+                .collect();
+            if events.iter().any(|e| e["event"]["type"] == "settled") {
+                return events;
+            }
+            let msg = self
+                .incoming
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("no settled event");
+            self.seen.push(msg);
+        }
+    }
+}
+
+impl Drop for Lsp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn options(lsp: &Lsp) -> Value {
+    json!({"model": "script/t", "agentDir": lsp.dir().display().to_string()})
+}
+
+/// A started, initialized server with one session that has run `prompt` to `settled`; returns
+/// the server, the session id and the run's events.
+fn after_one_run(script: Value, prompt: &str) -> (Lsp, Value, Vec<Value>) {
+    let mut lsp = Lsp::start(&script);
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/prompt", json!({"text": prompt}));
+    let session = r["result"]["session"].clone();
+    assert!(session.is_string(), "{r}");
+    let events = lsp.events_until_settled(&session);
+    (lsp, session, events)
+}
+
+/// The JSON lines of a session file: the header, then the entries.
+fn file_lines(path: &Value) -> Vec<Value> {
+    let path = path.as_str().expect("a session file path");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn state(lsp: &mut Lsp, session: &Value) -> Value {
+    let r = lsp.request("tandem/state", json!({"session": session}));
+    r["result"].clone()
+}
+
+#[test]
+fn fork_at_an_entry_ends_the_history_there() {
+    let script = json!({"turns": [{"text": "first answer", "usage": {"input": 10, "output": 5}}]});
+    let (mut lsp, session, _) = after_one_run(script, "hello there");
+    let file = state(&mut lsp, &session)["sessionFile"].clone();
+    let lines = file_lines(&file);
+    let user = lines
+        .iter()
+        .find(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .expect("the user message entry");
+    let entry_id = user["id"].clone();
+
+    let r = lsp.request(
+        "tandem/sessions/fork",
+        json!({"session": session, "entryId": entry_id}),
+    );
+    let forked = r["result"]["session"].clone();
+    assert!(forked.is_string() && forked != session, "{r}");
+    let st = state(&mut lsp, &forked);
+    assert_eq!(st["messageCount"], 1, "{st}");
+    let fork_lines = file_lines(&st["sessionFile"]);
+    assert_eq!(fork_lines[0]["type"], "session");
+    assert_eq!(fork_lines[0]["parentSession"], file);
+    assert_eq!(fork_lines.last().unwrap()["id"], entry_id);
+    // The original is unchanged.
+    assert_eq!(file_lines(&file), lines);
+    assert_eq!(state(&mut lsp, &session)["messageCount"], 2);
+}
+
+#[test]
+fn fork_at_an_unknown_entry_names_entry_id() {
+    let (mut lsp, session, _) = after_one_run(json!({"turns": [{"text": "ok"}]}), "hi");
+    let r = lsp.request(
+        "tandem/sessions/fork",
+        json!({"session": session, "entryId": "nope1234"}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["field"], "entryId", "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("entryId") && message.contains("nope1234"),
+        "{message}"
+    );
+}
+
+#[test]
+fn state_reports_tokens_after_a_model_call() {
+    let script = json!({"turns": [{"text": "answer", "usage": {"input": 10, "output": 5}}]});
+    let mut lsp = Lsp::start(&script);
+    let opts = options(&lsp);
+    lsp.initialize(json!(["utf-16"]), opts);
+    let r = lsp.request("tandem/sessions/new", json!({}));
+    let session = r["result"]["session"].clone();
+    assert!(state(&mut lsp, &session).get("tokens").is_none());
+
+    lsp.request("tandem/prompt", json!({"session": session, "text": "hi"}));
+    lsp.events_until_settled(&session);
+    let tokens = state(&mut lsp, &session)["tokens"].clone();
+    assert_eq!(tokens["input"], 10, "{tokens}");
+    assert_eq!(tokens["output"], 5, "{tokens}");
+    assert_eq!(tokens["cacheRead"], 0, "{tokens}");
+    assert_eq!(tokens["cacheWrite"], 0, "{tokens}");
+    // The last answer's usage (10 + 5) and nothing after it.
+    assert_eq!(tokens["contextTokens"], 15, "{tokens}");
+}
+
+#[test]
+fn a_failed_turn_sends_error_before_settled() {
+    let script = json!({"turns": [{"text": "partial", "error": "invalid request: bad thing"}]});
+    let (_lsp, _, events) = after_one_run(script, "go");
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    let n = types.len();
+    assert_eq!(
+        &types[n - 3..],
+        ["agent_end", "error", "settled"],
+        "{types:?}"
+    );
+    assert_eq!(types.iter().filter(|t| **t == "error").count(), 1);
+    let message = events[n - 2]["event"]["message"].as_str().unwrap();
+    assert!(message.contains("invalid request: bad thing"), "{message}");
+    let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    assert_eq!(seqs, (1..=n as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_successful_turn_sends_no_error() {
+    let (_lsp, _, events) = after_one_run(json!({"turns": [{"text": "fine"}]}), "go");
+    assert!(events.iter().all(|e| e["event"]["type"] != "error"));
+    assert_eq!(events.last().unwrap()["event"]["type"], "settled");
+}
