@@ -17,8 +17,9 @@ pub use env::{BashPolicy, ShellSettings, ToolEnv};
 pub use meta::{describe_tool_call, ToolCallInfo, ToolKind, ToolLocation};
 pub use tandem_agent as agent;
 pub use workspace::{
-    ChangeOutcome, DiskWorkspace, FileChange, FileContent, PermissionDecision, PermissionPolicy,
-    PermissionRequest, ScriptedWorkspace, TextEdit, Workspace, WorkspaceError,
+    ChangeOutcome, CommandEnding, CommandOutcome, CommandRequest, DiskWorkspace, FileChange,
+    FileContent, PermissionDecision, PermissionPolicy, PermissionRequest, ScriptedWorkspace,
+    TextEdit, Workspace, WorkspaceError,
 };
 pub mod resources;
 pub mod retry;

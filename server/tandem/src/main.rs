@@ -12,6 +12,7 @@ mod demo_lsp;
 #[allow(dead_code)]
 mod lsp;
 mod run;
+mod setup;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

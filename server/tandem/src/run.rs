@@ -10,20 +10,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _};
-use tandem_agent::default_stream_fn;
 use tandem_ai::registry::{AgentDir, ModelRegistry};
-use tandem_ai::{ImageContent, Model, StopReason, StreamOptions};
-use tandem_coding::agent_session::{AgentSession, AgentSessionEvent, AgentSessionOptions};
-use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
+use tandem_ai::{ImageContent, Model, StopReason};
+use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 use tandem_coding::session::{self, SessionManager};
 use tandem_coding::settings::{self, LoadedSettings};
-use tandem_coding::tools::{self, DEFAULT_TOOLS};
-use tandem_coding::{DiskWorkspace, PermissionPolicy, ShellSettings, ToolEnv};
+use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
 
-use crate::cli::command::{SessionChoice, ToolSelection};
+use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
-use crate::cli::models::{choose_model, require_key, ModelDefaults, ResumedSession};
 use crate::cli::{input, text_output, OutputMode, RunArgs};
+use crate::setup::{build_session, SessionPlan};
 
 /// Everything a run needs, set up.
 pub struct Setup {
@@ -110,88 +107,25 @@ pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Re
         eprintln!("Warning: {e}");
     }
     let manager = open_session(run, &agent_dir, cwd)?;
-    if let Some(path) = manager.session_file() {
-        for skipped in &manager.load_report().skipped {
-            eprintln!(
-                "Warning: {}: line {} was skipped ({})",
-                path.display(),
-                skipped.line,
-                skipped.reason
-            );
-        }
-    }
-    let resumed = if manager.entries().is_empty() {
-        None
-    } else {
-        let context = manager.build_context();
-        Some(ResumedSession {
-            model: context.model.map(|m| (m.provider, m.model_id)),
-            thinking_level: Some(context.thinking_level),
-        })
-    };
-    let merged = &loaded.merged;
-    let defaults = ModelDefaults {
-        provider: merged.default_provider.clone(),
-        model: merged.default_model.clone(),
-        thinking_level: merged.default_thinking_level,
-    };
-    let (model, thinking_level, key) = match model {
-        Some(model) => (model, run.thinking.unwrap_or_default(), None),
-        None => {
-            let choice = choose_model(&registry, run, &defaults, resumed.as_ref())?;
-            for w in &choice.warnings {
-                eprintln!("Warning: {w}");
-            }
-            let key = require_key(&registry, &choice.model, run.api_key.as_deref())?;
-            (choice.model, choice.thinking_level, key)
-        }
-    };
-
-    let resources = Resources::load(
-        agent_dir.path(),
-        cwd,
-        &loaded,
-        &ResourceOptions {
-            no_context_files: run.no_context_files,
-            system_prompt: run.system_prompt.clone(),
-            append_system_prompt: (!run.append_system_prompt.is_empty())
-                .then(|| run.append_system_prompt.join("\n\n")),
-            ..ResourceOptions::default()
-        },
-    );
-    for d in &resources.diagnostics {
-        eprintln!("Warning: {d}");
-    }
     let workspace = Arc::new(DiskWorkspace::new(
         [cwd.to_path_buf()],
         PermissionPolicy::AllowAll,
     ));
-    let env = Arc::new(ToolEnv::new(workspace, cwd).with_shell(ShellSettings {
-        shell: merged.shell_path.clone().map(PathBuf::from),
-        command_prefix: merged.shell_command_prefix.clone(),
-        ..ShellSettings::default()
-    }));
-    let tool_names: Vec<String> = match &run.tools {
-        ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
-        ToolSelection::Only(names) => names.clone(),
-    };
-    let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
-    let active = tools::tools(&env, &name_refs);
-    let system_prompt = resources.system_prompt_for(&tool_names, &today_utc());
-    let session = AgentSession::new(AgentSessionOptions {
-        cwd: cwd.to_path_buf(),
-        model,
-        thinking_level,
-        tools: active,
-        system_prompt,
-        session: manager,
-        settings: loaded.merged.clone(),
-        resources: Some(Arc::new(resources)),
-        registry: Some(registry),
-        runtime_api_key: key,
-        stream_fn: default_stream_fn(),
-        stream_options: StreamOptions::default(),
-    })?;
+    let session = build_session(
+        SessionPlan {
+            agent_dir: &agent_dir,
+            settings: &loaded,
+            registry,
+            cwd,
+            run,
+            session: manager,
+            workspace,
+            bash_policy: BashPolicy::Allow,
+            model,
+            extra_tools: Vec::new(),
+        },
+        &|w| eprintln!("Warning: {w}"),
+    )?;
     Ok(Setup { session })
 }
 

@@ -20,6 +20,7 @@ use super::process::{
 };
 use super::truncate::{format_size, TruncatedBy, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use crate::env::ToolEnv;
+use crate::workspace::{CommandEnding, CommandOutcome, CommandRequest, WorkspaceError};
 
 /// At most one partial result per this interval.
 const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -81,9 +82,17 @@ impl AgentTool for BashTool {
 /// How the command ended.
 enum Ending {
     Exited(std::process::ExitStatus),
+    /// Ended where the workspace ran it (a client's terminal).
+    Remote {
+        code: Option<i32>,
+        signal: Option<String>,
+    },
     TimedOut,
     Aborted,
 }
+
+/// Output kept from a command a workspace runs (the tail is then truncated as pi does).
+const REMOTE_OUTPUT_LIMIT: usize = 1024 * 1024;
 
 async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
     let command = call
@@ -118,10 +127,20 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
             shell.display()
         ))
     })?;
-    let deadline = timeout_secs
+    let timeout = timeout_secs
         .filter(|t| *t > 0.0)
-        .and_then(|t| Duration::try_from_secs_f64(t).ok())
-        .and_then(|d| Instant::now().checked_add(d));
+        .and_then(|t| Duration::try_from_secs_f64(t).ok());
+    let request = CommandRequest {
+        shell: shell.clone(),
+        script: script.clone(),
+        cwd: env.cwd.clone(),
+        timeout,
+        output_limit: REMOTE_OUTPUT_LIMIT,
+    };
+    if let Some(remote) = env.workspace.run_command(request, call.cancel.clone()) {
+        return run_remote(remote, timeout_secs).await;
+    }
+    let deadline = timeout.and_then(|d| Instant::now().checked_add(d));
 
     let mut capture = OutputCapture::new();
     let mut stream = UpdateStream::new(&call.updates, &call.cancel, deadline);
@@ -161,19 +180,40 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
     finish(ending, &snapshot, timeout_secs)
 }
 
+/// Waits for a command the workspace runs, then answers as for a local one.
+async fn run_remote(
+    remote: BoxFuture<'_, Result<CommandOutcome, WorkspaceError>>,
+    timeout_secs: Option<f64>,
+) -> Result<ToolOutput, ToolError> {
+    let outcome = remote
+        .await
+        .map_err(|e| ToolError::new(format!("Running the command failed: {e}")))?;
+    let mut capture = OutputCapture::new();
+    capture.push(&outcome.output).await;
+    let ending = match outcome.ending {
+        CommandEnding::Exited { code, signal } => Ending::Remote { code, signal },
+        CommandEnding::TimedOut => Ending::TimedOut,
+        CommandEnding::Aborted => Ending::Aborted,
+    };
+    let snapshot = capture.finish().await;
+    finish(ending, &snapshot, timeout_secs)
+}
+
+/// A failure: the output (when there is any), a blank line, then what happened.
+fn with_status(text: String, status: String) -> ToolError {
+    if text.is_empty() {
+        ToolError::new(status)
+    } else {
+        ToolError::new(format!("{text}\n\n{status}"))
+    }
+}
+
 /// Turns the ending and the captured output into pi's result or error text.
 fn finish(
     ending: Ending,
     snapshot: &Snapshot,
     timeout_secs: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
-    let with_status = |text: String, status: String| -> ToolError {
-        if text.is_empty() {
-            ToolError::new(status)
-        } else {
-            ToolError::new(format!("{text}\n\n{status}"))
-        }
-    };
     match ending {
         Ending::Aborted => Err(with_status(render(snapshot, ""), "Command aborted".into())),
         Ending::TimedOut => Err(with_status(
@@ -183,23 +223,34 @@ fn finish(
                 timeout_secs.unwrap_or_default()
             ),
         )),
-        Ending::Exited(status) => {
-            let text = render(snapshot, "(no output)");
-            match status.code() {
-                Some(0) => {
-                    let output = ToolOutput::text(text);
-                    Ok(match snapshot.truncated_details() {
-                        Some(details) => output.with_details(details),
-                        None => output,
-                    })
-                }
-                Some(code) => Err(with_status(
-                    text,
-                    format!("Command exited with code {code}"),
-                )),
-                None => Err(with_status(text, terminated_by_signal(status))),
-            }
+        Ending::Exited(status) => exited(snapshot, status.code(), || terminated_by_signal(status)),
+        Ending::Remote { code, signal } => exited(snapshot, code, || match signal {
+            Some(name) => format!("Command was terminated by signal {name}"),
+            None => "Command ended without an exit code".to_string(),
+        }),
+    }
+}
+
+/// pi's result for a command that exited: the output, or an error naming the code or signal.
+fn exited(
+    snapshot: &Snapshot,
+    code: Option<i32>,
+    signal: impl FnOnce() -> String,
+) -> Result<ToolOutput, ToolError> {
+    let text = render(snapshot, "(no output)");
+    match code {
+        Some(0) => {
+            let output = ToolOutput::text(text);
+            Ok(match snapshot.truncated_details() {
+                Some(details) => output.with_details(details),
+                None => output,
+            })
         }
+        Some(code) => Err(with_status(
+            text,
+            format!("Command exited with code {code}"),
+        )),
+        None => Err(with_status(text, signal())),
     }
 }
 

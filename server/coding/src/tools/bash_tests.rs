@@ -458,3 +458,135 @@ async fn allow_always_stops_asking() {
         [bash_request("echo one", &f.root)]
     );
 }
+
+/// A workspace that runs commands itself (as an ACP client's terminal does): it answers with a
+/// fixed outcome and records the request.
+struct TerminalWorkspace {
+    inner: ScriptedWorkspace,
+    outcome: CommandOutcome,
+    seen: std::sync::Mutex<Vec<CommandRequest>>,
+}
+
+impl crate::workspace::Workspace for TerminalWorkspace {
+    fn roots(&self) -> &[PathBuf] {
+        self.inner.roots()
+    }
+    fn read<'a>(
+        &'a self,
+        path: &'a Path,
+    ) -> BoxFuture<'a, Result<crate::workspace::FileContent, WorkspaceError>> {
+        self.inner.read(path)
+    }
+    fn propose<'a>(
+        &'a self,
+        change: crate::workspace::FileChange,
+    ) -> BoxFuture<'a, Result<crate::workspace::ChangeOutcome, WorkspaceError>> {
+        self.inner.propose(change)
+    }
+    fn ask_permission<'a>(
+        &'a self,
+        request: PermissionRequest,
+    ) -> BoxFuture<'a, PermissionDecision> {
+        self.inner.ask_permission(request)
+    }
+    fn run_command<'a>(
+        &'a self,
+        request: CommandRequest,
+        _cancel: CancellationToken,
+    ) -> Option<BoxFuture<'a, Result<CommandOutcome, WorkspaceError>>> {
+        self.seen.lock().unwrap().push(request);
+        let outcome = self.outcome.clone();
+        Some(Box::pin(async move { Ok(outcome) }))
+    }
+}
+
+async fn run_in_terminal(
+    outcome: CommandOutcome,
+    command: &str,
+) -> (Result<ToolOutput, ToolError>, Vec<CommandRequest>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    let workspace = Arc::new(TerminalWorkspace {
+        inner: ScriptedWorkspace::new(&root),
+        outcome,
+        seen: Default::default(),
+    });
+    let env = ToolEnv::new(workspace.clone(), &root).with_shell(ShellSettings {
+        command_prefix: Some("set -e".into()),
+        policy: BashPolicy::Allow,
+        ..ShellSettings::default()
+    });
+    let tool = BashTool::new(Arc::new(env));
+    let result = run(&tool, json!({"command": command, "timeout": 5})).await;
+    let seen = workspace.seen.lock().unwrap().clone();
+    (result, seen)
+}
+
+#[tokio::test]
+async fn a_workspace_with_a_terminal_runs_the_command_and_pi_formats_the_result() {
+    let (result, seen) = run_in_terminal(
+        CommandOutcome {
+            output: b"hello\n".to_vec(),
+            truncated: false,
+            ending: CommandEnding::Exited {
+                code: Some(0),
+                signal: None,
+            },
+        },
+        "echo hello",
+    )
+    .await;
+    assert_eq!(text(&result.expect("the command succeeded")), "hello\n");
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].script, "set -e\necho hello");
+    assert_eq!(seen[0].timeout, Some(Duration::from_secs(5)));
+    assert!(seen[0].shell.is_absolute() || seen[0].shell == Path::new("sh"));
+
+    let (result, _) = run_in_terminal(
+        CommandOutcome {
+            output: b"boom\n".to_vec(),
+            truncated: false,
+            ending: CommandEnding::Exited {
+                code: Some(3),
+                signal: None,
+            },
+        },
+        "false",
+    )
+    .await;
+    assert_eq!(
+        result.expect_err("exit 3 fails").to_string(),
+        "boom\n\n\nCommand exited with code 3"
+    );
+
+    let (result, _) = run_in_terminal(
+        CommandOutcome {
+            output: Vec::new(),
+            truncated: false,
+            ending: CommandEnding::Exited {
+                code: None,
+                signal: Some("SIGKILL".into()),
+            },
+        },
+        "sleep 9",
+    )
+    .await;
+    assert_eq!(
+        result.expect_err("killed").to_string(),
+        "(no output)\n\nCommand was terminated by signal SIGKILL"
+    );
+
+    let (result, _) = run_in_terminal(
+        CommandOutcome {
+            output: b"partial".to_vec(),
+            truncated: false,
+            ending: CommandEnding::TimedOut,
+        },
+        "sleep 9",
+    )
+    .await;
+    assert_eq!(
+        result.expect_err("timed out").to_string(),
+        "partial\n\nCommand timed out after 5 seconds"
+    );
+}

@@ -109,6 +109,48 @@ pub enum PermissionDecision {
     },
 }
 
+/// A shell command for a workspace that runs commands itself (an ACP client's terminal).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRequest {
+    /// The shell to run (already resolved, e.g. `/bin/bash`); the script is its `-c` argument.
+    pub shell: PathBuf,
+    /// The script (the command line, after any configured prefix).
+    pub script: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Stop the command after this long.
+    pub timeout: Option<std::time::Duration>,
+    /// Keep at most this many bytes of output (the end).
+    pub output_limit: usize,
+}
+
+/// How a command run by the workspace ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandEnding {
+    /// It exited, with a code or by a signal (the signal's name, e.g. `SIGKILL`).
+    Exited {
+        /// The exit code.
+        code: Option<i32>,
+        /// The signal that ended it.
+        signal: Option<String>,
+    },
+    /// It ran past the request's timeout and was killed.
+    TimedOut,
+    /// The run was aborted and the command killed.
+    Aborted,
+}
+
+/// What a command run by the workspace printed, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutcome {
+    /// Interleaved stdout and stderr (its end, when it printed more than the limit).
+    pub output: Vec<u8>,
+    /// True when the start of the output was dropped.
+    pub truncated: bool,
+    /// How it ended.
+    pub ending: CommandEnding,
+}
+
 /// A workspace failure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorkspaceError {
@@ -165,6 +207,16 @@ pub trait Workspace: Send + Sync {
         &'a self,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision>;
+    /// Runs a shell command where the user sees it (an ACP client's terminal), or `None` when
+    /// commands run locally (the default). `cancel` fires on abort: kill the command, answer
+    /// [`CommandEnding::Aborted`].
+    fn run_command<'a>(
+        &'a self,
+        _request: CommandRequest,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> Option<BoxFuture<'a, Result<CommandOutcome, WorkspaceError>>> {
+        None
+    }
 }
 
 /// Reads `path` as UTF-8 text through the workspace (a BOM, if any, is kept).

@@ -7,24 +7,19 @@
 //! keeps the model chosen at `initialize`. Without any configuration the server uses pi's config
 //! files, like the CLI, because the [`RunArgs`] built here leave everything unset.
 //!
-//! [`ServerConfig::build_session`] is the CLI's `run::setup_with` with two differences, which
-//! is why those lines are copied rather than called: the agent directory comes from `agentDir`,
-//! and the tools work through an [`LspWorkspace`] (buffers first, edits proposed to the editor)
-//! instead of the disk.
+//! [`ServerConfig::build_session`] sets sessions up as the CLI does ([`crate::setup`]), with
+//! two differences: the agent directory comes from `agentDir`, and the tools work through an
+//! [`LspWorkspace`] (buffers first, edits proposed to the editor) instead of the disk.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use anyhow::anyhow;
-use tandem_agent::default_stream_fn;
 use tandem_ai::registry::ModelRegistry;
-use tandem_ai::StreamOptions;
-use tandem_coding::agent_session::{AgentSession, AgentSessionOptions};
-use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
+use tandem_coding::agent_session::AgentSession;
 use tandem_coding::session::{self, SessionManager};
 use tandem_coding::settings;
-use tandem_coding::tools::{self, DEFAULT_TOOLS};
-use tandem_coding::{BashPolicy, ShellSettings, ToolEnv};
+use tandem_coding::BashPolicy;
 use tandem_protocol::capabilities::ServerCapability;
 use tandem_protocol::commands;
 use tower_lsp_server::ls_types::*;
@@ -32,7 +27,7 @@ use tower_lsp_server::ls_types::*;
 use super::documents::DocumentStore;
 use super::position::PositionEncoding;
 use super::workspace::{EditorClient, LspWorkspace, WorkspaceSettings};
-use crate::cli::models::{choose_model, require_key, ModelDefaults, ResumedSession};
+use crate::setup::{build_session, SessionPlan};
 
 use serde_json::Value;
 use tandem_ai::registry::{AgentDir, NoAgentDir};
@@ -145,28 +140,6 @@ impl ServerConfig {
             Origin::Open(path) => SessionManager::open(path).map_err(file_error)?,
             Origin::Fork(path) => SessionManager::fork_from(path, cwd, &dir).map_err(file_error)?,
         };
-        let resumed = (!manager.entries().is_empty()).then(|| {
-            let context = manager.build_context();
-            ResumedSession {
-                model: context.model.map(|m| (m.provider, m.model_id)),
-                thinking_level: Some(context.thinking_level),
-            }
-        });
-        let merged = &loaded.merged;
-        let defaults = ModelDefaults {
-            provider: merged.default_provider.clone(),
-            model: merged.default_model.clone(),
-            thinking_level: merged.default_thinking_level,
-        };
-        let run = self.run_args();
-        let choice = choose_model(&registry, &run, &defaults, resumed.as_ref())
-            .map_err(|e| setup(e.into()))?;
-        for w in &choice.warnings {
-            eprintln!("tandem lsp: warning: {w}");
-        }
-        let key = require_key(&registry, &choice.model, None).map_err(|e| setup(e.into()))?;
-        let resources =
-            Resources::load(agent_dir.path(), cwd, &loaded, &ResourceOptions::default());
         let mut roots = vec![cwd.to_path_buf()];
         roots.extend(folders.iter().filter(|f| !cwd.starts_with(f)).cloned());
         let workspace = Arc::new(LspWorkspace::new(
@@ -175,32 +148,24 @@ impl ServerConfig {
             deps.editor.clone(),
             self.workspace.clone(),
         ));
-        let env = Arc::new(
-            ToolEnv::new(workspace.clone(), cwd).with_shell(ShellSettings {
-                shell: merged.shell_path.clone().map(PathBuf::from),
-                command_prefix: merged.shell_command_prefix.clone(),
+        let run = self.run_args();
+        let session = build_session(
+            SessionPlan {
+                agent_dir: &agent_dir,
+                settings: &loaded,
+                registry,
+                cwd,
+                run: &run,
+                session: manager,
+                workspace: workspace.clone(),
                 // The workspace decides, following `bashPermission` as it is now.
-                policy: BashPolicy::Ask,
-            }),
-        );
-        let active = tools::tools(&env, &DEFAULT_TOOLS);
-        let names: Vec<String> = DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect();
-        let system_prompt = resources.system_prompt_for(&names, &today_utc());
-        let session = AgentSession::new(AgentSessionOptions {
-            cwd: cwd.to_path_buf(),
-            model: choice.model,
-            thinking_level: choice.thinking_level,
-            tools: active,
-            system_prompt,
-            session: manager,
-            settings: loaded.merged.clone(),
-            resources: Some(Arc::new(resources)),
-            registry: Some(registry),
-            runtime_api_key: key,
-            stream_fn: default_stream_fn(),
-            stream_options: StreamOptions::default(),
-        })
-        .map_err(|e| setup(e.into()))?;
+                bash_policy: BashPolicy::Ask,
+                model: None,
+                extra_tools: Vec::new(),
+            },
+            &|w| eprintln!("tandem lsp: warning: {w}"),
+        )
+        .map_err(setup)?;
         Ok((session, workspace))
     }
 
