@@ -4,6 +4,7 @@
 //! modes (`-p`, `--mode json`, `tandem demo`, `tandem lsp`, `tandem acp`) are wired in below as
 //! they arrive.
 
+mod acp;
 mod cli;
 mod demo;
 mod demo_editor;
@@ -11,6 +12,7 @@ mod demo_lsp;
 // Until the workspace (edits through the editor) and code actions are wired in.
 #[allow(dead_code)]
 mod lsp;
+mod mcp;
 mod run;
 mod setup;
 
@@ -71,11 +73,6 @@ fn list_models(search: Option<&str>) -> ExitCode {
     }
 }
 
-fn not_wired(what: &str) -> ExitCode {
-    eprintln!("tandem: {what} is not available in this build yet; see README.md");
-    ExitCode::from(1)
-}
-
 /// `-p` / `--mode text`: run the prompts, print the final answer.
 fn run_print(run: RunArgs) -> ExitCode {
     run::run(run, OutputMode::Text)
@@ -107,7 +104,23 @@ fn run_lsp(_run: RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `tandem acp`.
-fn run_acp(_run: RunArgs) -> ExitCode {
-    not_wired("`tandem acp`")
+/// `tandem acp`: the ACP agent on stdin/stdout until stdin closes.
+fn run_acp(run: RunArgs) -> ExitCode {
+    let rt = match run::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    let served = rt.block_on(acp::serve_stdio(run));
+    // Stdin is read on a blocking thread; do not wait for it, or for a tool still stopping.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tandem acp: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -224,6 +224,11 @@ impl AgentSession {
         })
     }
 
+    /// The skills and prompt templates prompts are expanded with.
+    pub fn resources(&self) -> Option<&Arc<Resources>> {
+        self.resources.as_ref()
+    }
+
     /// Expands `/skill:` and prompt templates in `text`.
     pub fn expand(&self, text: &str) -> Result<String, SessionError> {
         match &self.resources {

@@ -1,0 +1,180 @@
+//! Session modes and configuration options: what the client can switch per session.
+//!
+//! Three modes decide what needs the user's consent. Bash always asks (a command can do
+//! anything); edits ask, go straight through, or are refused:
+//!
+//! | mode | edits and writes | bash |
+//! |---|---|---|
+//! | `ask` (default) | ask | ask |
+//! | `accept-edits` | applied | ask |
+//! | `read-only` | refused | ask |
+//!
+//! The configuration options are the mode (again, for clients that only show options), the
+//! model (every model with a key, as `provider/id`) and the thinking level.
+
+use agent_client_protocol::v1::schema::{
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
+    SessionModeState,
+};
+use tandem_ai::registry::ModelRegistry;
+use tandem_ai::{Model, ThinkingLevel};
+
+use crate::cli::models::{is_available, model_pool};
+
+/// What edits need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Ask before every edit, write and command.
+    #[default]
+    Ask,
+    /// Apply edits and writes without asking; commands still ask.
+    AcceptEdits,
+    /// Refuse edits and writes; commands still ask.
+    ReadOnly,
+}
+
+impl Mode {
+    /// Every mode, the default first.
+    pub const ALL: [Mode; 3] = [Mode::Ask, Mode::AcceptEdits, Mode::ReadOnly];
+
+    /// The id on the wire.
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::AcceptEdits => "accept-edits",
+            Mode::ReadOnly => "read-only",
+        }
+    }
+
+    /// The mode called `id`.
+    pub fn from_id(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.id() == id)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask before edits and commands",
+            Mode::AcceptEdits => "Accept edits",
+            Mode::ReadOnly => "Read-only",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Mode::Ask => "Tandem asks before it changes a file or runs a command",
+            Mode::AcceptEdits => "Tandem changes files without asking; commands still ask",
+            Mode::ReadOnly => "Tandem may read and search but not change files; commands ask",
+        }
+    }
+}
+
+/// The modes as `session/new` announces them.
+pub fn mode_state(current: Mode) -> SessionModeState {
+    let modes = Mode::ALL
+        .iter()
+        .map(|m| SessionMode::new(m.id(), m.name()).description(m.description().to_string()))
+        .collect();
+    SessionModeState::new(current.id(), modes)
+}
+
+/// The id of the mode option.
+pub const MODE_OPTION: &str = "mode";
+/// The id of the model option.
+pub const MODEL_OPTION: &str = "model";
+/// The id of the thinking level option.
+pub const THINKING_OPTION: &str = "thinking";
+
+/// `provider/id`, the model option's value.
+pub fn model_value(model: &Model) -> String {
+    format!("{}/{}", model.provider, model.id)
+}
+
+/// The configuration options for a session in `mode` with `model` at `thinking`.
+pub fn config_options(
+    mode: Mode,
+    registry: &ModelRegistry,
+    model: &Model,
+    thinking: ThinkingLevel,
+) -> Vec<SessionConfigOption> {
+    let modes: Vec<SessionConfigSelectOption> = Mode::ALL
+        .iter()
+        .map(|m| {
+            SessionConfigSelectOption::new(m.id(), m.name())
+                .description(m.description().to_string())
+        })
+        .collect();
+    let current = model_value(model);
+    let mut models: Vec<SessionConfigSelectOption> = model_pool(registry)
+        .iter()
+        .filter(|m| is_available(registry, m))
+        .map(|m| SessionConfigSelectOption::new(model_value(m), display_name(m)))
+        .collect();
+    if !models.iter().any(|o| o.value.0.as_ref() == current) {
+        models.insert(
+            0,
+            SessionConfigSelectOption::new(current.clone(), display_name(model)),
+        );
+    }
+    let levels: Vec<SessionConfigSelectOption> = thinking_levels(model)
+        .into_iter()
+        .map(|l| SessionConfigSelectOption::new(l.as_str(), l.as_str()))
+        .collect();
+    vec![
+        SessionConfigOption::select(MODE_OPTION, "Mode", mode.id(), modes)
+            .category(SessionConfigOptionCategory::Mode)
+            .description("What Tandem may do without asking".to_string()),
+        SessionConfigOption::select(MODEL_OPTION, "Model", current, models)
+            .category(SessionConfigOptionCategory::Model),
+        SessionConfigOption::select(THINKING_OPTION, "Thinking", thinking.as_str(), levels)
+            .category(SessionConfigOptionCategory::ThoughtLevel)
+            .description("How much the model reasons before answering".to_string()),
+    ]
+}
+
+fn display_name(model: &Model) -> String {
+    if model.name.is_empty() || model.name == model.id {
+        model_value(model)
+    } else {
+        format!("{} ({})", model.name, model.provider)
+    }
+}
+
+/// The levels `model` accepts: only `off` for a model without reasoning.
+pub fn thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
+    if model.reasoning {
+        ThinkingLevel::ALL.to_vec()
+    } else {
+        vec![ThinkingLevel::Off]
+    }
+}
+
+/// The level called `id`.
+pub fn thinking_from_id(id: &str) -> Option<ThinkingLevel> {
+    ThinkingLevel::ALL.into_iter().find(|l| l.as_str() == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_ids_round_trip_and_ask_is_the_default() {
+        for mode in Mode::ALL {
+            assert_eq!(Mode::from_id(mode.id()), Some(mode));
+        }
+        assert_eq!(Mode::default(), Mode::Ask);
+        assert_eq!(Mode::from_id("yolo"), None);
+        let state = serde_json::to_value(mode_state(Mode::AcceptEdits)).unwrap();
+        assert_eq!(state["currentModeId"], "accept-edits");
+        assert_eq!(state["availableModes"][0]["id"], "ask");
+        assert_eq!(state["availableModes"].as_array().map(Vec::len), Some(3));
+    }
+
+    #[test]
+    fn thinking_ids_round_trip() {
+        for level in ThinkingLevel::ALL {
+            assert_eq!(thinking_from_id(level.as_str()), Some(level));
+        }
+        assert_eq!(thinking_from_id("max"), None);
+    }
+}

@@ -1,0 +1,456 @@
+//! The agent's events as ACP `session/update`s, and a stored history replayed as the same.
+//!
+//! A [`Translator`] follows one session's events:
+//! - text and thinking deltas become `agent_message_chunk` / `agent_thought_chunk`;
+//! - a tool call appears as `tool_call` (`pending`) when the model starts writing it, gets its
+//!   title, kind, locations and raw input when the call is complete, `in_progress` when it
+//!   runs (with streamed output for a local command), and `completed` / `failed` with its
+//!   result: the text, the diff of an edit or write (old and new text, as the workspace saw
+//!   them), the client terminal a command ran in. A call the run never executed (the model's
+//!   turn failed or was aborted) ends `failed`;
+//! - an answer that keeps a markdown task list (`- [ ] …`, `- [x] …`) becomes a `plan`.
+//!
+//! [`replay`] turns stored messages into the updates a client needs to show them again
+//! (`session/load`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    Content, ContentBlock, ContentChunk, Diff, ImageContent, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionUpdate, Terminal, TextContent, ToolCall as AcpToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind as AcpKind,
+};
+use serde_json::{json, Value};
+use tandem_agent::{AgentEvent, AgentMessage, ToolOutput};
+use tandem_ai::{AssistantBlock, AssistantMessage, AssistantMessageEvent, Message, UserBlock};
+use tandem_coding::agent_session::AgentSessionEvent;
+use tandem_coding::{describe_tool_call, ToolKind};
+
+/// A file change as the workspace proposed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// The file.
+    pub path: PathBuf,
+    /// Its text before; `None` for a new file.
+    pub old_text: Option<String>,
+    /// Its text after.
+    pub new_text: String,
+}
+
+/// What the workspace knows about a call that the events do not carry.
+pub trait CallExtras {
+    /// The change the call proposed, if any.
+    fn diff(&self, call_id: &str) -> Option<FileDiff>;
+    /// The client terminal the call's command ran in, if any.
+    fn terminal(&self, call_id: &str) -> Option<String>;
+}
+
+/// No extras.
+#[cfg(test)]
+pub struct NoExtras;
+
+#[cfg(test)]
+impl CallExtras for NoExtras {
+    fn diff(&self, _: &str) -> Option<FileDiff> {
+        None
+    }
+    fn terminal(&self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Follows one session's events; see the module docs.
+#[derive(Debug)]
+pub struct Translator {
+    cwd: PathBuf,
+    /// Calls announced to the client, by id: whether they ran.
+    calls: HashMap<String, bool>,
+    /// The last plan sent.
+    plan: Vec<(String, bool)>,
+}
+
+impl Translator {
+    /// A translator for a session working in `cwd`.
+    pub fn new(cwd: &Path) -> Self {
+        Translator {
+            cwd: cwd.to_path_buf(),
+            calls: HashMap::new(),
+            plan: Vec::new(),
+        }
+    }
+
+    /// The updates for `event`.
+    pub fn translate(
+        &mut self,
+        event: &AgentSessionEvent,
+        extras: &dyn CallExtras,
+    ) -> Vec<SessionUpdate> {
+        let AgentSessionEvent::Agent(event) = event else {
+            return Vec::new();
+        };
+        match event.as_ref() {
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => self.streamed(assistant_message_event),
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                let info = describe_tool_call(tool_name, args, &self.cwd);
+                let fields = ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::InProgress)
+                    .title(info.title.clone())
+                    .kind(kind(info.kind))
+                    .locations(locations(&info))
+                    .raw_input(args.clone());
+                let first = self.announce(tool_call_id);
+                self.calls.insert(tool_call_id.clone(), true);
+                if first {
+                    let mut call = AcpToolCall::new(tool_call_id.clone(), info.title);
+                    call.update(fields);
+                    vec![SessionUpdate::ToolCall(call)]
+                } else {
+                    vec![update(tool_call_id, fields)]
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                if extras.terminal(tool_call_id).is_some() {
+                    return Vec::new();
+                }
+                let fields = ToolCallUpdateFields::new().content(text_content(partial_result));
+                vec![update(tool_call_id, fields)]
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => {
+                let first = self.announce(tool_call_id);
+                let mut content = Vec::new();
+                if let Some(diff) = extras.diff(tool_call_id).filter(|_| !is_error) {
+                    content.push(ToolCallContent::Diff(
+                        Diff::new(diff.path, diff.new_text).old_text(diff.old_text),
+                    ));
+                }
+                if let Some(terminal) = extras.terminal(tool_call_id) {
+                    content.push(ToolCallContent::Terminal(Terminal::new(terminal)));
+                    if *is_error {
+                        content.extend(text_content(result));
+                    }
+                } else {
+                    content.extend(text_content(result));
+                }
+                let status = if *is_error {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                let fields = ToolCallUpdateFields::new()
+                    .status(status)
+                    .content(content)
+                    .raw_output(raw_output(result));
+                if first {
+                    let info = describe_tool_call(tool_name, &Value::Null, &self.cwd);
+                    let mut call =
+                        AcpToolCall::new(tool_call_id.clone(), info.title).kind(kind(info.kind));
+                    call.update(fields);
+                    vec![SessionUpdate::ToolCall(call)]
+                } else {
+                    vec![update(tool_call_id, fields)]
+                }
+            }
+            AgentEvent::MessageEnd {
+                message: AgentMessage::Llm(Message::Assistant(message)),
+            } => self.plan_update(message).into_iter().collect(),
+            AgentEvent::TurnEnd { message, .. } => {
+                // Calls the run never executed: the turn failed or was aborted mid-call.
+                let mut out = Vec::new();
+                for block in &message.content {
+                    let AssistantBlock::ToolCall(tc) = block else {
+                        continue;
+                    };
+                    if self.calls.get(&tc.id) == Some(&false) {
+                        self.calls.insert(tc.id.clone(), true);
+                        let reason = message
+                            .error_message
+                            .clone()
+                            .unwrap_or_else(|| "The call was not run".to_string());
+                        out.push(update(
+                            &tc.id,
+                            ToolCallUpdateFields::new()
+                                .status(ToolCallStatus::Failed)
+                                .content(vec![text_block(reason)]),
+                        ));
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Records the call; true when it was not announced before.
+    fn announce(&mut self, id: &str) -> bool {
+        if self.calls.contains_key(id) {
+            return false;
+        }
+        self.calls.insert(id.to_string(), false);
+        true
+    }
+
+    fn streamed(&mut self, event: &AssistantMessageEvent) -> Vec<SessionUpdate> {
+        match event {
+            AssistantMessageEvent::TextDelta { delta, .. } if !delta.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(delta))]
+            }
+            AssistantMessageEvent::ThinkingDelta { delta, .. } if !delta.is_empty() => {
+                vec![SessionUpdate::AgentThoughtChunk(chunk(delta))]
+            }
+            AssistantMessageEvent::ToolcallStart { id, name, .. } => {
+                if !self.announce(id) {
+                    return Vec::new();
+                }
+                let info = describe_tool_call(name, &Value::Null, &self.cwd);
+                vec![SessionUpdate::ToolCall(
+                    AcpToolCall::new(id.clone(), info.title)
+                        .kind(kind(info.kind))
+                        .status(ToolCallStatus::Pending),
+                )]
+            }
+            AssistantMessageEvent::ToolcallEnd { tool_call, .. } => {
+                let info = describe_tool_call(&tool_call.name, &tool_call.arguments, &self.cwd);
+                let fields = ToolCallUpdateFields::new()
+                    .title(info.title.clone())
+                    .kind(kind(info.kind))
+                    .locations(locations(&info))
+                    .raw_input(tool_call.arguments.clone());
+                if self.announce(&tool_call.id) {
+                    let mut call = AcpToolCall::new(tool_call.id.clone(), info.title)
+                        .status(ToolCallStatus::Pending);
+                    call.update(fields);
+                    vec![SessionUpdate::ToolCall(call)]
+                } else {
+                    vec![update(&tool_call.id, fields)]
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn plan_update(&mut self, message: &AssistantMessage) -> Option<SessionUpdate> {
+        let text: String = message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let tasks = task_list(&text);
+        if tasks.is_empty() || tasks == self.plan {
+            return None;
+        }
+        self.plan = tasks.clone();
+        Some(SessionUpdate::Plan(plan(&tasks)))
+    }
+}
+
+/// A markdown task list's items: `(text, done)`.
+pub fn task_list(text: &str) -> Vec<(String, bool)> {
+    let mut tasks = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let Some(rest) = line
+            .strip_prefix("- ")
+            .or_else(|| line.strip_prefix("* "))
+            .or_else(|| line.strip_prefix("+ "))
+        else {
+            continue;
+        };
+        let (done, item) = if let Some(item) = rest.strip_prefix("[ ] ") {
+            (false, item)
+        } else if let Some(item) = rest
+            .strip_prefix("[x] ")
+            .or_else(|| rest.strip_prefix("[X] "))
+        {
+            (true, item)
+        } else {
+            continue;
+        };
+        let item = item.trim();
+        if !item.is_empty() {
+            tasks.push((item.to_string(), done));
+        }
+    }
+    tasks
+}
+
+/// The plan for `tasks`: done items completed, the first open one in progress, the rest
+/// pending.
+fn plan(tasks: &[(String, bool)]) -> Plan {
+    let mut current_given = false;
+    let entries = tasks
+        .iter()
+        .map(|(text, done)| {
+            let status = if *done {
+                PlanEntryStatus::Completed
+            } else if !current_given {
+                current_given = true;
+                PlanEntryStatus::InProgress
+            } else {
+                PlanEntryStatus::Pending
+            };
+            PlanEntry::new(text.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    Plan::new(entries)
+}
+
+fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+fn update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.to_string(), fields))
+}
+
+fn text_block(text: String) -> ToolCallContent {
+    ToolCallContent::Content(Content::new(ContentBlock::Text(TextContent::new(text))))
+}
+
+/// A tool result's text and images as call content.
+fn text_content(output: &ToolOutput) -> Vec<ToolCallContent> {
+    user_blocks(&output.content)
+        .into_iter()
+        .map(|b| ToolCallContent::Content(Content::new(b)))
+        .collect()
+}
+
+fn user_blocks(blocks: &[UserBlock]) -> Vec<ContentBlock> {
+    blocks
+        .iter()
+        .map(|b| match b {
+            UserBlock::Text(t) => ContentBlock::Text(TextContent::new(t.text.clone())),
+            UserBlock::Image(i) => {
+                ContentBlock::Image(ImageContent::new(i.data.clone(), i.mime_type.clone()))
+            }
+        })
+        .collect()
+}
+
+fn raw_output(output: &ToolOutput) -> Value {
+    let text: String = output
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            UserBlock::Text(t) => Some(t.text.as_str()),
+            UserBlock::Image(_) => None,
+        })
+        .collect();
+    match &output.details {
+        Some(details) => json!({"output": text, "details": details}),
+        None => json!({"output": text}),
+    }
+}
+
+fn kind(kind: ToolKind) -> AcpKind {
+    match kind {
+        ToolKind::Read => AcpKind::Read,
+        ToolKind::Edit => AcpKind::Edit,
+        ToolKind::Delete => AcpKind::Delete,
+        ToolKind::Move => AcpKind::Move,
+        ToolKind::Search => AcpKind::Search,
+        ToolKind::Execute => AcpKind::Execute,
+        ToolKind::Think => AcpKind::Think,
+        ToolKind::Fetch => AcpKind::Fetch,
+        ToolKind::Other => AcpKind::Other,
+    }
+}
+
+fn locations(info: &tandem_coding::ToolCallInfo) -> Vec<ToolCallLocation> {
+    info.locations
+        .iter()
+        .map(|l| {
+            ToolCallLocation::new(l.path.clone()).line(l.line.and_then(|n| u32::try_from(n).ok()))
+        })
+        .collect()
+}
+
+/// The updates that show `messages` again: user text and images, answers and thinking, each
+/// tool call with its final status and result. Custom messages (e.g. `!command` output) are
+/// left out; they have no ACP form.
+pub fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<SessionUpdate> {
+    let results: HashMap<&str, (&[UserBlock], bool)> = messages
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::Llm(Message::ToolResult(r)) => {
+                Some((r.tool_call_id.as_str(), (r.content.as_slice(), r.is_error)))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for message in messages {
+        match message {
+            AgentMessage::Llm(Message::User(user)) => {
+                for block in user_blocks(&user.content.blocks()) {
+                    out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(block)));
+                }
+            }
+            AgentMessage::Llm(Message::Assistant(a)) => {
+                for block in &a.content {
+                    match block {
+                        AssistantBlock::Text(t) if !t.text.is_empty() => {
+                            out.push(SessionUpdate::AgentMessageChunk(chunk(&t.text)));
+                        }
+                        AssistantBlock::Thinking(t) if !t.thinking.is_empty() => {
+                            out.push(SessionUpdate::AgentThoughtChunk(chunk(&t.thinking)));
+                        }
+                        AssistantBlock::ToolCall(tc) if seen.insert(tc.id.clone()) => {
+                            let info = describe_tool_call(&tc.name, &tc.arguments, cwd);
+                            let (content, status) = match results.get(tc.id.as_str()) {
+                                Some((blocks, is_error)) => (
+                                    user_blocks(blocks)
+                                        .into_iter()
+                                        .map(|b| ToolCallContent::Content(Content::new(b)))
+                                        .collect(),
+                                    if *is_error {
+                                        ToolCallStatus::Failed
+                                    } else {
+                                        ToolCallStatus::Completed
+                                    },
+                                ),
+                                None => (Vec::new(), ToolCallStatus::Failed),
+                            };
+                            out.push(SessionUpdate::ToolCall(
+                                AcpToolCall::new(tc.id.clone(), info.title.clone())
+                                    .kind(kind(info.kind))
+                                    .status(status)
+                                    .locations(locations(&info))
+                                    .raw_input(tc.arguments.clone())
+                                    .content(content),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "updates_tests.rs"]
+mod tests;

@@ -1,0 +1,550 @@
+//! The ACP client as the tools' [`Workspace`]: its file system, its permission prompts and its
+//! terminals, each when the client announced it, the disk and local processes otherwise.
+//!
+//! - Reads go through `fs/read_text_file` when the client can (an unsaved buffer wins over
+//!   disk). Binary files, images and very large files are read from disk: the client's method
+//!   is for text. A client that fails to read a file the disk has is logged and the disk is
+//!   used.
+//! - Edits follow the session's [`Mode`]: refused in `read-only`, asked through
+//!   `session/request_permission` (with the diff) in `ask`, applied in `accept-edits`. "Always
+//!   allow" on an edit switches the session to `accept-edits`, announced with
+//!   `current_mode_update`. Applied edits are written through `fs/write_text_file` when the
+//!   client can, to disk otherwise.
+//! - Commands and paths outside the workspace always ask.
+//! - Bash runs in a client terminal (`terminal/create` … `wait_for_exit` … `output` …
+//!   `release`) when the client has them; its id is sent as the call's content at once.
+//!
+//! Every question names the tool call it is for ([`current_tool_call_id`]) and waits until that
+//! call was announced to the client. A `session/cancel` ends open questions at once (as
+//! rejected) and kills a running terminal. Client requests other than permission prompts time
+//! out, so a client that never answers cannot hang a turn.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    Content, ContentBlock, CreateTerminalRequest, CurrentModeUpdate, Diff, KillTerminalRequest,
+    PermissionOption, PermissionOptionKind, ReadTextFileRequest, ReleaseTerminalRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    Terminal, TerminalExitStatus, TerminalOutputRequest, TextContent, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    WaitForTerminalExitRequest, WriteTextFileRequest,
+};
+use agent_client_protocol::{Client, JsonRpcRequest};
+use serde_json::json;
+use tandem_agent::{current_tool_call_id, BoxFuture};
+use tandem_coding::{
+    ChangeOutcome, CommandEnding, CommandOutcome, CommandRequest, DiskWorkspace, FileChange,
+    FileContent, PermissionDecision, PermissionPolicy, PermissionRequest, Workspace,
+    WorkspaceError,
+};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::modes::Mode;
+use super::updates::{CallExtras, FileDiff};
+
+/// The connection to the client.
+pub type ClientConnection = agent_client_protocol::v1::ConnectionTo<Client>;
+
+/// How long the client may take to answer a file or terminal request.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a question waits for its call to be announced (the event forwarder is behind).
+const ANNOUNCE_WAIT: Duration = Duration::from_secs(5);
+/// Files larger than this are read from disk, not through the client.
+const CLIENT_READ_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// What the client said it can do at `initialize`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCaps {
+    /// `fs.readTextFile`.
+    pub read: bool,
+    /// `fs.writeTextFile`.
+    pub write: bool,
+    /// `terminal`.
+    pub terminal: bool,
+}
+
+/// One session's workspace; see the module docs.
+pub struct AcpWorkspace {
+    session_id: String,
+    cx: ClientConnection,
+    caps: ClientCaps,
+    roots: Vec<PathBuf>,
+    disk: DiskWorkspace,
+    mode: Mutex<Mode>,
+    turn: Mutex<CancellationToken>,
+    diffs: Mutex<HashMap<String, FileDiff>>,
+    terminals: Mutex<HashMap<String, String>>,
+    announced: Mutex<HashSet<String>>,
+    announced_changed: Notify,
+    /// Called when an "always allow" changes the mode.
+    on_mode_change: Mutex<Option<Box<dyn Fn(Mode) + Send + Sync>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sends `request` and waits for the answer, at most `CLIENT_TIMEOUT`.
+async fn ask_client<R: JsonRpcRequest>(
+    cx: &ClientConnection,
+    request: R,
+    what: &str,
+) -> Result<R::Response, WorkspaceError> {
+    let sent = cx.send_request(request).block_task();
+    match tokio::time::timeout(CLIENT_TIMEOUT, sent).await {
+        Ok(Ok(response)) => Ok(response),
+        Ok(Err(e)) => Err(WorkspaceError::Client(format!(
+            "the client's {what} failed: {}",
+            e.message
+        ))),
+        Err(_) => Err(WorkspaceError::Client(format!(
+            "the client did not answer {what} within {} s",
+            CLIENT_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+impl AcpWorkspace {
+    /// The workspace of session `session_id`, working in `roots` (the first is the cwd).
+    pub fn new(
+        session_id: &str,
+        cx: ClientConnection,
+        caps: ClientCaps,
+        roots: Vec<PathBuf>,
+        mode: Mode,
+    ) -> Self {
+        AcpWorkspace {
+            session_id: session_id.to_string(),
+            cx,
+            caps,
+            disk: DiskWorkspace::new(roots.clone(), PermissionPolicy::AllowAll),
+            roots,
+            mode: Mutex::new(mode),
+            turn: Mutex::new(CancellationToken::new()),
+            diffs: Mutex::new(HashMap::new()),
+            terminals: Mutex::new(HashMap::new()),
+            announced: Mutex::new(HashSet::new()),
+            announced_changed: Notify::new(),
+            on_mode_change: Mutex::new(None),
+        }
+    }
+
+    /// Hears mode changes the workspace makes itself ("always allow" on an edit).
+    pub fn set_mode_listener(&self, listener: Box<dyn Fn(Mode) + Send + Sync>) {
+        *lock(&self.on_mode_change) = Some(listener);
+    }
+
+    /// The session's mode.
+    pub fn mode(&self) -> Mode {
+        *lock(&self.mode)
+    }
+
+    /// Sets the mode (the client's `session/set_mode`).
+    pub fn set_mode(&self, mode: Mode) {
+        *lock(&self.mode) = mode;
+    }
+
+    /// Starts a turn: questions of the previous one are over.
+    pub fn begin_turn(&self) {
+        *lock(&self.turn) = CancellationToken::new();
+        lock(&self.diffs).clear();
+        lock(&self.terminals).clear();
+    }
+
+    /// Ends the turn's open questions and kills its terminals (`session/cancel`).
+    pub fn cancel_turn(&self) {
+        lock(&self.turn).cancel();
+    }
+
+    fn turn(&self) -> CancellationToken {
+        lock(&self.turn).clone()
+    }
+
+    /// Notes that `tool_call` was sent for `id`.
+    pub fn mark_announced(&self, id: &str) {
+        lock(&self.announced).insert(id.to_string());
+        self.announced_changed.notify_waiters();
+    }
+
+    async fn wait_announced(&self, id: &str) {
+        let wait = async {
+            loop {
+                let changed = self.announced_changed.notified();
+                if lock(&self.announced).contains(id) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        let _ = tokio::time::timeout(ANNOUNCE_WAIT, wait).await;
+    }
+
+    fn notify(&self, update: SessionUpdate) {
+        let note = SessionNotification::new(self.session_id.clone(), update);
+        if let Err(e) = self.cx.send_notification(note) {
+            eprintln!(
+                "tandem acp: session {}: could not send an update: {}",
+                self.session_id, e.message
+            );
+        }
+    }
+
+    /// Asks the client about `fields` (for the current call); `Reject` when the turn is
+    /// cancelled or the client fails.
+    async fn permission(&self, fields: ToolCallUpdateFields) -> PermissionDecision {
+        let call_id = match current_tool_call_id() {
+            Some(id) => {
+                self.wait_announced(&id).await;
+                id
+            }
+            // Not from a tool call: a synthetic id the client has not seen.
+            None => format!("permission-{}", uuid_like()),
+        };
+        let options = vec![
+            PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                "allow_always",
+                "Always allow",
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        let request = RequestPermissionRequest::new(
+            self.session_id.clone(),
+            ToolCallUpdate::new(call_id, fields.status(ToolCallStatus::Pending)),
+            options,
+        );
+        let turn = self.turn();
+        let sent = self.cx.send_request(request).block_task();
+        let answer = tokio::select! {
+            answer = sent => answer,
+            _ = turn.cancelled() => {
+                return PermissionDecision::Reject { reason: Some("the turn was cancelled".into()) };
+            }
+        };
+        match answer {
+            Ok(response) => match response.outcome {
+                RequestPermissionOutcome::Selected(selected) => {
+                    match selected.option_id.0.as_ref() {
+                        "allow_once" => PermissionDecision::AllowOnce,
+                        "allow_always" => PermissionDecision::AllowAlways,
+                        _ => PermissionDecision::Reject { reason: None },
+                    }
+                }
+                RequestPermissionOutcome::Cancelled => PermissionDecision::Reject {
+                    reason: Some("the permission request was cancelled".into()),
+                },
+                _ => PermissionDecision::Reject {
+                    reason: Some("the client answered with an unknown outcome".into()),
+                },
+            },
+            Err(e) => PermissionDecision::Reject {
+                reason: Some(format!(
+                    "the client failed to answer the permission request: {}",
+                    e.message
+                )),
+            },
+        }
+    }
+
+    async fn read_through_client(&self, path: &Path) -> Result<String, WorkspaceError> {
+        let request = ReadTextFileRequest::new(self.session_id.clone(), path.to_path_buf());
+        let what = format!("fs/read_text_file for {}", path.display());
+        Ok(ask_client(&self.cx, request, &what).await?.content)
+    }
+
+    async fn apply(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
+        if !self.caps.write {
+            return self.disk.propose(change).await;
+        }
+        if self.caps.read {
+            // The buffer must still be what the tool computed the change against.
+            let current = self.read_through_client(&change.path).await.ok();
+            if let (Some(old), Some(now)) = (&change.old_text, &current) {
+                if old != now {
+                    return Err(WorkspaceError::Conflict(change.path.clone()));
+                }
+            }
+        }
+        let request = WriteTextFileRequest::new(
+            self.session_id.clone(),
+            change.path.clone(),
+            change.new_text,
+        );
+        let what = format!("fs/write_text_file for {}", change.path.display());
+        ask_client(&self.cx, request, &what).await?;
+        Ok(ChangeOutcome::Applied)
+    }
+
+    async fn propose_change(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
+        let diff = FileDiff {
+            path: change.path.clone(),
+            old_text: change.old_text.clone(),
+            new_text: change.new_text.clone(),
+        };
+        if let Some(id) = current_tool_call_id() {
+            lock(&self.diffs).insert(id, diff.clone());
+        }
+        let verb = if change.old_text.is_some() {
+            "Edit"
+        } else {
+            "Create"
+        };
+        match self.mode() {
+            Mode::ReadOnly => Ok(ChangeOutcome::Rejected {
+                reason: Some(
+                    "the session is in read-only mode; switch the mode to let Tandem change files"
+                        .into(),
+                ),
+            }),
+            Mode::AcceptEdits => self.apply(change).await,
+            Mode::Ask => {
+                let fields = ToolCallUpdateFields::new()
+                    .title(format!("{verb} {}", change.path.display()))
+                    .kind(ToolKind::Edit)
+                    .locations(vec![ToolCallLocation::new(change.path.clone())])
+                    .content(vec![ToolCallContent::Diff(
+                        Diff::new(diff.path, diff.new_text).old_text(diff.old_text),
+                    )]);
+                match self.permission(fields).await {
+                    PermissionDecision::AllowOnce => self.apply(change).await,
+                    PermissionDecision::AllowAlways => {
+                        self.set_mode(Mode::AcceptEdits);
+                        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                            Mode::AcceptEdits.id(),
+                        )));
+                        if let Some(listener) = lock(&self.on_mode_change).as_ref() {
+                            listener(Mode::AcceptEdits);
+                        }
+                        self.apply(change).await
+                    }
+                    PermissionDecision::Reject { reason } => Ok(ChangeOutcome::Rejected {
+                        reason: Some(reason.unwrap_or_else(|| "the user rejected it".into())),
+                    }),
+                }
+            }
+        }
+    }
+
+    async fn read_file(&self, path: &Path) -> Result<FileContent, WorkspaceError> {
+        if !self.caps.read {
+            return self.disk.read(path).await;
+        }
+        let meta = tokio::fs::metadata(path).await;
+        if let Ok(meta) = &meta {
+            if meta.is_dir() {
+                return Err(WorkspaceError::IsDirectory(path.to_path_buf()));
+            }
+            if meta.len() > CLIENT_READ_LIMIT || looks_binary(path).await {
+                return Ok(FileContent::Disk(path.to_path_buf()));
+            }
+        }
+        match self.read_through_client(path).await {
+            Ok(text) => Ok(FileContent::Text(text)),
+            Err(e) if meta.is_ok() => {
+                eprintln!(
+                    "tandem acp: session {}: {e}; reading {} from disk",
+                    self.session_id,
+                    path.display()
+                );
+                Ok(FileContent::Disk(path.to_path_buf()))
+            }
+            Err(_) => Err(WorkspaceError::NotFound(path.to_path_buf())),
+        }
+    }
+
+    async fn run_in_terminal(
+        &self,
+        request: CommandRequest,
+        cancel: CancellationToken,
+    ) -> Result<CommandOutcome, WorkspaceError> {
+        let call = current_tool_call_id();
+        let create = CreateTerminalRequest::new(
+            self.session_id.clone(),
+            request.shell.display().to_string(),
+        )
+        .args(vec!["-c".to_string(), request.script.clone()])
+        .cwd(request.cwd.clone())
+        .output_byte_limit(request.output_limit as u64);
+        let terminal_id = ask_client(&self.cx, create, "terminal/create")
+            .await?
+            .terminal_id;
+        if let Some(call) = &call {
+            lock(&self.terminals).insert(call.clone(), terminal_id.0.to_string());
+            self.wait_announced(call).await;
+            self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call.clone(),
+                ToolCallUpdateFields::new()
+                    .content(vec![ToolCallContent::Terminal(Terminal::new(
+                        terminal_id.clone(),
+                    ))])
+                    .raw_input(json!({"command": request.script, "cwd": request.cwd})),
+            )));
+        }
+        let sid = self.session_id.clone();
+        let wait = self
+            .cx
+            .send_request(WaitForTerminalExitRequest::new(
+                sid.clone(),
+                terminal_id.clone(),
+            ))
+            .block_task();
+        let turn = self.turn();
+        let timeout = async {
+            match request.timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut exit: Option<TerminalExitStatus> = None;
+        let ending = tokio::select! {
+            waited = wait => match waited {
+                Ok(r) => {
+                    exit = Some(r.exit_status);
+                    None
+                }
+                Err(e) => {
+                    self.release(&terminal_id).await;
+                    return Err(WorkspaceError::Client(format!(
+                        "the client's terminal/wait_for_exit failed: {}", e.message
+                    )));
+                }
+            },
+            _ = cancel.cancelled() => Some(CommandEnding::Aborted),
+            _ = turn.cancelled() => Some(CommandEnding::Aborted),
+            _ = timeout => Some(CommandEnding::TimedOut),
+        };
+        if ending.is_some() {
+            let kill = KillTerminalRequest::new(sid.clone(), terminal_id.clone());
+            if let Err(e) = ask_client(&self.cx, kill, "terminal/kill").await {
+                eprintln!("tandem acp: session {sid}: {e}");
+            }
+        }
+        let output = ask_client(
+            &self.cx,
+            TerminalOutputRequest::new(sid.clone(), terminal_id.clone()),
+            "terminal/output",
+        )
+        .await;
+        self.release(&terminal_id).await;
+        let output = output?;
+        let ending = ending.unwrap_or_else(|| {
+            let status = exit.or(output.exit_status.clone());
+            CommandEnding::Exited {
+                code: status
+                    .as_ref()
+                    .and_then(|s| s.exit_code)
+                    .and_then(|c| i32::try_from(c).ok()),
+                signal: status.and_then(|s| s.signal),
+            }
+        });
+        Ok(CommandOutcome {
+            output: output.output.into_bytes(),
+            truncated: output.truncated,
+            ending,
+        })
+    }
+
+    async fn release(&self, terminal_id: &agent_client_protocol::v1::schema::TerminalId) {
+        let release = ReleaseTerminalRequest::new(self.session_id.clone(), terminal_id.clone());
+        if let Err(e) = ask_client(&self.cx, release, "terminal/release").await {
+            eprintln!("tandem acp: session {}: {e}", self.session_id);
+        }
+    }
+}
+
+/// A short random hex string.
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{:x}", nanos)
+}
+
+/// True when the file's start has a NUL byte (images, archives, executables).
+async fn looks_binary(path: &Path) -> bool {
+    use tokio::io::AsyncReadExt;
+    let Ok(mut file) = tokio::fs::File::open(path).await else {
+        return false;
+    };
+    let mut head = vec![0u8; 8192];
+    let Ok(n) = file.read(&mut head).await else {
+        return false;
+    };
+    head[..n].contains(&0) || is_image(&head[..n])
+}
+
+fn is_image(head: &[u8]) -> bool {
+    head.starts_with(b"\x89PNG")
+        || head.starts_with(b"\xff\xd8\xff")
+        || head.starts_with(b"GIF8")
+        || (head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP")
+}
+
+impl CallExtras for AcpWorkspace {
+    fn diff(&self, call_id: &str) -> Option<FileDiff> {
+        lock(&self.diffs).get(call_id).cloned()
+    }
+    fn terminal(&self, call_id: &str) -> Option<String> {
+        lock(&self.terminals).get(call_id).cloned()
+    }
+}
+
+impl Workspace for AcpWorkspace {
+    fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<FileContent, WorkspaceError>> {
+        Box::pin(self.read_file(path))
+    }
+
+    fn propose<'a>(
+        &'a self,
+        change: FileChange,
+    ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
+        Box::pin(self.propose_change(change))
+    }
+
+    fn ask_permission<'a>(
+        &'a self,
+        request: PermissionRequest,
+    ) -> BoxFuture<'a, PermissionDecision> {
+        let title = request.title();
+        let fields = match &request {
+            PermissionRequest::Bash { command, cwd } => ToolCallUpdateFields::new()
+                .title(title)
+                .kind(ToolKind::Execute)
+                .raw_input(json!({"command": command, "cwd": cwd}))
+                .content(vec![ToolCallContent::Content(Content::new(
+                    ContentBlock::Text(TextContent::new(format!("```sh\n{command}\n```"))),
+                ))]),
+            PermissionRequest::OutsideWorkspace { path, write } => ToolCallUpdateFields::new()
+                .title(title)
+                .kind(if *write {
+                    ToolKind::Edit
+                } else {
+                    ToolKind::Read
+                })
+                .locations(vec![ToolCallLocation::new(path.clone())]),
+        };
+        Box::pin(self.permission(fields))
+    }
+
+    fn run_command<'a>(
+        &'a self,
+        request: CommandRequest,
+        cancel: CancellationToken,
+    ) -> Option<BoxFuture<'a, Result<CommandOutcome, WorkspaceError>>> {
+        if !self.caps.terminal {
+            return None;
+        }
+        Some(Box::pin(self.run_in_terminal(request, cancel)))
+    }
+}
