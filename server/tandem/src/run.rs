@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _};
+use tandem_agent::AgentTool;
 use tandem_ai::registry::{AgentDir, ModelRegistry};
 use tandem_ai::{ImageContent, Model, StopReason};
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
@@ -20,12 +21,15 @@ use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
 use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::{input, text_output, OutputMode, RunArgs};
+use crate::mcp::{connect_for_session, McpTools};
 use crate::setup::{build_session, SessionPlan};
 
 /// Everything a run needs, set up.
 pub struct Setup {
     /// The session.
     pub session: AgentSession,
+    /// The MCP servers of settings.json, connected (stop them with `shutdown` at the end).
+    pub mcp: McpTools,
 }
 
 /// Builds the runtime the modes run on.
@@ -92,13 +96,39 @@ fn open_session(run: &RunArgs, agent_dir: &AgentDir, cwd: &Path) -> anyhow::Resu
     })
 }
 
-/// Sets up the session for `run` in `cwd`.
-pub fn setup(run: &RunArgs, cwd: &Path) -> anyhow::Result<Setup> {
-    setup_with(run, cwd, None)
+/// Sets up the session for `run` in `cwd`, with the MCP servers of settings.json.
+pub async fn setup(run: &RunArgs, cwd: &Path) -> anyhow::Result<Setup> {
+    let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
+    let loaded = settings::load(agent_dir.path(), cwd);
+    let mcp = connect_for_session(&loaded.merged, &[], cwd).await;
+    for w in mcp.warnings() {
+        eprintln!("Warning: {w}");
+    }
+    match setup_inner(run, cwd, None, mcp.tools()) {
+        Ok(session) => Ok(Setup { session, mcp }),
+        Err(e) => {
+            mcp.shutdown().await;
+            Err(e)
+        }
+    }
 }
 
-/// Like [`setup`], with `model` replacing the model choice (the demo's scripted model).
+/// Like [`setup`] without MCP servers, with `model` replacing the model choice (the demo's
+/// scripted model).
 pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Result<Setup> {
+    let session = setup_inner(run, cwd, model, Vec::new())?;
+    Ok(Setup {
+        session,
+        mcp: McpTools::default(),
+    })
+}
+
+fn setup_inner(
+    run: &RunArgs,
+    cwd: &Path,
+    model: Option<Model>,
+    extra_tools: Vec<Arc<dyn AgentTool>>,
+) -> anyhow::Result<AgentSession> {
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
     let loaded = settings::load(agent_dir.path(), cwd);
     print_settings_errors(&loaded);
@@ -111,7 +141,7 @@ pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Re
         [cwd.to_path_buf()],
         PermissionPolicy::AllowAll,
     ));
-    let session = build_session(
+    build_session(
         SessionPlan {
             agent_dir: &agent_dir,
             settings: &loaded,
@@ -122,11 +152,10 @@ pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Re
             workspace,
             bash_policy: BashPolicy::Allow,
             model,
-            extra_tools: Vec::new(),
+            extra_tools,
         },
         &|w| eprintln!("Warning: {w}"),
-    )?;
-    Ok(Setup { session })
+    )
 }
 
 fn current_dir() -> anyhow::Result<PathBuf> {
@@ -158,8 +187,10 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
         let prompts = prompts(&run, &cwd)?;
         let rt = runtime()?;
         rt.block_on(async move {
-            let setup = setup(&run, &cwd)?;
-            execute(&setup.session, prompts, mode).await
+            let setup = setup(&run, &cwd).await?;
+            let outcome = execute(&setup.session, prompts, mode).await;
+            setup.mcp.shutdown().await;
+            outcome
         })
     })();
     match outcome {

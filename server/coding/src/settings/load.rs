@@ -1,7 +1,8 @@
 //! Reading, checking and merging the two settings files.
 //!
 //! Each file is parsed to JSON, migrated from pi's older layouts, checked (values of the wrong
-//! kind are dropped and reported), then the project file is merged over the global one. The
+//! kind are dropped and reported), then the project file is merged over the global one (an
+//! `mcpServers` entry of the project replaces the global one of its name whole). The
 //! reads are blocking: this runs once at startup, before any async work.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::schema::{check, describe};
-use super::Settings;
+use super::{mcp, Settings};
 
 /// Where the two settings files live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +82,30 @@ pub enum SettingsError {
         /// What it held.
         found: String,
     },
+    /// An `mcpServers` entry of the wrong shape; that server is not started.
+    #[error("{}: {}: {problem}. {}", .file.display(), mcp_key(.name), mcp_consequence(.name))]
+    InvalidMcpServer {
+        /// The file.
+        file: PathBuf,
+        /// The server's name; empty when `mcpServers` itself is not an object.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+fn mcp_key(name: &str) -> String {
+    match name {
+        "" => mcp::KEY.to_string(),
+        name => format!("{}.{name}", mcp::KEY),
+    }
+}
+
+fn mcp_consequence(name: &str) -> &'static str {
+    match name {
+        "" => "No MCP server from this file is started.",
+        _ => "This MCP server is not started until its entry is fixed.",
+    }
 }
 
 /// Both files, their merge, and every problem found.
@@ -108,6 +133,9 @@ pub fn load_files(paths: &SettingsPaths) -> LoadedSettings {
     let project = read(&paths.project, &mut errors);
     let mut merged = Value::Object(global.clone());
     deep_merge(&mut merged, Value::Object(project.clone()));
+    if let Value::Object(merged) = &mut merged {
+        mcp::replace_merged_entries(merged, &project);
+    }
     LoadedSettings {
         global: to_settings(global),
         project: to_settings(project),
@@ -147,7 +175,7 @@ pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>
         }
     };
     migrate(&mut map);
-    let errors = check(&mut map)
+    let mut errors: Vec<SettingsError> = check(&mut map)
         .into_iter()
         .map(|m| SettingsError::WrongType {
             file: file.to_path_buf(),
@@ -156,6 +184,15 @@ pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>
             found: m.found,
         })
         .collect();
+    errors.extend(
+        mcp::check(&mut map)
+            .into_iter()
+            .map(|bad| SettingsError::InvalidMcpServer {
+                file: file.to_path_buf(),
+                name: bad.name,
+                problem: bad.problem,
+            }),
+    );
     (map, errors)
 }
 
@@ -222,6 +259,7 @@ fn migrate(map: &mut Map<String, Value>) {
 
 /// The typed view of checked keys. After [`check`] every known key has the right kind, so this
 /// cannot fail on them; if it ever did, the defaults are the safe answer.
-fn to_settings(map: Map<String, Value>) -> Settings {
+fn to_settings(mut map: Map<String, Value>) -> Settings {
+    mcp::drop_null_entries(&mut map);
     serde_json::from_value(Value::Object(map)).unwrap_or_default()
 }

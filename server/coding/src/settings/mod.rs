@@ -8,12 +8,18 @@
 //!
 //! [`Settings`] holds what the files say (every field optional); its methods answer with pi's
 //! defaults filled in. Keys this version does not know are kept in [`Settings::extra`], so
-//! Tandem-only keys (such as `mcpServers`) can be read once they are supported.
+//! Tandem-only keys can be read once they are supported. Tandem's own `mcpServers` (the MCP
+//! servers to start, in Claude Desktop's format) is read here as plain data; connecting to them
+//! is the front doors' business.
 
 mod load;
+mod mcp;
 mod schema;
 
 pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
+pub use mcp::McpServerSettings;
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -81,6 +87,10 @@ pub struct Settings {
     /// UI theme name (pi's; unused by Tandem).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,
+    /// MCP servers to start, by name (Tandem's key; Claude Desktop's and Cursor's format). A
+    /// project entry replaces the global entry of the same name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<BTreeMap<String, McpServerSettings>>,
     /// Every other key, as written: pi's UI settings and Tandem keys not read yet.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -232,6 +242,15 @@ impl Settings {
     /// The skill entries (paths and patterns), empty when unset.
     pub fn skill_entries(&self) -> &[String] {
         self.skills.as_deref().unwrap_or_default()
+    }
+
+    /// The MCP servers to start, by name (disabled entries left out).
+    pub fn enabled_mcp_servers(&self) -> impl Iterator<Item = (&str, &McpServerSettings)> {
+        self.mcp_servers
+            .iter()
+            .flatten()
+            .filter(|(_, server)| server.enabled())
+            .map(|(name, server)| (name.as_str(), server))
     }
 
     /// The prompt-template entries (paths and patterns), empty when unset.

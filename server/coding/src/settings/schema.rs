@@ -26,7 +26,8 @@ enum Kind {
 const QUEUE_MODES: &[&str] = &["all", "one-at-a-time"];
 const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
 
-/// The known keys (pi's, plus nothing Tandem-only yet; `mcpServers` and others pass unchecked).
+/// The known keys of pi's (`mcpServers`, Tandem's, is checked entry by entry in `mcp.rs`; other
+/// keys pass unchecked).
 const SCHEMA: &[(&str, Kind)] = &[
     ("defaultProvider", Kind::Text),
     ("defaultModel", Kind::Text),

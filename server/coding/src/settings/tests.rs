@@ -79,7 +79,7 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
             "retry": {"maxRetries": 5, "baseDelayMs": 100},
             "enabledModels": ["a", "b"],
             "images": {"blockImages": true},
-            "mcpServers": {"one": {"command": "x", "args": ["1"]}},
+            "mcpServers": {"one": {"command": "x", "args": ["1"], "env": {"A": "1"}}},
             "theme": "dark"
         }"#,
     );
@@ -90,7 +90,7 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
             "retry": {"maxRetries": 1},
             "enabledModels": ["c"],
             "followUpMode": "all",
-            "mcpServers": {"one": {"args": ["2"]}, "two": {"command": "y"}},
+            "mcpServers": {"one": {"command": "z", "args": ["2"]}, "two": {"command": "y"}},
             "theme": null
         }"#,
     );
@@ -107,10 +107,12 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
     assert!(s.images().block_images);
     assert_eq!(s.follow_up_mode(), QueueMode::All);
     assert_eq!(s.theme, None);
+    // An mcpServers entry of the project replaces the global one whole (no env left over).
     assert_eq!(
-        s.extra.get("mcpServers"),
-        Some(&json!({"one": {"command": "x", "args": ["2"]}, "two": {"command": "y"}}))
+        serde_json::to_value(&s.mcp_servers).expect("json"),
+        json!({"one": {"command": "z", "args": ["2"]}, "two": {"command": "y"}})
     );
+    assert!(!s.extra.contains_key("mcpServers"));
     assert_eq!(
         loaded.global.default_model.as_deref(),
         Some("claude-sonnet-4-5")
@@ -245,4 +247,180 @@ fn old_layouts_are_migrated() {
         Path::new("s.json"),
     );
     assert!(!map.contains_key("skills"));
+}
+
+fn server(command: &str, args: &[&str], env: &[(&str, &str)]) -> McpServerSettings {
+    McpServerSettings {
+        command: command.to_string(),
+        args: args.iter().map(ToString::to_string).collect(),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..McpServerSettings::default()
+    }
+}
+
+#[test]
+fn mcp_servers_in_claude_desktop_format() {
+    let (map, errors) = parse(
+        r#"{"mcpServers": {
+            "fs": {"command": "npx", "args": ["-y", "server-fs", "/tmp"], "env": {"TOKEN": "t"}},
+            "local": {"type": "stdio", "command": "./srv", "cwd": "tools", "autoApprove": []},
+            "off": {"command": "x", "disabled": true},
+            "nulls": {"command": "y", "args": null, "env": null, "cwd": null}
+        }}"#,
+        Path::new("s.json"),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let s: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
+    let servers = s.mcp_servers.clone().expect("servers");
+    assert_eq!(
+        servers["fs"],
+        server("npx", &["-y", "server-fs", "/tmp"], &[("TOKEN", "t")])
+    );
+    assert_eq!(servers["local"].cwd.as_deref(), Some("tools"));
+    assert_eq!(servers["nulls"], server("y", &[], &[]));
+    let enabled: Vec<&str> = s.enabled_mcp_servers().map(|(name, _)| name).collect();
+    assert_eq!(enabled, ["fs", "local", "nulls"]);
+    assert_eq!(Settings::default().enabled_mcp_servers().count(), 0);
+}
+
+#[test]
+fn bad_mcp_server_entries_are_reported_and_the_others_still_start() {
+    let file = Path::new("/p/.pi/settings.json");
+    let (map, errors) = parse(
+        r#"{"defaultModel": "m", "mcpServers": {
+            "good": {"command": "ok"},
+            "noCommand": {"args": ["a"]},
+            "emptyCommand": {"command": " "},
+            "remote": {"url": "https://example.com/mcp"},
+            "sse": {"type": "sse", "command": "x"},
+            "numberCommand": {"command": 5},
+            "badArgs": {"command": "x", "args": "a b"},
+            "badArg": {"command": "x", "args": ["a", 1]},
+            "badEnv": {"command": "x", "env": ["A=1"]},
+            "secretEnv": {"command": "x", "env": {"TOKEN": 12345}},
+            "badCwd": {"command": "x", "cwd": false},
+            "badDisabled": {"command": "x", "disabled": "yes"},
+            "notObject": "npx server"
+        }}"#,
+        file,
+    );
+    let texts: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let at = |name: &str, problem: &str| {
+        format!(
+            "/p/.pi/settings.json: mcpServers.{name}: {problem}. This MCP server is not started \
+             until its entry is fixed."
+        )
+    };
+    assert_eq!(
+        texts,
+        vec![
+            at(
+                "noCommand",
+                "\"command\" is missing: name the program that starts the server"
+            ),
+            at("emptyCommand", "\"command\" is empty"),
+            at(
+                "remote",
+                "remote servers (\"url\") are not supported; only stdio servers started by a \
+                 \"command\""
+            ),
+            at(
+                "sse",
+                "\"type\" is \"sse\", but only stdio servers (started by a \"command\") are \
+                 supported"
+            ),
+            at(
+                "numberCommand",
+                "command: expected a string, found a number (5)"
+            ),
+            at(
+                "badArgs",
+                "args: expected an array of strings, found a string (\"a b\")"
+            ),
+            at("badArg", "args[1]: expected a string, found a number (1)"),
+            at(
+                "badEnv",
+                "env: expected an object of strings, found an array"
+            ),
+            at("secretEnv", "env.TOKEN: expected a string, found a number"),
+            at("badCwd", "cwd: expected a string, found a boolean (false)"),
+            at(
+                "badDisabled",
+                "disabled: expected true or false, found a string (\"yes\")"
+            ),
+            at(
+                "notObject",
+                "expected an object with \"command\" (and optionally \"args\", \"env\", \
+                 \"cwd\"), found a string (\"npx server\")"
+            ),
+        ]
+    );
+    assert!(matches!(
+        &errors[0],
+        SettingsError::InvalidMcpServer { file: f, name, .. } if f == file && name == "noCommand"
+    ));
+    let s: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
+    assert_eq!(s.default_model.as_deref(), Some("m"));
+    let names: Vec<&str> = s.enabled_mcp_servers().map(|(name, _)| name).collect();
+    assert_eq!(names, ["good"]);
+
+    let (map, errors) = parse(r#"{"mcpServers": ["a"], "theme": "t"}"#, file);
+    assert_eq!(
+        errors[0].to_string(),
+        "/p/.pi/settings.json: mcpServers: expected an object from server name to {\"command\", \
+         \"args\", \"env\", \"cwd\"}, found an array. No MCP server from this file is started."
+    );
+    assert!(!map.contains_key("mcpServers"));
+    assert_eq!(map.get("theme"), Some(&json!("t")));
+}
+
+#[test]
+fn project_mcp_servers_replace_global_ones_by_name_and_null_removes_one() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{"mcpServers": {
+            "shared": {"command": "global", "args": ["g"], "env": {"G": "1"}, "cwd": "/g"},
+            "globalOnly": {"command": "g2"},
+            "removed": {"command": "g3"},
+            "brokenInProject": {"command": "g4"}
+        }}"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"mcpServers": {
+            "shared": {"command": "project"},
+            "projectOnly": {"command": "p", "args": ["x"]},
+            "removed": null,
+            "brokenInProject": {"command": ["not", "a", "string"]}
+        }}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd);
+    assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+    assert!(loaded.errors[0]
+        .to_string()
+        .contains("mcpServers.brokenInProject: command: expected a string, found an array"));
+    let servers = loaded.merged.mcp_servers.expect("servers");
+    let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["brokenInProject", "globalOnly", "projectOnly", "shared"]
+    );
+    assert_eq!(servers["shared"], server("project", &[], &[]));
+    assert_eq!(servers["projectOnly"], server("p", &["x"], &[]));
+    // The project's broken entry is dropped, so the global one stands.
+    assert_eq!(servers["brokenInProject"].command, "g4");
+    // The project file alone, as typed, leaves out the null entry.
+    let project = loaded.project.mcp_servers.expect("project servers");
+    assert!(!project.contains_key("removed"));
+
+    // `"mcpServers": null` in the project means none at all.
+    write(&d.cwd.join(".pi/settings.json"), r#"{"mcpServers": null}"#);
+    let loaded = load(&d.agent, &d.cwd);
+    assert!(loaded.errors.is_empty());
+    assert_eq!(loaded.merged.mcp_servers, None);
+    assert_eq!(loaded.merged.enabled_mcp_servers().count(), 0);
 }

@@ -1,1 +1,403 @@
+//! The translator and the replay, on hand-made event sequences; updates compared as the JSON
+//! the client receives.
 
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tandem_agent::{AgentEvent, AgentMessage, ToolOutput};
+use tandem_ai::{
+    Api, AssistantBlock, AssistantMessage, AssistantMessageEvent, Message, StopReason,
+    TextContent as AiText, ThinkingContent, ToolCall, ToolResultMessage, UserBlock, UserMessage,
+};
+use tandem_coding::agent_session::AgentSessionEvent;
+
+use super::*;
+
+fn ev(event: AgentEvent) -> AgentSessionEvent {
+    AgentSessionEvent::Agent(Arc::new(event))
+}
+
+fn streamed(event: AssistantMessageEvent) -> AgentSessionEvent {
+    ev(AgentEvent::MessageUpdate {
+        assistant_message_event: event,
+    })
+}
+
+fn json_of(updates: &[SessionUpdate]) -> Vec<Value> {
+    updates
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .collect()
+}
+
+fn call(id: &str, name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args,
+        thought_signature: None,
+    }
+}
+
+fn assistant(content: Vec<AssistantBlock>, stop: StopReason) -> AssistantMessage {
+    let mut m = AssistantMessage::empty(Api::Scripted, "script", "t");
+    m.content = content;
+    m.stop_reason = stop;
+    m
+}
+
+struct Extras {
+    diff: Option<FileDiff>,
+    terminal: Option<String>,
+}
+
+impl CallExtras for Extras {
+    fn diff(&self, _: &str) -> Option<FileDiff> {
+        self.diff.clone()
+    }
+    fn terminal(&self, _: &str) -> Option<String> {
+        self.terminal.clone()
+    }
+}
+
+#[test]
+fn deltas_become_message_and_thought_chunks() {
+    let mut t = Translator::new(Path::new("/p"));
+    let text = t.translate(
+        &streamed(AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "Hi".into(),
+        }),
+        &NoExtras,
+    );
+    let thought = t.translate(
+        &streamed(AssistantMessageEvent::ThinkingDelta {
+            content_index: 1,
+            delta: "hmm".into(),
+        }),
+        &NoExtras,
+    );
+    assert_eq!(
+        json_of(&text),
+        vec![
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}})
+        ]
+    );
+    assert_eq!(
+        json_of(&thought),
+        vec![
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}})
+        ]
+    );
+    let empty = t.translate(
+        &streamed(AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: String::new(),
+        }),
+        &NoExtras,
+    );
+    assert!(empty.is_empty());
+}
+
+#[test]
+fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
+    let mut t = Translator::new(Path::new("/p"));
+    let args = json!({"path": "src/a.rs", "edits": [{"oldText": "a", "newText": "b"}]});
+    let start = t.translate(
+        &streamed(AssistantMessageEvent::ToolcallStart {
+            content_index: 0,
+            id: "c1".into(),
+            name: "edit".into(),
+        }),
+        &NoExtras,
+    );
+    assert_eq!(
+        json_of(&start),
+        // `pending` is the default status, left out on the wire.
+        vec![
+            json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Edit file",
+                    "kind": "edit"})
+        ]
+    );
+    let end = t.translate(
+        &streamed(AssistantMessageEvent::ToolcallEnd {
+            content_index: 0,
+            tool_call: call("c1", "edit", args.clone()),
+        }),
+        &NoExtras,
+    );
+    assert_eq!(
+        json_of(&end),
+        vec![
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "kind": "edit",
+                    "title": "Edit src/a.rs", "locations": [{"path": "/p/src/a.rs"}],
+                    "rawInput": args})
+        ]
+    );
+    let running = t.translate(
+        &ev(AgentEvent::ToolExecutionStart {
+            tool_call_id: "c1".into(),
+            tool_name: "edit".into(),
+            args: args.clone(),
+        }),
+        &NoExtras,
+    );
+    assert_eq!(json_of(&running)[0]["status"], "in_progress");
+    assert_eq!(json_of(&running)[0]["sessionUpdate"], "tool_call_update");
+    let extras = Extras {
+        diff: Some(FileDiff {
+            path: "/p/src/a.rs".into(),
+            old_text: Some("a".into()),
+            new_text: "b".into(),
+        }),
+        terminal: None,
+    };
+    let done = t.translate(
+        &ev(AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: "edit".into(),
+            result: ToolOutput::text("Successfully replaced 1 block(s) in src/a.rs."),
+            is_error: false,
+        }),
+        &extras,
+    );
+    let done = json_of(&done);
+    assert_eq!(done[0]["status"], "completed");
+    assert_eq!(
+        done[0]["content"],
+        json!([
+            {"type": "diff", "path": "/p/src/a.rs", "oldText": "a", "newText": "b"},
+            {"type": "content", "content": {"type": "text",
+             "text": "Successfully replaced 1 block(s) in src/a.rs."}}
+        ])
+    );
+    assert_eq!(
+        done[0]["rawOutput"]["output"],
+        "Successfully replaced 1 block(s) in src/a.rs."
+    );
+}
+
+#[test]
+fn a_failed_call_has_no_diff_and_a_read_location_is_one_based() {
+    let mut t = Translator::new(Path::new("/p"));
+    let args = json!({"path": "x.rs", "offset": 10});
+    let first = t.translate(
+        &ev(AgentEvent::ToolExecutionStart {
+            tool_call_id: "r".into(),
+            tool_name: "read".into(),
+            args,
+        }),
+        &NoExtras,
+    );
+    // Never streamed: the first sight is a whole tool_call.
+    let first = json_of(&first);
+    assert_eq!(first[0]["sessionUpdate"], "tool_call");
+    assert_eq!(first[0]["status"], "in_progress");
+    assert_eq!(
+        first[0]["locations"],
+        json!([{"path": "/p/x.rs", "line": 10}])
+    );
+    let extras = Extras {
+        diff: Some(FileDiff {
+            path: "/p/x.rs".into(),
+            old_text: None,
+            new_text: "n".into(),
+        }),
+        terminal: None,
+    };
+    let end = t.translate(
+        &ev(AgentEvent::ToolExecutionEnd {
+            tool_call_id: "r".into(),
+            tool_name: "read".into(),
+            result: ToolOutput::text("File not found: x.rs"),
+            is_error: true,
+        }),
+        &extras,
+    );
+    let end = json_of(&end);
+    assert_eq!(end[0]["status"], "failed");
+    assert_eq!(
+        end[0]["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": "File not found: x.rs"}}])
+    );
+}
+
+#[test]
+fn a_command_in_a_client_terminal_shows_the_terminal_not_streamed_text() {
+    let mut t = Translator::new(Path::new("/p"));
+    let extras = Extras {
+        diff: None,
+        terminal: Some("term-1".into()),
+    };
+    t.translate(
+        &ev(AgentEvent::ToolExecutionStart {
+            tool_call_id: "b".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "ls"}),
+        }),
+        &extras,
+    );
+    let partial = t.translate(
+        &ev(AgentEvent::ToolExecutionUpdate {
+            tool_call_id: "b".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "ls"}),
+            partial_result: ToolOutput::text("a\n"),
+        }),
+        &extras,
+    );
+    assert!(partial.is_empty());
+    let end = json_of(&t.translate(
+        &ev(AgentEvent::ToolExecutionEnd {
+            tool_call_id: "b".into(),
+            tool_name: "bash".into(),
+            result: ToolOutput::text("a\nb\n"),
+            is_error: false,
+        }),
+        &extras,
+    ));
+    assert_eq!(
+        end[0]["content"],
+        json!([{"type": "terminal", "terminalId": "term-1"}])
+    );
+    assert_eq!(end[0]["rawOutput"]["output"], "a\nb\n");
+
+    // Locally, the output streams as the call's content.
+    let mut t = Translator::new(Path::new("/p"));
+    let partial = json_of(&t.translate(
+        &ev(AgentEvent::ToolExecutionUpdate {
+            tool_call_id: "b".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "ls"}),
+            partial_result: ToolOutput::text("a\n"),
+        }),
+        &NoExtras,
+    ));
+    assert_eq!(
+        partial[0]["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": "a\n"}}])
+    );
+}
+
+#[test]
+fn calls_a_failed_turn_never_ran_end_failed_with_the_error() {
+    let mut t = Translator::new(Path::new("/p"));
+    t.translate(
+        &streamed(AssistantMessageEvent::ToolcallStart {
+            content_index: 0,
+            id: "w".into(),
+            name: "write".into(),
+        }),
+        &NoExtras,
+    );
+    let mut message = assistant(
+        vec![AssistantBlock::ToolCall(call("w", "write", json!({})))],
+        StopReason::Aborted,
+    );
+    message.error_message = Some("Request was aborted".into());
+    let end = json_of(&t.translate(
+        &ev(AgentEvent::TurnEnd {
+            message,
+            tool_results: vec![],
+        }),
+        &NoExtras,
+    ));
+    assert_eq!(end.len(), 1);
+    assert_eq!(end[0]["toolCallId"], "w");
+    assert_eq!(end[0]["status"], "failed");
+    assert_eq!(
+        end[0]["content"][0]["content"]["text"],
+        "Request was aborted"
+    );
+}
+
+#[test]
+fn a_task_list_in_an_answer_becomes_a_plan_once() {
+    let text =
+        "Plan:\n- [x] read the code\n- [ ] fix the bug\n  * [ ] run the tests\n- not a task\n";
+    assert_eq!(
+        task_list(text),
+        vec![
+            ("read the code".to_string(), true),
+            ("fix the bug".to_string(), false),
+            ("run the tests".to_string(), false)
+        ]
+    );
+    let mut t = Translator::new(Path::new("/p"));
+    let message = assistant(
+        vec![AssistantBlock::Text(AiText {
+            text: text.into(),
+            text_signature: None,
+        })],
+        StopReason::Stop,
+    );
+    let end = AgentEvent::MessageEnd {
+        message: AgentMessage::Llm(Message::Assistant(message)),
+    };
+    let plan = json_of(&t.translate(&ev(end.clone()), &NoExtras));
+    assert_eq!(
+        plan,
+        vec![json!({"sessionUpdate": "plan", "entries": [
+            {"content": "read the code", "priority": "medium", "status": "completed"},
+            {"content": "fix the bug", "priority": "medium", "status": "in_progress"},
+            {"content": "run the tests", "priority": "medium", "status": "pending"}
+        ]})]
+    );
+    assert!(
+        t.translate(&ev(end), &NoExtras).is_empty(),
+        "an unchanged plan is not resent"
+    );
+}
+
+#[test]
+fn a_history_replays_as_user_agent_and_finished_tool_updates() {
+    let messages = vec![
+        AgentMessage::Llm(Message::User(UserMessage::text("fix it"))),
+        AgentMessage::Llm(Message::Assistant(assistant(
+            vec![
+                AssistantBlock::Thinking(ThinkingContent {
+                    thinking: "look first".into(),
+                    thinking_signature: None,
+                    redacted: None,
+                }),
+                AssistantBlock::Text(AiText {
+                    text: "Reading.".into(),
+                    text_signature: None,
+                }),
+                AssistantBlock::ToolCall(call("r1", "read", json!({"path": "a.txt"}))),
+            ],
+            StopReason::ToolUse,
+        ))),
+        AgentMessage::Llm(Message::ToolResult(ToolResultMessage {
+            tool_call_id: "r1".into(),
+            tool_name: "read".into(),
+            content: vec![UserBlock::Text(AiText {
+                text: "hello".into(),
+                text_signature: None,
+            })],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+            usage: None,
+            added_tool_names: None,
+        })),
+    ];
+    let updates = json_of(&replay(&messages, Path::new("/p")));
+    let kinds: Vec<&str> = updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "user_message_chunk",
+            "agent_thought_chunk",
+            "agent_message_chunk",
+            "tool_call"
+        ]
+    );
+    assert_eq!(updates[0]["content"]["text"], "fix it");
+    assert_eq!(updates[3]["status"], "completed");
+    assert_eq!(updates[3]["title"], "Read a.txt");
+    assert_eq!(updates[3]["content"][0]["content"]["text"], "hello");
+}

@@ -67,6 +67,9 @@ pub struct ClientCaps {
     pub terminal: bool,
 }
 
+/// Hears a mode the workspace chose itself.
+pub type ModeListener = Box<dyn Fn(Mode) + Send + Sync>;
+
 /// One session's workspace; see the module docs.
 pub struct AcpWorkspace {
     session_id: String,
@@ -81,7 +84,7 @@ pub struct AcpWorkspace {
     announced: Mutex<HashSet<String>>,
     announced_changed: Notify,
     /// Called when an "always allow" changes the mode.
-    on_mode_change: Mutex<Option<Box<dyn Fn(Mode) + Send + Sync>>>,
+    on_mode_change: Mutex<Option<ModeListener>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -134,7 +137,7 @@ impl AcpWorkspace {
     }
 
     /// Hears mode changes the workspace makes itself ("always allow" on an edit).
-    pub fn set_mode_listener(&self, listener: Box<dyn Fn(Mode) + Send + Sync>) {
+    pub fn set_mode_listener(&self, listener: ModeListener) {
         *lock(&self.on_mode_change) = Some(listener);
     }
 

@@ -16,7 +16,7 @@ use super::models::{is_available, model_pool};
 /// pi's compact token counts: `200K`, `1M`, `16.4K`, `512`.
 pub fn format_token_count(count: u64) -> String {
     let scaled = |unit: u64, suffix: &str| {
-        if count % unit == 0 {
+        if count.is_multiple_of(unit) {
             format!("{}{suffix}", count / unit)
         } else {
             format!("{:.1}{suffix}", count as f64 / unit as f64)

@@ -27,6 +27,7 @@ use tower_lsp_server::ls_types::*;
 use super::documents::DocumentStore;
 use super::position::PositionEncoding;
 use super::workspace::{EditorClient, LspWorkspace, WorkspaceSettings};
+use crate::mcp::{connect_for_session, servers_from_settings, McpTools};
 use crate::setup::{build_session, SessionPlan};
 
 use serde_json::Value;
@@ -125,7 +126,7 @@ impl ServerConfig {
         cwd: &Path,
         folders: &[PathBuf],
         deps: &SessionDeps,
-    ) -> Result<(AgentSession, Arc<LspWorkspace>), BuildError> {
+    ) -> Result<(AgentSession, Arc<LspWorkspace>, McpTools), BuildError> {
         let setup = |e: anyhow::Error| BuildError::Setup(e);
         let agent_dir = self.agent_dir().map_err(|e| setup(anyhow!("{e}")))?;
         let loaded = settings::load(agent_dir.path(), cwd);
@@ -149,6 +150,10 @@ impl ServerConfig {
             self.workspace.clone(),
         ));
         let run = self.run_args();
+        let mcp = connect_mcp(&loaded.merged, cwd);
+        for w in mcp.warnings() {
+            eprintln!("tandem lsp: warning: {w}");
+        }
         let session = build_session(
             SessionPlan {
                 agent_dir: &agent_dir,
@@ -161,12 +166,12 @@ impl ServerConfig {
                 // The workspace decides, following `bashPermission` as it is now.
                 bash_policy: BashPolicy::Ask,
                 model: None,
-                extra_tools: Vec::new(),
+                extra_tools: mcp.tools(),
             },
             &|w| eprintln!("tandem lsp: warning: {w}"),
         )
         .map_err(setup)?;
-        Ok((session, workspace))
+        Ok((session, workspace, mcp))
     }
 
     /// The agent directory: `agentDir` when configured, else pi's (from the environment).
@@ -190,6 +195,16 @@ impl ServerConfig {
             ..RunArgs::default()
         }
     }
+}
+
+/// The MCP servers of settings.json, connected (none configured: nothing to wait for). Sessions
+/// are built on blocking threads (see `commands.rs`), so waiting here holds no LSP handler.
+fn connect_mcp(settings: &settings::Settings, cwd: &Path) -> McpTools {
+    if servers_from_settings(settings).is_empty() {
+        return McpTools::default();
+    }
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| handle.block_on(connect_for_session(settings, &[], cwd)))
 }
 
 /// What the server announces at `initialize`, positions counted in `encoding`.

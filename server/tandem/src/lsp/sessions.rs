@@ -35,6 +35,7 @@ use super::config::{from_core, to_core, BuildError, Origin, ServerConfig, Sessio
 use super::events::{forward_with, EventSink};
 use super::workspace::LspWorkspace;
 use crate::cli::models::{is_available, model_pool};
+use crate::mcp::McpTools;
 
 /// One live session.
 pub struct SessionEntry {
@@ -47,6 +48,8 @@ pub struct SessionEntry {
     queue: Arc<Mutex<QueueState>>,
     /// Events the server adds to the session's stream (a failed prompt's `error`).
     added: mpsc::UnboundedSender<Event>,
+    /// The session's MCP servers (stopped when the entry is dropped).
+    _mcp: McpTools,
 }
 
 /// The live sessions and what building one needs.
@@ -128,7 +131,7 @@ impl Sessions {
         let built = self
             .config
             .build_session(&origin, &cwd, &self.folders(), &self.deps);
-        let (session, workspace) = built.map_err(|e| match (e, &origin) {
+        let (session, workspace, mcp) = built.map_err(|e| match (e, &origin) {
             (BuildError::SessionFile(reason), Origin::Open(p) | Origin::Fork(p)) => {
                 TandemError::session_file(&p.display().to_string(), reason)
             }
@@ -153,6 +156,7 @@ impl Sessions {
             busy: Arc::new(AtomicBool::new(false)),
             queue,
             added,
+            _mcp: mcp,
         };
         lock(&self.map).insert(id.clone(), Arc::new(entry));
         Ok(id)

@@ -318,7 +318,7 @@ fn push_tool_result(model: &Model, result: &ToolResultMessage, out: &mut Vec<Con
 fn is_base64(s: &str) -> bool {
     let body = s.trim_end_matches('=');
     !body.is_empty()
-        && s.len() % 4 == 0
+        && s.len().is_multiple_of(4)
         && s.len() - body.len() <= 2
         && body
             .bytes()

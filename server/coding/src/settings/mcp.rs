@@ -1,0 +1,215 @@
+//! `mcpServers`: the MCP servers Tandem starts, in the format Claude Desktop and Cursor use —
+//! an object from server name to `{"command", "args", "env", "cwd"}`.
+//!
+//! Each entry is checked on its own: an entry of the wrong shape is removed and reported, and
+//! the other servers still start. Merging differs from other objects: a project entry replaces
+//! the global entry of the same name as a whole (a server's arguments make sense only together
+//! with its command), and a project entry set to `null` removes the global one.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::schema::describe;
+
+/// The settings key.
+pub(super) const KEY: &str = "mcpServers";
+
+/// One stdio MCP server as written in settings.json.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerSettings {
+    /// The program to start (searched on PATH when it has no `/`).
+    pub command: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment variables added to Tandem's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Working directory; relative to the session's directory; the session's directory when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `true` keeps the entry without starting the server (Cline's and Cursor's key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+}
+
+impl McpServerSettings {
+    /// Whether the server should be started.
+    pub fn enabled(&self) -> bool {
+        self.disabled != Some(true)
+    }
+}
+
+/// An `mcpServers` entry that was removed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct BadServer {
+    /// The server's name (the entry's key).
+    pub name: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// Removes the `mcpServers` entries of the wrong shape from a file's keys and says which.
+/// `mcpServers` itself of the wrong kind is removed and reported with the server name empty.
+/// Entries set to `null` stay: they remove a global entry when merged.
+pub(super) fn check(root: &mut Map<String, Value>) -> Vec<BadServer> {
+    let Some(servers) = root.get_mut(KEY) else {
+        return Vec::new();
+    };
+    if servers.is_null() {
+        return Vec::new();
+    }
+    let Some(servers) = servers.as_object_mut() else {
+        let problem = format!(
+            "expected an object from server name to {{\"command\", \"args\", \"env\", \"cwd\"}}, \
+             found {}",
+            describe(servers)
+        );
+        root.remove(KEY);
+        return vec![BadServer {
+            name: String::new(),
+            problem,
+        }];
+    };
+    let mut bad = Vec::new();
+    servers.retain(|name, entry| match check_entry(entry) {
+        Ok(()) => true,
+        Err(problem) => {
+            bad.push(BadServer {
+                name: name.clone(),
+                problem,
+            });
+            false
+        }
+    });
+    bad
+}
+
+fn check_entry(entry: &mut Value) -> Result<(), String> {
+    if entry.is_null() {
+        return Ok(());
+    }
+    if let Some(fields) = entry.as_object_mut() {
+        // `null` fields mean "not set"; removing them lets the typed view use its defaults.
+        fields.retain(|_, value| !value.is_null());
+    }
+    let Some(fields) = entry.as_object() else {
+        return Err(format!(
+            "expected an object with \"command\" (and optionally \"args\", \"env\", \"cwd\"), \
+             found {}",
+            describe(entry)
+        ));
+    };
+    let remote = fields.contains_key("url") || fields.contains_key("serverUrl");
+    match fields.get("type").and_then(Value::as_str) {
+        Some("stdio") | None => {}
+        Some(other) => {
+            return Err(format!(
+                "\"type\" is \"{other}\", but only stdio servers (started by a \"command\") are \
+                 supported"
+            ))
+        }
+    }
+    match fields.get("command") {
+        Some(Value::String(command)) if !command.trim().is_empty() => {}
+        None if remote => {
+            return Err(
+                "remote servers (\"url\") are not supported; only stdio servers started by a \
+                 \"command\""
+                    .to_string(),
+            )
+        }
+        None => {
+            return Err("\"command\" is missing: name the program that starts the server".into())
+        }
+        Some(Value::String(_)) => return Err("\"command\" is empty".to_string()),
+        Some(other) => {
+            return Err(format!(
+                "command: expected a string, found {}",
+                describe(other)
+            ))
+        }
+    }
+    if let Some(args) = fields.get("args") {
+        let Some(items) = args.as_array() else {
+            return Err(format!(
+                "args: expected an array of strings, found {}",
+                describe(args)
+            ));
+        };
+        if let Some((index, item)) = items.iter().enumerate().find(|(_, i)| !i.is_string()) {
+            return Err(format!(
+                "args[{index}]: expected a string, found {}",
+                describe(item)
+            ));
+        }
+    }
+    if let Some(env) = fields.get("env") {
+        let Some(vars) = env.as_object() else {
+            return Err(format!(
+                "env: expected an object of strings, found {}",
+                describe(env)
+            ));
+        };
+        if let Some((key, value)) = vars.iter().find(|(_, v)| !v.is_string()) {
+            // The value itself is not shown: environment variables often hold secrets.
+            return Err(format!(
+                "env.{key}: expected a string, found {}",
+                kind_only(value)
+            ));
+        }
+    }
+    if let Some(cwd) = fields.get("cwd") {
+        if !cwd.is_string() {
+            return Err(format!("cwd: expected a string, found {}", describe(cwd)));
+        }
+    }
+    if let Some(disabled) = fields.get("disabled") {
+        if !disabled.is_boolean() {
+            return Err(format!(
+                "disabled: expected true or false, found {}",
+                describe(disabled)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn kind_only(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// After the project file was deep-merged over the global one: puts each project entry back
+/// whole, so that it replaces the global entry of its name instead of merging into it.
+pub(super) fn replace_merged_entries(
+    merged: &mut Map<String, Value>,
+    project: &Map<String, Value>,
+) {
+    let (Some(Value::Object(project_servers)), Some(Value::Object(merged_servers))) =
+        (project.get(KEY), merged.get_mut(KEY))
+    else {
+        return;
+    };
+    for (name, entry) in project_servers {
+        merged_servers.insert(name.clone(), entry.clone());
+    }
+}
+
+/// Drops entries set to `null` (they only matter while merging), so the typed view sees
+/// complete entries only.
+pub(super) fn drop_null_entries(map: &mut Map<String, Value>) {
+    if let Some(Value::Object(servers)) = map.get_mut(KEY) {
+        servers.retain(|_, entry| !entry.is_null());
+    }
+}

@@ -1,0 +1,529 @@
+//! One running MCP server: its process (own process group, stderr forwarded, exit watched), the
+//! rmcp client session over its stdin/stdout, `tools/call` with cancellation, and shutdown.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientRequest,
+    Implementation, InitializeRequestParams, JsonObject, ProtocolVersion, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::{Peer, RoleClient};
+use tandem_ai::CancellationToken;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{ChildStderr, Command};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::McpServerConfig;
+
+/// How long shutdown waits for a server to exit after its stdin is closed, then after SIGTERM.
+const POLITE_WAIT: Duration = Duration::from_secs(3);
+/// How long an error message waits for a dying server's exit status and last stderr lines.
+const DEATH_WAIT: Duration = Duration::from_secs(5);
+/// How long sending `notifications/cancelled` may take.
+const CANCEL_SEND_WAIT: Duration = Duration::from_secs(2);
+/// Stderr lines kept for error messages.
+const TAIL_LINES: usize = 8;
+/// Longest stderr line forwarded; longer lines are split.
+const MAX_LINE: u64 = 8 * 1024;
+/// Longest stderr excerpt in a message, in characters.
+const MAX_EXCERPT: usize = 1000;
+
+type Session = RunningService<RoleClient, InitializeRequestParams>;
+
+/// A server's process: killed (with its process group) when dropped unless it already exited.
+struct Process {
+    pid: Option<u32>,
+    /// `Some(description)` once the process exited and was reaped ("exit status 3").
+    exit: watch::Receiver<Option<String>>,
+    /// Owns the `Child` (created with `kill_on_drop`); aborting it kills the process.
+    reaper: JoinHandle<()>,
+    stderr: Arc<StderrTail>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl Process {
+    /// Kills the process group at once (unless the server already exited) and drops the
+    /// `Child`. Needs no runtime.
+    fn kill(&self) {
+        if self.exit.borrow().is_none() {
+            if let Some(pid) = self.pid {
+                signal_group(pid, Signal::Kill);
+            }
+        }
+        self.reaper.abort();
+    }
+
+    fn exited(&self) -> Option<String> {
+        self.exit.borrow().clone()
+    }
+
+    /// Waits up to `wait` for the process to exit; its exit description if it did.
+    async fn wait_exit(&self, wait: Duration) -> Option<String> {
+        let mut exit = self.exit.clone();
+        let waited = tokio::time::timeout(wait, exit.wait_for(Option::is_some)).await;
+        match waited {
+            Ok(Ok(status)) => status.clone(),
+            _ => self.exited(),
+        }
+    }
+}
+
+/// The last lines a server wrote to stderr.
+#[derive(Default)]
+struct StderrTail {
+    lines: Mutex<VecDeque<String>>,
+    /// True once stderr reached its end.
+    done: watch::Sender<bool>,
+}
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.lines.lock() {
+            if lines.len() == TAIL_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// The kept lines, once stderr ended (waiting at most `wait`): "" when there were none.
+    async fn excerpt(&self, wait: Duration) -> String {
+        let mut done = self.done.subscribe();
+        let _ = tokio::time::timeout(wait, done.wait_for(|d| *d)).await;
+        let text = match self.lines.lock() {
+            Ok(lines) => lines.iter().cloned().collect::<Vec<_>>().join("\n"),
+            Err(_) => String::new(),
+        };
+        let text = text.trim();
+        match text.char_indices().rev().nth(MAX_EXCERPT) {
+            Some((start, _)) => format!("…{}", &text[start..]),
+            None => text.to_string(),
+        }
+    }
+}
+
+/// A connected MCP server.
+pub(super) struct Connection {
+    name: String,
+    peer: Peer<RoleClient>,
+    session: tokio::sync::Mutex<Option<Session>>,
+    closing: AtomicBool,
+    process: Process,
+}
+
+impl Connection {
+    /// Starts `config`'s server in `session_cwd` (or its own cwd), initializes the MCP session
+    /// and lists its tools, all within `timeout`. `Err` is the warning to show.
+    pub(super) async fn start(
+        config: &McpServerConfig,
+        session_cwd: &Path,
+        timeout: Duration,
+    ) -> Result<(Connection, Vec<Tool>), String> {
+        let name = &config.name;
+        let cwd = match &config.cwd {
+            Some(dir) => session_cwd.join(dir),
+            None => session_cwd.to_path_buf(),
+        };
+        if !cwd.is_dir() {
+            return Err(format!(
+                "MCP server `{name}` was not started: its working directory {} does not exist \
+                 (or is not a directory). Fix the server's \"cwd\".",
+                cwd.display()
+            ));
+        }
+        let (mut child, stderr) = spawn(config, &cwd)?;
+        let pid = child.id();
+        let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
+            (Some(stdin), Some(stdout)) => (stdin, stdout),
+            _ => {
+                return Err(format!(
+                    "MCP server `{name}` was not started: its stdin/stdout pipes could not be \
+                     opened."
+                ))
+            }
+        };
+        let tail = Arc::new(StderrTail::default());
+        if let Some(stderr) = stderr {
+            tokio::spawn(forward_stderr(name.clone(), stderr, tail.clone()));
+        } else {
+            tail.done.send_replace(true);
+        }
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let reaper = tokio::spawn(async move {
+            let status = match child.wait().await {
+                Ok(status) => describe_exit(status),
+                Err(e) => format!("its exit could not be observed: {e}"),
+            };
+            exit_tx.send_replace(Some(status));
+        });
+        let process = Process {
+            pid,
+            exit: exit_rx,
+            reaper,
+            stderr: tail,
+        };
+
+        let handshake = async {
+            let client = InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                Implementation::new("tandem", env!("CARGO_PKG_VERSION")),
+            )
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+            let session = rmcp::serve_client(client, (stdout, stdin))
+                .await
+                .map_err(|e| ("initialize", e.to_string()))?;
+            let offers_tools = session
+                .peer()
+                .peer_info()
+                .is_none_or(|info| info.capabilities.tools.is_some());
+            let tools = if offers_tools {
+                session
+                    .peer()
+                    .list_all_tools()
+                    .await
+                    .map_err(|e| ("tools/list", e.to_string()))?
+            } else {
+                Vec::new()
+            };
+            Ok::<_, (&str, String)>((session, tools))
+        };
+        let outcome = tokio::time::timeout(timeout, handshake).await;
+        let (session, tools) = match outcome {
+            Ok(Ok(done)) => done,
+            Ok(Err((step, error))) => {
+                return Err(startup_failure(name, &process, step, &error).await);
+            }
+            Err(_) => {
+                return Err(format!(
+                    "MCP server `{name}` was not started: it did not complete `initialize` and \
+                     `tools/list` within {} s, so it was stopped. Check that `{}` starts an MCP \
+                     server that speaks over stdio.",
+                    timeout.as_secs_f32(),
+                    command_line(config)
+                ));
+            }
+        };
+        let connection = Connection {
+            name: name.clone(),
+            peer: session.peer().clone(),
+            session: tokio::sync::Mutex::new(Some(session)),
+            closing: AtomicBool::new(false),
+            process,
+        };
+        Ok((connection, tools))
+    }
+
+    /// The server's name.
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The process id, while known.
+    #[cfg(test)]
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.process.pid
+    }
+
+    /// The last stderr lines kept.
+    #[cfg(test)]
+    pub(super) fn stderr_lines(&self) -> Vec<String> {
+        match self.process.stderr.lines.lock() {
+            Ok(lines) => lines.iter().cloned().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Calls `tool` with `arguments`. When `cancel` fires, stops waiting at once and tells the
+    /// server (`notifications/cancelled`). `Err` is the message for the model.
+    pub(super) async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, String> {
+        let name = &self.name;
+        if let Some(problem) = self.unavailable() {
+            return Err(problem);
+        }
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // Checked first, and the request is then sent without racing the cancellation: a
+        // request queued while the race was lost would run on the server unseen.
+        if cancel.is_cancelled() {
+            return Err(aborted(name, tool));
+        }
+        let sent = self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await;
+        let mut handle = match sent {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.failure(tool, error).await),
+        };
+        let response = tokio::select! {
+            biased;
+            response = &mut handle.rx => response,
+            _ = cancel.cancelled() => {
+                let reason = "The user aborted the call.".to_string();
+                let _ = tokio::time::timeout(CANCEL_SEND_WAIT, handle.cancel(Some(reason))).await;
+                return Err(aborted(name, tool));
+            }
+        };
+        match response {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            // A result with no fields at all parses as an empty result.
+            Ok(Ok(ServerResult::EmptyResult(_))) => Ok(CallToolResult::default()),
+            Ok(Ok(other)) => Err(format!(
+                "MCP server `{name}` answered the call to `{tool}` with something other than a \
+                 tool result ({}); Tandem cannot use it.",
+                result_kind(&other)
+            )),
+            Ok(Err(error)) => Err(self.failure(tool, error).await),
+            Err(_) => Err(self.failure(tool, ServiceError::TransportClosed).await),
+        }
+    }
+
+    /// Why no call can be made now, if so.
+    fn unavailable(&self) -> Option<String> {
+        let name = &self.name;
+        if self.closing.load(Ordering::SeqCst) {
+            return Some(format!(
+                "MCP server `{name}` was shut down with its session."
+            ));
+        }
+        if let Some(exit) = self.process.exited() {
+            return Some(format!(
+                "MCP server `{name}` is not running: it exited earlier ({exit}). Its tools come \
+                 back with a new session."
+            ));
+        }
+        None
+    }
+
+    /// The message for a call that failed with `error`.
+    async fn failure(&self, tool: &str, error: ServiceError) -> String {
+        let name = &self.name;
+        match error {
+            ServiceError::McpError(error) => format!(
+                "MCP server `{name}` rejected the call to `{tool}`: {} (error {}).",
+                error.message, error.code.0
+            ),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                if self.closing.load(Ordering::SeqCst) {
+                    return format!(
+                        "MCP server `{name}` was shut down during the call to `{tool}`."
+                    );
+                }
+                match self.process.wait_exit(DEATH_WAIT).await {
+                    Some(exit) => {
+                        let stderr = self.process.stderr.excerpt(DEATH_WAIT).await;
+                        format!(
+                            "MCP server `{name}` exited during the call to `{tool}` ({exit}).{}",
+                            stderr_note(&stderr)
+                        )
+                    }
+                    None => format!(
+                        "MCP server `{name}` closed its connection during the call to `{tool}`."
+                    ),
+                }
+            }
+            other => format!("The call to `{tool}` on MCP server `{name}` failed: {other}."),
+        }
+    }
+
+    /// Kills the server at once; calls in flight end with an error.
+    pub(super) fn kill(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.process.kill();
+    }
+
+    /// Closes the session (the server's stdin), waits for the server to exit, then sends
+    /// SIGTERM, then SIGKILL, to its process group.
+    pub(super) async fn shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let session = self.session.lock().await.take();
+        if let Some(mut session) = session {
+            let _ = session.close_with_timeout(POLITE_WAIT).await;
+        }
+        let Some(pid) = self.process.pid else {
+            return;
+        };
+        if self.process.wait_exit(POLITE_WAIT).await.is_none() {
+            signal_group(pid, Signal::Term);
+            if self.process.wait_exit(POLITE_WAIT).await.is_none() {
+                signal_group(pid, Signal::Kill);
+                let _ = self.process.wait_exit(DEATH_WAIT).await;
+            }
+        }
+        // What the server started and left behind (its group outlives it while populated).
+        signal_group(pid, Signal::Kill);
+    }
+}
+
+/// Spawns the server with piped stdio, in its own process group, killed if dropped.
+fn spawn(
+    config: &McpServerConfig,
+    cwd: &PathBuf,
+) -> Result<(tokio::process::Child, Option<ChildStderr>), String> {
+    let mut command = Command::new(&config.command);
+    command
+        .args(&config.args)
+        .envs(config.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    match command.spawn() {
+        Ok(mut child) => {
+            let stderr = child.stderr.take();
+            Ok((child, stderr))
+        }
+        Err(error) => {
+            let name = &config.name;
+            let program = &config.command;
+            Err(match error.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "MCP server `{name}` was not started: command `{program}` was not found. \
+                     Install it, or give its full path as the server's \"command\"."
+                ),
+                std::io::ErrorKind::PermissionDenied => format!(
+                    "MCP server `{name}` was not started: command `{program}` is not executable \
+                     (permission denied)."
+                ),
+                _ => format!(
+                    "MCP server `{name}` was not started: command `{program}` could not be run: \
+                     {error}."
+                ),
+            })
+        }
+    }
+}
+
+/// The warning for a server that failed during `step`.
+async fn startup_failure(name: &str, process: &Process, step: &str, error: &str) -> String {
+    match process.wait_exit(DEATH_WAIT).await {
+        Some(exit) => {
+            let stderr = process.stderr.excerpt(DEATH_WAIT).await;
+            format!(
+                "MCP server `{name}` was not started: it exited before answering `{step}` \
+                 ({exit}).{}",
+                stderr_note(&stderr)
+            )
+        }
+        None => format!(
+            "MCP server `{name}` was not started: `{step}` failed: {error}. It was stopped."
+        ),
+    }
+}
+
+fn stderr_note(stderr: &str) -> String {
+    if stderr.is_empty() {
+        " It wrote nothing to stderr.".to_string()
+    } else {
+        format!(" Its last stderr output:\n{stderr}")
+    }
+}
+
+fn aborted(server: &str, tool: &str) -> String {
+    format!("The call to `{tool}` on MCP server `{server}` was aborted.")
+}
+
+fn command_line(config: &McpServerConfig) -> String {
+    std::iter::once(config.command.as_str())
+        .chain(config.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn result_kind(result: &ServerResult) -> String {
+    match result {
+        ServerResult::InputRequiredResult(_) => "a request for more input".to_string(),
+        ServerResult::CreateTaskResult(_) => "a task to poll".to_string(),
+        other => {
+            let json = serde_json::to_string(other).unwrap_or_default();
+            json.chars().take(200).collect()
+        }
+    }
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    status.to_string()
+}
+
+/// Forwards the server's stderr to ours, each line prefixed with the server's name (never to
+/// stdout: that is the protocol channel), keeping the last lines for error messages.
+async fn forward_stderr(name: String, stderr: ChildStderr, tail: Arc<StderrTail>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        // Never stdout (the protocol channel); a closed stderr is no reason to stop.
+        let _ = writeln!(std::io::stderr(), "[mcp {name}] {text}");
+        tail.push(text.to_string());
+    }
+    tail.done.send_replace(true);
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// Sends `signal` to the process group led by `pid` (the server and what it started).
+#[cfg(unix)]
+fn signal_group(pid: u32, signal: Signal) {
+    let Ok(pgid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    let signal = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: killpg only sends a signal; the group is the server's own (spawned with
+    // process_group(0), so its id is the server's pid, still unreaped or still populated).
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
+/// Without process groups, the `Child`'s kill-on-drop stops the server itself.
+#[cfg(not(unix))]
+fn signal_group(_pid: u32, _signal: Signal) {}

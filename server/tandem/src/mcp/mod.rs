@@ -1,0 +1,226 @@
+//! MCP (Model Context Protocol) client: the tools of stdio MCP servers, offered to the agent as
+//! ordinary [`AgentTool`]s.
+//!
+//! The servers come from settings.json (`mcpServers`, Claude Desktop's format, read as plain
+//! data by tandem-coding) and, for ACP, from `session/new`. [`McpTools::connect`] starts them
+//! all at once (spawn, MCP `initialize`, `tools/list`, under one deadline per server); a server
+//! that cannot start is left out with a warning that names it and says why, never an error.
+//! Each of its tools becomes `mcp__<server>__<tool>` ([`names`]), and a call is a `tools/call`
+//! whose result is converted to the model's content ([`tool`]).
+//!
+//! Tandem spawns the processes itself ([`connection`]) rather than through rmcp's child-process
+//! transport: each server runs in its own process group so that stopping it also stops what it
+//! started (`npx` and its node), its stderr is forwarded to ours with the server's name (never
+//! to stdout, the protocol channel of LSP, ACP and JSON mode), and its exit is watched so that
+//! a server dying mid-call ends the call with an error naming it. Dropping [`McpTools`] kills
+//! the servers; [`McpTools::shutdown`] first asks them to stop (stdin closed, then SIGTERM).
+
+// Until the front doors (CLI, language server, ACP) call `connect_for_session`.
+#![allow(dead_code)]
+
+mod connection;
+mod names;
+mod tool;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tandem_agent::AgentTool;
+use tandem_coding::settings::Settings;
+
+use connection::Connection;
+
+/// How long a server may take to start, answer `initialize` and list its tools.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One stdio MCP server to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerConfig {
+    /// The server's name: in tool names, warnings and errors.
+    pub name: String,
+    /// The program (searched on PATH when it has no `/`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables added to Tandem's own.
+    pub env: Vec<(String, String)>,
+    /// Working directory (relative to the session's directory); the session's when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+/// The enabled servers of settings.json's `mcpServers`, in name order.
+pub fn servers_from_settings(settings: &Settings) -> Vec<McpServerConfig> {
+    settings
+        .enabled_mcp_servers()
+        .map(|(name, server)| McpServerConfig {
+            name: name.to_string(),
+            command: server.command.clone(),
+            args: server.args.clone(),
+            env: server
+                .env
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+            cwd: server.cwd.as_ref().map(PathBuf::from),
+        })
+        .collect()
+}
+
+/// Servers from settings plus `extra` (ACP session/new gives some), connected. An `extra`
+/// server replaces a settings server of the same name.
+pub async fn connect_for_session(
+    settings: &Settings,
+    extra: &[McpServerConfig],
+    cwd: &Path,
+) -> McpTools {
+    let mut servers = servers_from_settings(settings);
+    servers.retain(|server| !extra.iter().any(|e| e.name == server.name));
+    servers.extend(extra.iter().cloned());
+    McpTools::connect(&servers, cwd).await
+}
+
+/// Live connections to MCP servers and their tools. Dropping it kills the servers;
+/// [`McpTools::shutdown`] closes them politely first.
+#[derive(Default)]
+pub struct McpTools {
+    connections: Vec<Arc<Connection>>,
+    tools: Vec<Arc<dyn AgentTool>>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for McpTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let servers: Vec<&str> = self.connections.iter().map(|c| c.name()).collect();
+        let tools: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        f.debug_struct("McpTools")
+            .field("servers", &servers)
+            .field("tools", &tools)
+            .field("warnings", &self.warnings)
+            .finish()
+    }
+}
+
+impl Drop for McpTools {
+    /// Kills the servers, even while calls are in flight (each call holds its server's
+    /// connection until it ends).
+    fn drop(&mut self) {
+        for connection in &self.connections {
+            connection.kill();
+        }
+    }
+}
+
+impl McpTools {
+    /// Connects to every server concurrently (spawn, MCP initialize, tools/list, 30 s each). A
+    /// server that fails is skipped with a warning naming it and saying why.
+    pub async fn connect(servers: &[McpServerConfig], cwd: &Path) -> McpTools {
+        McpTools::connect_within(servers, cwd, CONNECT_TIMEOUT).await
+    }
+
+    /// [`McpTools::connect`] with another deadline per server.
+    pub(crate) async fn connect_within(
+        servers: &[McpServerConfig],
+        cwd: &Path,
+        timeout: Duration,
+    ) -> McpTools {
+        let mut warnings = Vec::new();
+        let mut unique = Vec::new();
+        for server in servers {
+            if unique
+                .iter()
+                .any(|s: &&McpServerConfig| s.name == server.name)
+            {
+                warnings.push(format!(
+                    "MCP server `{}` is configured twice; only the first is started.",
+                    server.name
+                ));
+            } else {
+                unique.push(server);
+            }
+        }
+        // One task per server: they start concurrently, and a panic in one (a bug) costs that
+        // server only.
+        let mut set = tokio::task::JoinSet::new();
+        for (index, server) in unique.iter().enumerate() {
+            let server = (*server).clone();
+            let cwd = cwd.to_path_buf();
+            set.spawn(async move { (index, Connection::start(&server, &cwd, timeout).await) });
+        }
+        let mut results: Vec<_> = unique.iter().map(|_| None).collect();
+        while let Some(joined) = set.join_next().await {
+            if let Ok((index, result)) = joined {
+                results[index] = Some(result);
+            }
+        }
+        let mut connections = Vec::new();
+        let mut listed = Vec::new();
+        for (server, result) in unique.iter().zip(results) {
+            match result {
+                Some(Ok((connection, server_tools))) => {
+                    let connection = Arc::new(connection);
+                    listed.push((connection.clone(), server_tools));
+                    connections.push(connection);
+                }
+                Some(Err(warning)) => warnings.push(warning),
+                None => warnings.push(format!(
+                    "MCP server `{}` was not started: Tandem failed while connecting to it (a \
+                     bug; please report it).",
+                    server.name
+                )),
+            }
+        }
+        let mut taken = names::Taken::default();
+        let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+        for (connection, server_tools) in listed {
+            for listed_tool in server_tools {
+                let name = taken.claim(connection.name(), &listed_tool.name);
+                tools.push(Arc::new(tool::McpTool::new(name, &connection, listed_tool)));
+            }
+        }
+        McpTools {
+            connections,
+            tools,
+            warnings,
+        }
+    }
+
+    /// The servers' tools, ready for the agent.
+    pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.tools.clone()
+    }
+
+    /// Why some servers were left out (one line each); empty when all started.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Stops every server: closes its stdin and waits, then SIGTERM, then SIGKILL. Calls still
+    /// running end with an error.
+    pub async fn shutdown(&self) {
+        let mut set = tokio::task::JoinSet::new();
+        for connection in &self.connections {
+            let connection = connection.clone();
+            set.spawn(async move { connection.shutdown().await });
+        }
+        while set.join_next().await.is_some() {}
+    }
+
+    /// The process ids of the connected servers (for tests).
+    #[cfg(test)]
+    pub(crate) fn pids(&self) -> Vec<u32> {
+        self.connections.iter().filter_map(|c| c.pid()).collect()
+    }
+
+    /// The last stderr lines of each connected server (for tests).
+    #[cfg(test)]
+    pub(crate) fn stderr_lines(&self) -> Vec<String> {
+        self.connections
+            .iter()
+            .flat_map(|c| c.stderr_lines())
+            .collect()
+    }
+}

@@ -1,0 +1,598 @@
+//! `tandem acp` driven by the official Rust ACP crate as the client, over the real binary's
+//! stdio, with scripted models. The TypeScript SDK tests (acp_sdk.rs) cover the main flows
+//! against the mock LLM server; these cover the rest: concurrent sessions, a cancel while a
+//! permission request is open, the model and thinking options, the commands list, protocol
+//! errors, and the process's own behaviour (every stdout line is JSON-RPC; closing stdin exits).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest, NewSessionRequest,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionConfigOptionValue, SessionNotification,
+    SetSessionConfigOptionRequest, StopReason, TextContent,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent, Client, Error};
+use serde_json::{json, Value};
+
+/// A hang guard, never a timing assertion.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// A temp HOME with an agent dir: models `a/t` and `b/t` replay their own scripts.
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(script_a: &Value, script_b: &Value) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("agent");
+        std::fs::create_dir_all(agent.join("prompts")).unwrap();
+        std::fs::create_dir_all(agent.join("skills/lint")).unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        for (name, script) in [("a", script_a), ("b", script_b)] {
+            std::fs::write(agent.join(format!("{name}.json")), script.to_string()).unwrap();
+        }
+        let models = json!({"providers": {
+            "a": {"api": "scripted", "apiKey": "none", "baseUrl": agent.join("a.json"),
+                  "models": [{"id": "t", "name": "Model A"}]},
+            "b": {"api": "scripted", "apiKey": "none", "baseUrl": agent.join("b.json"),
+                  "models": [{"id": "t", "name": "Model B", "reasoning": true}]}
+        }});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            json!({"defaultProvider": "a", "defaultModel": "t"}).to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            agent.join("prompts/review.md"),
+            "---\ndescription: Review the change\n---\nReview $1\n",
+        )
+        .unwrap();
+        std::fs::write(
+            agent.join("skills/lint/SKILL.md"),
+            "---\nname: lint\ndescription: Lint the project\n---\nRun the linter.\n",
+        )
+        .unwrap();
+        Setup { dir }
+    }
+
+    fn agent_dir(&self) -> PathBuf {
+        self.dir.path().join("agent")
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project").canonicalize().unwrap()
+    }
+
+    fn transport(&self) -> AcpAgent {
+        AcpAgent::new(
+            AcpAgentConfig::new(env!("CARGO_BIN_EXE_tandem"))
+                .arg("acp")
+                .env(
+                    "PI_CODING_AGENT_DIR",
+                    self.agent_dir().display().to_string(),
+                )
+                .env("HOME", self.dir.path().display().to_string()),
+        )
+    }
+}
+
+/// What the client saw, and the permission requests it holds unanswered.
+#[derive(Default)]
+struct Seen {
+    updates: Mutex<Vec<Value>>,
+    held: Mutex<
+        Vec<(
+            RequestPermissionRequest,
+            Responder<RequestPermissionResponse>,
+        )>,
+    >,
+}
+
+impl Seen {
+    fn updates_of(&self, session: &str) -> Vec<Value> {
+        self.updates
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|u| u["sessionId"] == session)
+            .map(|u| u["update"].clone())
+            .collect()
+    }
+
+    fn text_of(&self, session: &str) -> String {
+        self.updates_of(session)
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["content"]["text"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+/// Runs `body` against a fresh `tandem acp`; permission requests are held in `Seen::held`.
+async fn with_agent<F>(setup: &Setup, body: F)
+where
+    F: AsyncFnOnce(ConnectionTo<Agent>, Arc<Seen>) -> Result<(), Error>,
+{
+    let seen = Arc::new(Seen::default());
+    let (s1, s2) = (seen.clone(), seen.clone());
+    let run = Client
+        .v1()
+        .name("tandem-test")
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                s1.updates
+                    .lock()
+                    .unwrap()
+                    .push(serde_json::to_value(&n).unwrap());
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |r: RequestPermissionRequest, responder, _cx| {
+                s2.held.lock().unwrap().push((r, responder));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(setup.transport(), async |cx| {
+            cx.send_request(
+                InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                    ClientCapabilities::new().fs(FileSystemCapabilities::new()),
+                ),
+            )
+            .block_task()
+            .await?;
+            body(cx, seen).await
+        });
+    tokio::time::timeout(GUARD, run)
+        .await
+        .expect("the ACP conversation hung")
+        .expect("the ACP conversation failed");
+}
+
+async fn new_session(cx: &ConnectionTo<Agent>, cwd: &Path) -> Result<String, Error> {
+    let r = cx
+        .send_request(NewSessionRequest::new(cwd.to_path_buf()))
+        .block_task()
+        .await?;
+    Ok(r.session_id.0.to_string())
+}
+
+fn prompt(session: &str, text: &str) -> PromptRequest {
+    PromptRequest::new(
+        session.to_string(),
+        vec![ContentBlock::Text(TextContent::new(text))],
+    )
+}
+
+async fn wait_until(mut ok: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + GUARD;
+    while !ok() {
+        assert!(tokio::time::Instant::now() < deadline, "waited too long");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn two_sessions_stream_concurrently_and_stay_independent() {
+    let a = json!({"chunkSize": 3, "delayMs": 5, "turns": [{"text": "alpha answer from model A"}]});
+    let b = json!({"chunkSize": 3, "delayMs": 5, "turns": [{"text": "bravo answer from model B"}]});
+    let setup = Setup::new(&a, &b);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, seen| {
+        let one = new_session(&cx, &cwd).await?;
+        let two = new_session(&cx, &cwd).await?;
+        assert_ne!(one, two);
+        // Session two switches to model B through its config option.
+        let options = cx
+            .send_request(SetSessionConfigOptionRequest::new(
+                two.clone(),
+                "model",
+                SessionConfigOptionValue::value_id("b/t"),
+            ))
+            .block_task()
+            .await?;
+        let options = serde_json::to_value(&options.config_options).unwrap();
+        let model = options
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == "model")
+            .unwrap();
+        assert_eq!(model["currentValue"], "b/t");
+        let first = cx.send_request(prompt(&one, "hi")).block_task();
+        let second = cx.send_request(prompt(&two, "hi")).block_task();
+        let (r1, r2) = futures_join(first, second).await;
+        assert_eq!(r1?.stop_reason, StopReason::EndTurn);
+        assert_eq!(r2?.stop_reason, StopReason::EndTurn);
+        assert_eq!(seen.text_of(&one), "alpha answer from model A");
+        assert_eq!(seen.text_of(&two), "bravo answer from model B");
+        Ok(())
+    })
+    .await;
+}
+
+async fn futures_join<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    tokio::join!(a, b)
+}
+
+#[tokio::test]
+async fn a_cancel_while_a_permission_request_is_open_ends_the_turn_cancelled_and_untouched() {
+    let a = json!({"turns": [
+        {"text": "Writing.", "toolCalls": [{"name": "write",
+            "arguments": {"path": "notes.txt", "content": "new\n"}}]},
+        {"text": "resumed"},
+        {"text": "resumed"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    std::fs::write(cwd.join("notes.txt"), "old\n").unwrap();
+    with_agent(&setup, async |cx, seen| {
+        let id = new_session(&cx, &cwd).await?;
+        let turn = cx.send_request(prompt(&id, "write it")).block_task();
+        let cancel = async {
+            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+            let request = serde_json::to_value(&seen.held.lock().unwrap()[0].0).unwrap();
+            assert_eq!(request["toolCall"]["kind"], "edit");
+            assert_eq!(request["toolCall"]["content"][0]["type"], "diff");
+            assert_eq!(request["toolCall"]["content"][0]["newText"], "new\n");
+            cx.send_notification(agent_client_protocol::v1::schema::CancelNotification::new(
+                id.clone(),
+            ))?;
+            Ok::<_, Error>(())
+        };
+        let (answer, cancelled) = tokio::join!(turn, cancel);
+        cancelled?;
+        assert_eq!(answer?.stop_reason, StopReason::Cancelled);
+        // A well-behaved client answers the open request `cancelled`; the agent has moved on.
+        let (_, responder) = seen.held.lock().unwrap().remove(0);
+        responder.respond(RequestPermissionResponse::new(
+            RequestPermissionOutcome::Cancelled,
+        ))?;
+        let call = seen
+            .updates_of(&id)
+            .into_iter()
+            .rev()
+            .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"].is_string())
+            .expect("the call's final status");
+        assert_eq!(call["status"], "failed");
+        // The session is still usable: the next prompt runs.
+        let again = cx.send_request(prompt(&id, "go on")).block_task().await?;
+        assert_eq!(again.stop_reason, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("notes.txt")).unwrap(),
+        "old\n"
+    );
+}
+
+#[tokio::test]
+async fn an_allowed_edit_applies_and_always_allow_switches_to_accept_edits() {
+    let a = json!({"turns": [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "one\n"}}]},
+        {"toolCalls": [{"name": "write", "arguments": {"path": "b.txt", "content": "two\n"}}]},
+        {"text": "done"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, seen| {
+        let id = new_session(&cx, &cwd).await?;
+        let turn = cx.send_request(prompt(&id, "write both")).block_task();
+        let answer = async {
+            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+            let (_, responder) = seen.held.lock().unwrap().remove(0);
+            responder.respond(RequestPermissionResponse::new(
+                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow_always")),
+            ))
+        };
+        let (result, answered) = tokio::join!(turn, answer);
+        answered?;
+        assert_eq!(result?.stop_reason, StopReason::EndTurn);
+        // Only the first write asked; the second went through in accept-edits mode.
+        assert!(seen.held.lock().unwrap().is_empty());
+        let updates = seen.updates_of(&id);
+        assert!(
+            updates
+                .iter()
+                .any(|u| u["sessionUpdate"] == "current_mode_update"
+                    && u["currentModeId"] == "accept-edits"),
+            "{updates:#?}"
+        );
+        Ok(())
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(cwd.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(cwd.join("b.txt")).unwrap(), "two\n");
+}
+
+#[tokio::test]
+async fn templates_and_skills_are_listed_and_options_switch_thinking() {
+    let a = json!({"turns": [{"text": "ok"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, seen| {
+        let id = new_session(&cx, &cwd).await?;
+        wait_until(|| {
+            seen.updates_of(&id)
+                .iter()
+                .any(|u| u["sessionUpdate"] == "available_commands_update")
+        })
+        .await;
+        let update = seen
+            .updates_of(&id)
+            .into_iter()
+            .find(|u| u["sessionUpdate"] == "available_commands_update")
+            .unwrap();
+        let names: Vec<&str> = update["availableCommands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, vec!["review", "skill:lint"]);
+        assert_eq!(
+            update["availableCommands"][0]["description"],
+            "Review the change"
+        );
+        // Model A has no reasoning: only `off`. Model B offers every level.
+        let set = |config: &str, value: &str| {
+            cx.send_request(SetSessionConfigOptionRequest::new(
+                id.clone(),
+                config.to_string(),
+                SessionConfigOptionValue::value_id(value.to_string()),
+            ))
+            .block_task()
+        };
+        let refused = set("thinking", "max").await.expect_err("no such level");
+        assert_eq!(
+            refused.code,
+            agent_client_protocol::ErrorCode::INVALID_PARAMS
+        );
+        set("model", "b/t").await?;
+        let options = serde_json::to_value(set("thinking", "high").await?.config_options).unwrap();
+        let thinking = options
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == "thinking")
+            .unwrap()
+            .clone();
+        assert_eq!(thinking["currentValue"], "high");
+        assert_eq!(thinking["category"], "thought_level");
+        assert_eq!(thinking["options"].as_array().map(Vec::len), Some(6));
+        let unknown = set("colour", "red").await.expect_err("no such option");
+        assert_eq!(
+            unknown.code,
+            agent_client_protocol::ErrorCode::INVALID_PARAMS
+        );
+        Ok(())
+    })
+    .await;
+}
+
+/// Raw JSON-RPC lines to and from the process, to check the wire itself.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(setup: &Setup) -> Raw {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .arg("acp")
+            .env("PI_CODING_AGENT_DIR", setup.agent_dir())
+            .env("HOME", setup.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Raw {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Reads lines until the response to `id`; every line must be a JSON-RPC 2.0 message.
+    fn response(&mut self, id: i64) -> Value {
+        loop {
+            let line = self.lines.recv_timeout(GUARD).expect("no response");
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{line}");
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+}
+
+#[test]
+fn protocol_errors_have_the_spec_codes_and_closing_stdin_exits() {
+    let a = json!({"turns": [{"text": "fine"}]});
+    let setup = Setup::new(&a, &a);
+    let mut raw = Raw::start(&setup);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    let init = raw.response(1);
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    assert_eq!(init["result"]["agentInfo"]["name"], "tandem");
+    // An unknown extension notification is ignored; the connection goes on.
+    raw.send(json!({"jsonrpc": "2.0", "method": "_vendor/ping", "params": {}}));
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": "relative/dir", "mcpServers": []}}));
+    let relative = raw.response(2);
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    assert!(
+        relative["error"].to_string().contains("absolute"),
+        "{relative}"
+    );
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": "no-such-session", "prompt": [{"type": "text", "text": "hi"}]}}),
+    );
+    let unknown = raw.response(3);
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    raw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/teleport", "params": {}}));
+    assert_eq!(raw.response(4)["error"]["code"], -32601);
+    raw.send(json!({"jsonrpc": "2.0", "id": 5, "method": "_vendor/thing", "params": {}}));
+    assert_eq!(raw.response(5)["error"]["code"], -32601);
+    raw.send(json!({"jsonrpc": "2.0", "id": 6, "method": "session/new",
+        "params": {"mcpServers": []}}));
+    assert_eq!(raw.response(6)["error"]["code"], -32602, "a missing cwd");
+    let cwd = setup.project();
+    raw.send(json!({"jsonrpc": "2.0", "id": 7, "method": "session/new",
+        "params": {"cwd": cwd, "mcpServers": []}}));
+    let created = raw.response(7);
+    let id = created["result"]["sessionId"].as_str().unwrap().to_string();
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}}),
+    );
+    assert_eq!(raw.response(8)["result"]["stopReason"], "end_turn");
+    // Closing stdin ends the process, successfully.
+    drop(raw.stdin.take());
+    let deadline = std::time::Instant::now() + GUARD;
+    let status = loop {
+        if let Some(status) = raw.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "tandem acp did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_missing_key_asks_the_client_to_authenticate() {
+    let a = json!({"turns": [{"text": "fine"}]});
+    let setup = Setup::new(&a, &a);
+    // A real provider whose key is nowhere.
+    std::fs::write(
+        setup.agent_dir().join("settings.json"),
+        json!({"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5"}).to_string(),
+    )
+    .unwrap();
+    let mut raw = Raw::start(&setup);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    let init = raw.response(1);
+    assert_eq!(init["result"]["authMethods"][0]["id"], "pi-config");
+    let cwd = setup.project();
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": cwd, "mcpServers": []}}));
+    let refused = raw.response(2);
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(
+        refused["error"]["data"]
+            .as_str()
+            .unwrap_or("")
+            .contains("ANTHROPIC_API_KEY"),
+        "{refused}"
+    );
+    raw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "authenticate",
+        "params": {"methodId": "pi-config"}}));
+    assert_eq!(raw.response(3)["error"]["code"], -32000);
+    raw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "authenticate",
+        "params": {"methodId": "oauth"}}));
+    assert_eq!(raw.response(4)["error"]["code"], -32602);
+}
+
+/// The fixture MCP server (fixtures/mcp, installed by scripts/install-node-deps).
+fn fixture_mcp_server() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let server = root.join("fixtures/mcp/server.mjs");
+    assert!(
+        root.join("fixtures/mcp/node_modules").is_dir(),
+        "fixtures/mcp/node_modules is missing: run scripts/install-node-deps"
+    );
+    server.canonicalize().unwrap()
+}
+
+#[tokio::test]
+async fn mcp_servers_of_session_new_offer_their_tools_to_the_model() {
+    let server = fixture_mcp_server();
+    let a = json!({"turns": [
+        {"toolCalls": [{"name": "mcp__fixture__add", "arguments": {"a": 2, "b": 3}},
+                       {"name": "mcp__fixture__echo_env", "arguments": {"name": "FIXTURE_GREETING"}}]},
+        {"text": "2 + 3 = 5"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, seen| {
+        let stdio = agent_client_protocol::v1::schema::McpServerStdio::new("fixture", "node")
+            .args(vec![server.display().to_string()])
+            .env(vec![agent_client_protocol::v1::schema::EnvVariable::new(
+                "FIXTURE_GREETING",
+                "hello from the session",
+            )]);
+        let created = cx
+            .send_request(NewSessionRequest::new(cwd.clone()).mcp_servers(vec![
+                agent_client_protocol::v1::schema::McpServer::Stdio(stdio),
+            ]))
+            .block_task()
+            .await?;
+        let id = created.session_id.0.to_string();
+        let done = cx.send_request(prompt(&id, "add")).block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        let finished: Vec<Value> = seen
+            .updates_of(&id)
+            .into_iter()
+            .filter(|u| u["status"] == "completed")
+            .collect();
+        let texts: Vec<String> = finished
+            .iter()
+            .map(|u| {
+                u["content"][0]["content"]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect();
+        assert!(texts.contains(&"5".to_string()), "{finished:#?}");
+        assert!(
+            texts.contains(&"hello from the session".to_string()),
+            "{finished:#?}"
+        );
+        Ok(())
+    })
+    .await;
+}
