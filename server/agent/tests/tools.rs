@@ -592,3 +592,47 @@ async fn partial_results_arrive_as_updates_before_the_calls_end() {
         "line 1\nline 2\nexit 0"
     );
 }
+
+#[tokio::test]
+async fn each_running_call_knows_its_own_id_even_when_calls_run_concurrently() {
+    // Both calls are in flight at once; each sees its own id, also after an await.
+    let barrier = Arc::new(Barrier::new(2));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let tool = {
+        let seen = seen.clone();
+        FnTool::any("who", move |call: ToolInvocation| {
+            let barrier = barrier.clone();
+            let seen = seen.clone();
+            async move {
+                let before = tandem_agent::current_tool_call_id();
+                barrier.wait().await;
+                let after = tandem_agent::current_tool_call_id();
+                seen.lock()
+                    .expect("lock")
+                    .push((call.call_id.clone(), before, after));
+                Ok(ToolOutput::text("ok"))
+            }
+        })
+    };
+    let script = ScriptedModel::new(vec![
+        Turn::tools(vec![
+            call("c1", "who", json!({})),
+            call("c2", "who", json!({})),
+        ]),
+        Turn::text("done"),
+    ]);
+    let agent = agent(&script, vec![tool.arc()]);
+    prompt(&agent, "go").await;
+    let mut seen = seen.lock().expect("lock").clone();
+    seen.sort();
+    for (id, before, after) in &seen {
+        assert_eq!(before.as_deref(), Some(id.as_str()));
+        assert_eq!(after.as_deref(), Some(id.as_str()));
+    }
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        tandem_agent::current_tool_call_id(),
+        None,
+        "no call outside a tool"
+    );
+}

@@ -596,3 +596,73 @@ async fn mcp_servers_of_session_new_offer_their_tools_to_the_model() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn session_load_replays_a_pi_session_and_the_session_goes_on() {
+    let a = json!({"loop": true, "turns": [{"text": "continuing"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    // pi 0.73.1's own session file, where pi keeps the sessions of another directory.
+    let pi_dir = setup.agent_dir().join("sessions/--home-user-project--");
+    std::fs::create_dir_all(&pi_dir).unwrap();
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/reference/pi-0.73.1-session.jsonl");
+    let pi_file = pi_dir.join("2026-11-30T07-13-25-974Z_01a22b4d.jsonl");
+    std::fs::copy(&reference, &pi_file).unwrap();
+    let before = std::fs::read(&pi_file).unwrap();
+    with_agent(&setup, async |cx, seen| {
+        let id = "01a22b4d-25d5-77de-8d60-df9ef5711e8b";
+        let loaded = cx
+            .send_request(agent_client_protocol::v1::schema::LoadSessionRequest::new(
+                id.to_string(),
+                cwd.clone(),
+            ))
+            .block_task()
+            .await?;
+        let loaded = serde_json::to_value(&loaded).unwrap();
+        assert_eq!(loaded["modes"]["currentModeId"], "ask");
+        // The history arrived before the answer.
+        let kinds: Vec<(String, String)> = seen
+            .updates_of(id)
+            .iter()
+            .filter(|u| u["sessionUpdate"] != "available_commands_update")
+            .map(|u| {
+                let kind = u["sessionUpdate"].as_str().unwrap().to_string();
+                let detail = match kind.as_str() {
+                    "tool_call" => format!("{} {}", u["title"].as_str().unwrap(), u["status"]),
+                    _ => u["content"]["text"].as_str().unwrap_or("").to_string(),
+                };
+                (kind, detail)
+            })
+            .collect();
+        let expected = [
+            ("user_message_chunk", "change world to there in hello.txt"),
+            ("agent_message_chunk", "Let me read the file."),
+            ("tool_call", "Read hello.txt \"completed\""),
+            ("tool_call", "Edit hello.txt \"completed\""),
+            ("agent_message_chunk", "Done: I changed world to there."),
+        ];
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(k, d)| (k.to_string(), d.to_string()))
+            .collect();
+        assert_eq!(kinds, expected);
+        // An unknown id is -32002.
+        let missing = cx
+            .send_request(agent_client_protocol::v1::schema::LoadSessionRequest::new(
+                "00000000-0000-0000-0000-000000000000",
+                cwd.clone(),
+            ))
+            .block_task()
+            .await
+            .expect_err("no such session");
+        assert_eq!(i32::from(missing.code), -32002);
+        // The loaded session takes prompts; its file only grows.
+        let r = cx.send_request(prompt(id, "and now?")).block_task().await?;
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    let after = std::fs::read(&pi_file).unwrap();
+    assert!(after.len() > before.len() && after.starts_with(&before));
+}
