@@ -3,8 +3,9 @@
 //!
 //! Updates and the prompt's answer must reach the client in order: every update of a turn
 //! before the `session/prompt` response. The forwarder counts the `agent_settled` events it has
-//! sent; a turn answers only once that count has passed the turn's. Deltas that are already
-//! waiting are merged before sending, so a fast stream costs fewer, larger notifications.
+//! sent; a turn answers only once that count has passed the turn's. Streamed deltas are gathered
+//! for up to 16 ms and neighbouring ones merged, so a fast stream costs a few dozen larger
+//! notifications a second, not one per provider chunk.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -145,7 +146,26 @@ fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
 }
 
 /// Most events merged into one batch.
-const BATCH: usize = 512;
+const BATCH: usize = 4096;
+/// How long streamed deltas are gathered before they go out (about one frame).
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(16);
+
+/// A text or thinking delta (what a stream is made of).
+fn is_delta(event: &AgentSessionEvent) -> bool {
+    use tandem_agent::AgentEvent;
+    use tandem_ai::AssistantMessageEvent as E;
+    match event {
+        AgentSessionEvent::Agent(e) => matches!(
+            e.as_ref(),
+            AgentEvent::MessageUpdate {
+                assistant_message_event: E::TextDelta { .. }
+                    | E::ThinkingDelta { .. }
+                    | E::ToolcallDelta { .. }
+            }
+        ),
+        AgentSessionEvent::Session(_) => false,
+    }
+}
 
 async fn forward(
     id: String,
@@ -158,10 +178,28 @@ async fn forward(
     let mut translator = Translator::new(&cwd);
     while let Some(first) = events.recv().await {
         let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match events.try_recv() {
-                Ok(event) => batch.push(event),
-                Err(_) => break,
+        if is_delta(&batch[0]) {
+            // A stream is coming: gather it for a moment (in order, whatever arrives), up to the
+            // first event that is not a delta.
+            let deadline = tokio::time::Instant::now() + COALESCE;
+            while batch.len() < BATCH {
+                match tokio::time::timeout_at(deadline, events.recv()).await {
+                    Ok(Some(event)) => {
+                        let more = is_delta(&event);
+                        batch.push(event);
+                        if !more {
+                            break;
+                        }
+                    }
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        } else {
+            while batch.len() < BATCH {
+                match events.try_recv() {
+                    Ok(event) => batch.push(event),
+                    Err(_) => break,
+                }
             }
         }
         let mut settles = 0;
