@@ -82,6 +82,23 @@ fn reply<T: Serialize>(responder: Responder, result: Result<T, Error>) {
     }
 }
 
+/// Answers a request that set a session up, then tells the client the session's commands.
+fn reply_session<T: Serialize>(
+    responder: Responder,
+    result: Result<Arc<AcpSession>, Error>,
+    response: impl FnOnce(&AcpSession) -> T,
+) {
+    match result {
+        Ok(session) => {
+            reply(responder, Ok(response(&session)));
+            session.notify(SessionUpdate::AvailableCommandsUpdate(
+                session.available_commands(),
+            ));
+        }
+        Err(e) => reply::<()>(responder, Err(e)),
+    }
+}
+
 fn invalid_params(message: impl Into<String>) -> Error {
     Error::invalid_params().data(Value::String(message.into()))
 }
@@ -144,39 +161,21 @@ impl AcpAgent {
             ClientRequest::NewSessionRequest(r) => {
                 tokio::spawn(async move {
                     let created = self.new_session(r, cx).await;
-                    let session = created.as_ref().ok().cloned();
-                    reply(
-                        responder,
-                        created.map(|s| {
-                            NewSessionResponse::new(s.id.clone())
-                                .modes(modes::mode_state(s.mode()))
-                                .config_options(s.config_options())
-                        }),
-                    );
-                    if let Some(s) = session {
-                        s.notify(SessionUpdate::AvailableCommandsUpdate(
-                            s.available_commands(),
-                        ));
-                    }
+                    reply_session(responder, created, |s| {
+                        NewSessionResponse::new(s.id.clone())
+                            .modes(modes::mode_state(s.mode()))
+                            .config_options(s.config_options())
+                    });
                 });
             }
             ClientRequest::LoadSessionRequest(r) => {
                 tokio::spawn(async move {
                     let loaded = self.load_session(r, cx).await;
-                    let session = loaded.as_ref().ok().cloned();
-                    reply(
-                        responder,
-                        loaded.map(|s| {
-                            LoadSessionResponse::new()
-                                .modes(modes::mode_state(s.mode()))
-                                .config_options(s.config_options())
-                        }),
-                    );
-                    if let Some(s) = session {
-                        s.notify(SessionUpdate::AvailableCommandsUpdate(
-                            s.available_commands(),
-                        ));
-                    }
+                    reply_session(responder, loaded, |s| {
+                        LoadSessionResponse::new()
+                            .modes(modes::mode_state(s.mode()))
+                            .config_options(s.config_options())
+                    });
                 });
             }
             ClientRequest::ListSessionsRequest(r) => {
