@@ -131,8 +131,9 @@ impl AcpSession {
         if self.running.load(Ordering::Acquire) {
             self.cancelled.store(true, Ordering::Release);
         }
-        self.workspace.cancel_turn();
+        // Abort first: a question the cancel ends must not let the run go on to the model.
         self.session.abort();
+        self.workspace.cancel_turn();
     }
 }
 

@@ -675,8 +675,15 @@ fn find_session_file(agent_dir: &AgentDir, cwd: &Path, id: &str) -> Option<PathB
 fn list_sessions(request: &ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
     let agent_dir = agent_dir()?;
     let list = match &request.cwd {
+        Some(cwd) if !cwd.is_absolute() => {
+            return Err(invalid_params(format!(
+                "cwd must be an absolute path, got `{}`",
+                cwd.display()
+            )))
+        }
+        // A directory that no longer exists may still have sessions.
         Some(cwd) => {
-            let cwd = absolute_dir(cwd)?;
+            let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.clone());
             sessions::list_sessions(&sessions::default_session_dir(&agent_dir, &cwd))
         }
         None => sessions::list_all_sessions(&agent_dir),

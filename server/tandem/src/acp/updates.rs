@@ -91,6 +91,11 @@ impl Translator {
             return Vec::new();
         };
         match event.as_ref() {
+            // Ids are unique within a turn; some servers reuse them in later turns.
+            AgentEvent::TurnStart => {
+                self.calls.clear();
+                Vec::new()
+            }
             AgentEvent::MessageUpdate {
                 assistant_message_event,
             } => self.streamed(assistant_message_event),
@@ -153,10 +158,22 @@ impl Translator {
                 } else {
                     ToolCallStatus::Completed
                 };
-                let fields = ToolCallUpdateFields::new()
+                let mut fields = ToolCallUpdateFields::new()
                     .status(status)
                     .content(content)
                     .raw_output(raw_output(result));
+                // An edit knows its first changed line only once it is done.
+                if let (Some(diff), Some(line)) = (
+                    extras.diff(tool_call_id),
+                    result
+                        .details
+                        .as_ref()
+                        .and_then(|d| d.get("firstChangedLine"))
+                        .and_then(Value::as_u64)
+                        .and_then(|l| u32::try_from(l).ok()),
+                ) {
+                    fields = fields.locations(vec![ToolCallLocation::new(diff.path).line(line)]);
+                }
                 if first {
                     let info = describe_tool_call(tool_name, &Value::Null, &self.cwd);
                     let mut call =

@@ -156,13 +156,18 @@ fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
         &ev(AgentEvent::ToolExecutionEnd {
             tool_call_id: "c1".into(),
             tool_name: "edit".into(),
-            result: ToolOutput::text("Successfully replaced 1 block(s) in src/a.rs."),
+            result: ToolOutput::text("Successfully replaced 1 block(s) in src/a.rs.")
+                .with_details(json!({"diff": "-3 a\n+3 b", "firstChangedLine": 3})),
             is_error: false,
         }),
         &extras,
     );
     let done = json_of(&done);
     assert_eq!(done[0]["status"], "completed");
+    assert_eq!(
+        done[0]["locations"],
+        json!([{"path": "/p/src/a.rs", "line": 3}])
+    );
     assert_eq!(
         done[0]["content"],
         json!([
@@ -400,4 +405,29 @@ fn a_history_replays_as_user_agent_and_finished_tool_updates() {
     assert_eq!(updates[3]["status"], "completed");
     assert_eq!(updates[3]["title"], "Read a.txt");
     assert_eq!(updates[3]["content"][0]["content"]["text"], "hello");
+}
+
+#[test]
+fn an_id_reused_in_a_later_turn_is_announced_again() {
+    let mut t = Translator::new(Path::new("/p"));
+    let start = || {
+        streamed(AssistantMessageEvent::ToolcallStart {
+            content_index: 0,
+            id: "call_0".into(),
+            name: "read".into(),
+        })
+    };
+    assert_eq!(
+        json_of(&t.translate(&start(), &NoExtras))[0]["sessionUpdate"],
+        "tool_call"
+    );
+    assert!(
+        t.translate(&start(), &NoExtras).is_empty(),
+        "same turn: already announced"
+    );
+    t.translate(&ev(AgentEvent::TurnStart), &NoExtras);
+    assert_eq!(
+        json_of(&t.translate(&start(), &NoExtras))[0]["sessionUpdate"],
+        "tool_call"
+    );
 }

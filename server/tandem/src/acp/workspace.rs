@@ -29,8 +29,8 @@ use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, ReadTextFileRequest, ReleaseTerminalRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
     Terminal, TerminalExitStatus, TerminalOutputRequest, TextContent, ToolCallContent,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
-    WaitForTerminalExitRequest, WriteTextFileRequest,
+    ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest,
+    WriteTextFileRequest,
 };
 use agent_client_protocol::{Client, JsonRpcRequest};
 use serde_json::json;
@@ -218,7 +218,7 @@ impl AcpWorkspace {
         ];
         let request = RequestPermissionRequest::new(
             self.session_id.clone(),
-            ToolCallUpdate::new(call_id, fields.status(ToolCallStatus::Pending)),
+            ToolCallUpdate::new(call_id, fields),
             options,
         );
         let turn = self.turn();
