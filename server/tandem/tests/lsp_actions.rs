@@ -538,3 +538,120 @@ fn a_prompt_uses_the_diagnostics_of_the_last_code_action() {
         "{text}"
     );
 }
+
+/// editors/helix/languages.toml, parsed.
+fn helix_config() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../editors/helix/languages.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Helix's default servers (25.07) for the languages the file configures: the file must keep
+/// them, since Helix replaces a language's server list instead of adding to it.
+const HELIX_DEFAULTS: &[(&str, &[&str])] = &[
+    ("rust", &["rust-analyzer"]),
+    ("python", &["ty", "ruff", "jedi", "pylsp"]),
+    ("javascript", &["typescript-language-server"]),
+    ("jsx", &["typescript-language-server"]),
+    ("typescript", &["typescript-language-server"]),
+    ("tsx", &["typescript-language-server"]),
+    ("go", &["gopls", "golangci-lint-lsp"]),
+    ("c", &["clangd"]),
+    ("cpp", &["clangd"]),
+    ("java", &["jdtls"]),
+    ("ruby", &["ruby-lsp", "solargraph"]),
+    ("lua", &["lua-language-server"]),
+    ("bash", &["bash-language-server"]),
+    ("markdown", &["marksman", "markdown-oxide"]),
+];
+
+#[test]
+fn the_helix_languages_toml_adds_tandem_to_each_language_after_its_defaults() {
+    let config = helix_config();
+    let server = &config["language-server"]["tandem"];
+    assert_eq!(server["command"], "tandem");
+    assert_eq!(server["args"], json!(["lsp"]));
+    // The settings are Tandem's, without a warning.
+    let parsed =
+        tandem_protocol::config::TandemConfig::from_initialization_options(&server["config"]);
+    assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+    assert_eq!(server["config"]["editMode"], "auto");
+    assert_eq!(server["config"]["bashPermission"], "deny");
+    let languages = config["language"].as_array().unwrap();
+    let names: Vec<&str> = languages
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = HELIX_DEFAULTS.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, expected);
+    for (language, (name, defaults)) in languages.iter().zip(HELIX_DEFAULTS) {
+        let servers = language["language-servers"].as_array().unwrap();
+        let (last, first) = servers.split_last().unwrap();
+        let first: Vec<&str> = first.iter().map(|s| s.as_str().unwrap()).collect();
+        assert_eq!(&first, defaults, "{name}: Helix's own servers come first");
+        assert_eq!(last["name"], "tandem", "{name}");
+        assert_eq!(
+            last["only-features"],
+            json!(["code-action", "workspace-command"]),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_helix_like_client_gets_fixes_applied_and_commands_refused_with_the_helix_settings() {
+    // Helix's capabilities: applyEdit and progress, no change annotations, no
+    // showMessageRequest, no tandem events.
+    let script = json!({"turns": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "cargo check"}}], "stopReason": "toolUse"},
+        {"toolCalls": [{"name": "edit", "arguments": {"path": "main.rs",
+            "edits": [{"oldText": "totl", "newText": "total"}]}}], "stopReason": "toolUse"},
+        {"text": "Fixed the typo."}]});
+    let mut lsp = Lsp::start(&script);
+    let mut opts = helix_config()["language-server"]["tandem"]["config"].clone();
+    opts["model"] = json!("script/t");
+    opts["agentDir"] = json!(lsp.dir().display().to_string());
+    lsp.initialize(false, opts);
+    lsp.open(MAIN_RS);
+    let uri = lsp.uri.clone();
+    let r = lsp.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range((1, 13), (1, 13)),
+            "context": {"diagnostics": [totl()]}}),
+    );
+    let command = r["result"][0]["command"].clone();
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": command["command"], "arguments": command["arguments"]}),
+    );
+    assert!(r["result"]["session"].is_string(), "{r}");
+    let shown = lsp.wait_for("window/showMessage");
+    assert_eq!(shown["params"]["message"], "Tandem: Fixed the typo.");
+    assert_eq!(lsp.text, "fn main() {\n    let x = total;\n}\n");
+    assert!(lsp.received("window/showMessageRequest").is_empty());
+    assert!(lsp.received("tandem/event").is_empty());
+    assert_eq!(lsp.received("window/workDoneProgress/create").len(), 1);
+    // The command was refused without asking: the session file holds the tool error.
+    let sessions = lsp.dir().join("sessions");
+    let stored: String = walk(&sessions)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        stored.contains("bash is disabled (bashPermission: deny)"),
+        "{stored}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
