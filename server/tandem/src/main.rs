@@ -1,20 +1,7 @@
-//! The `tandem` binary: the front doors (language server, ACP agent, print/JSON modes).
-//!
-//! Only this crate knows JSON-RPC, LSP and ACP. The command line is parsed by [`cli`]; the run
-//! modes (`-p`, `--mode json`, `tandem demo`, `tandem lsp`, `tandem acp`) are wired in below as
-//! they arrive.
+//! The `tandem` binary: parses the command line and starts a front door (language server, ACP
+//! agent, print/JSON modes, demo) from the `tandem` library.
 
-mod acp;
-mod cli;
-mod demo;
-mod demo_editor;
-mod demo_lsp;
-// Until the workspace (edits through the editor) and code actions are wired in.
-#[allow(dead_code)]
-mod lsp;
-mod mcp;
-mod run;
-mod setup;
+use tandem::{acp, cli, demo, lsp, run};
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -199,6 +199,7 @@ impl SymbolSearch {
 /// The innermost named definition of `text` containing `byte_range` (an empty range is a
 /// cursor), or `None` at top level, for a language without a grammar, or for a document too
 /// large or too slow to parse. See [`find_symbol`] for which of these it was.
+#[cfg(test)]
 pub fn enclosing_symbol(
     text: &str,
     language: &Language,
@@ -207,7 +208,7 @@ pub fn enclosing_symbol(
     find_symbol(text, language, byte_range).found()
 }
 
-/// Like [`enclosing_symbol`], saying why no symbol was found.
+/// The innermost named definition containing `byte_range`, or why there is none.
 pub fn find_symbol(text: &str, language: &Language, byte_range: Range<usize>) -> SymbolSearch {
     find_symbol_indexed(text, &LineIndex::new(text), language, byte_range)
 }

@@ -1,0 +1,14 @@
+//! Tandem's front doors: the language server, the ACP agent, print/JSON modes and the demo.
+//!
+//! Only this crate knows JSON-RPC, LSP and ACP. The binary (`main.rs`) parses the command line
+//! and calls in here; the fuzz targets (`fuzz/`) reach the parsers through this library too.
+
+pub mod acp;
+pub mod cli;
+pub mod demo;
+mod demo_editor;
+mod demo_lsp;
+pub mod lsp;
+pub mod mcp;
+pub mod run;
+pub mod setup;
