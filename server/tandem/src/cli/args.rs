@@ -132,7 +132,12 @@ struct OptionArgs {
 #[derive(Debug, Subcommand)]
 enum Sub {
     /// Run as a language server on stdin/stdout (editors start this)
-    Lsp,
+    Lsp {
+        /// Accepted for LSP clients that pass it (vscode-languageclient); stdio is the only
+        /// transport
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Run as an Agent Client Protocol agent on stdin/stdout
     Acp,
     /// Run the built-in demo task and show what happens
@@ -227,7 +232,7 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
     let command = match cli.command {
         Some(sub) => {
             let name = match sub {
-                Sub::Lsp => "lsp",
+                Sub::Lsp { .. } => "lsp",
                 Sub::Acp => "acp",
                 Sub::Demo { .. } => "demo",
             };
@@ -243,7 +248,7 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
                 )));
             }
             match sub {
-                Sub::Lsp => Command::Lsp(run),
+                Sub::Lsp { .. } => Command::Lsp(run),
                 Sub::Acp => Command::Acp(run),
                 Sub::Demo { real } => Command::Demo { real, mode, run },
             }

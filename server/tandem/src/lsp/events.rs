@@ -402,13 +402,15 @@ pub async fn forward_with(
     let mut seq = Sequencer::new();
     let mut mapper = Mapper::new(cwd);
     let mut pending: Option<Event> = None;
+    // When the pending delta must go out: FLUSH_AFTER after it began, however fast more comes.
+    let mut due = tokio::time::Instant::now();
     let mut extra_open = true;
     loop {
         let next = match &pending {
             None => receive(&mut events, &mut extra, &mut extra_open).await,
             Some(_) => {
                 let next = receive(&mut events, &mut extra, &mut extra_open);
-                match tokio::time::timeout(FLUSH_AFTER, next).await {
+                match tokio::time::timeout_at(due, next).await {
                     Ok(next) => next,
                     Err(_) => {
                         if let Some(p) = pending.take() {
@@ -444,6 +446,7 @@ pub async fn forward_with(
                 }
                 if event.is_delta() {
                     pending = Some(event);
+                    due = tokio::time::Instant::now() + FLUSH_AFTER;
                 } else {
                     sink.send(seq.wrap(&session, event)).await;
                 }

@@ -110,3 +110,35 @@ fn tool_start_has_title_kind_and_uri_locations() {
         }]
     );
 }
+
+#[tokio::test]
+async fn a_steady_stream_is_flushed_while_it_lasts_not_only_at_its_end() {
+    // Deltas every 5 ms for at least 200 ms: a timer that restarted on every delta would hold
+    // them all back until the end. Flushing 16 ms after the first pending delta sends several.
+    let (tx, rx) = mpsc::channel(16);
+    let (out_tx, mut out) = mpsc::unbounded_channel();
+    let queue = Arc::new(Mutex::new(QueueState::default()));
+    let producer = tokio::spawn(async move {
+        for _ in 0..40 {
+            tx.send(text("x")).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    let forwarder = tokio::spawn(forward(
+        SessionId::from("s1"),
+        PathBuf::from("/p"),
+        rx,
+        Arc::new(Chan(out_tx)),
+        queue,
+    ));
+    producer.await.unwrap();
+    forwarder.await.unwrap();
+    let mut deltas = Vec::new();
+    while let Ok(n) = out.try_recv() {
+        if let Event::TextDelta { delta, .. } = n.event {
+            deltas.push(delta);
+        }
+    }
+    assert_eq!(deltas.concat(), "x".repeat(40));
+    assert!(deltas.len() > 1, "one delta for the whole stream: {deltas:?}");
+}

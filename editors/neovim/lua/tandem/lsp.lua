@@ -1,0 +1,422 @@
+-- The language-server side: starting `tandem lsp` once, attaching file buffers, requests that
+-- wait for initialization, and the handlers this client overrides (tandem/event,
+-- window/showMessageRequest).
+
+local config = require('tandem.config')
+
+local M = {}
+
+local NAME = 'tandem'
+local PROTOCOL_VERSION = 1
+local has_011 = vim.fn.has('nvim-0.11') == 1
+
+---@type integer?
+M.client_id = nil
+--- Callbacks waiting for the client to finish `initialize`.
+---@type fun(client: vim.lsp.Client)[]
+local pending = {}
+
+--- Calls a client method the same way on Neovim 0.10 (`client.request(...)`) and 0.11+
+--- (`client:request(...)`).
+local function call(client, method, ...)
+  if has_011 then
+    return client[method](client, ...)
+  end
+  return client[method](...)
+end
+M.call = call
+
+--- The running Tandem client, if any.
+---@return vim.lsp.Client?
+function M.get()
+  if not M.client_id then
+    return nil
+  end
+  local client = vim.lsp.get_client_by_id(M.client_id)
+  if not client or (client.is_stopped and call(client, 'is_stopped')) then
+    M.client_id = nil
+    return nil
+  end
+  return client
+end
+
+--- Whether `buf` is a file buffer Tandem should attach to.
+---@param buf integer
+function M.is_file_buffer(buf)
+  if not vim.api.nvim_buf_is_valid(buf) or vim.bo[buf].buftype ~= '' then
+    return false
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return false
+  end
+  if vim.fn.isdirectory(name) == 1 then
+    return false
+  end
+  local filetypes = config.options.filetypes
+  if filetypes and not vim.tbl_contains(filetypes, vim.bo[buf].filetype) then
+    return false
+  end
+  return true
+end
+
+--- The project root of `buf`: the nearest folder with a root marker, else the working directory
+--- when the file is inside it, else the file's folder.
+---@param buf? integer
+---@return string
+function M.root_dir(buf)
+  local cwd = vim.fn.getcwd()
+  if not buf or vim.api.nvim_buf_get_name(buf) == '' then
+    return cwd
+  end
+  local root = vim.fs.root(buf, config.options.root_markers)
+  if root then
+    return root
+  end
+  local file = vim.fs.normalize(vim.api.nvim_buf_get_name(buf))
+  if vim.startswith(file, vim.fs.normalize(cwd) .. '/') then
+    return cwd
+  end
+  return vim.fs.dirname(file)
+end
+
+--- Client capabilities: Neovim's own plus Tandem's event opt-in (protocol-ext README,
+--- "initialize").
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps = vim.tbl_deep_extend('force', caps, config.options.capabilities or {})
+  caps.experimental = caps.experimental or {}
+  caps.experimental.tandem = { events = true }
+  caps.workspace = caps.workspace or {}
+  caps.workspace.applyEdit = true
+  caps.workspace.configuration = true
+  caps.window = caps.window or {}
+  caps.window.workDoneProgress = true
+  return caps
+end
+
+--- A vim.Diagnostic as an LSP Diagnostic (byte columns; vim.diagnostic's severities are LSP's).
+---@param d vim.Diagnostic
+---@return lsp.Diagnostic
+local function to_lsp(d)
+  if d.user_data and type(d.user_data.lsp) == 'table' then
+    return vim.deepcopy(d.user_data.lsp)
+  end
+  return {
+    range = {
+      start = { line = d.lnum, character = d.col or 0 },
+      ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col or 0 },
+    },
+    severity = d.severity,
+    message = d.message,
+    source = d.source,
+    code = d.code,
+  }
+end
+
+--- The diagnostics of every source on `range`'s lines, as LSP diagnostics in the client's
+--- position encoding. A language server does not see other servers' diagnostics, and Neovim
+--- sends a client only its own with code action requests; Tandem's fixes need all of them.
+---@param buf integer
+---@param first integer 0-based first line
+---@param last integer 0-based last line
+---@param encoding? string
+---@return lsp.Diagnostic[]
+function M.diagnostics(buf, first, last, encoding)
+  local result = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    local d_end = d.end_lnum or d.lnum
+    if d.lnum <= last and d_end >= first then
+      local lsp_d = to_lsp(d)
+      if not (d.user_data and d.user_data.lsp) and encoding and encoding ~= 'utf-8' then
+        local function conv(pos)
+          local ok, char = pcall(vim.lsp.util.character_offset, buf, pos.line, pos.character, encoding)
+          if ok and char then
+            pos.character = char
+          end
+        end
+        conv(lsp_d.range.start)
+        conv(lsp_d.range['end'])
+      end
+      table.insert(result, lsp_d)
+    end
+  end
+  return result
+end
+
+--- Wraps the client's `request` so that code action requests carry every diagnostic of their
+--- range, and so that the session a command starts becomes the chat's.
+---@param client vim.lsp.Client
+local function wrap_requests(client)
+  local original = client.request
+  client.request = function(...)
+    local args = { ... }
+    local n = select('#', ...)
+    local off = args[1] == client and 1 or 0
+    local method, params = args[1 + off], args[2 + off]
+    if method == 'textDocument/codeAction' and config.options.fix_code_actions and type(params) == 'table' then
+      local bufnr = args[4 + off]
+      local buf = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+      local range = params.range
+      if range and vim.api.nvim_buf_is_valid(buf) then
+        params = vim.deepcopy(params)
+        params.context = params.context or {}
+        local ours = M.diagnostics(buf, range.start.line, range['end'].line, client.offset_encoding)
+        if #ours > 0 then
+          params.context.diagnostics = ours
+        end
+        args[2 + off] = params
+      end
+    elseif method == 'workspace/executeCommand' and type(params) == 'table' then
+      local handler = args[3 + off]
+      args[3 + off] = function(err, result, ctx)
+        if not err and type(result) == 'table' and type(result.session) == 'string' then
+          require('tandem.chat').follow(result.session, params.command)
+        end
+        local h = handler or client.handlers[method] or vim.lsp.handlers[method]
+        if h then
+          return h(err, result, ctx)
+        elseif err then
+          vim.notify('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        end
+      end
+    end
+    return original(unpack(args, 1, n))
+  end
+end
+
+--- `window/showMessageRequest` for this client: the question goes to the chat and to
+--- vim.ui.select; dismissing it answers null (the server then rejects or denies).
+local function show_message_request(_, params, _)
+  local actions = params.actions or {}
+  if #actions == 0 then
+    vim.notify('Tandem: ' .. (params.message or ''), vim.log.levels.INFO)
+    return vim.NIL
+  end
+  local chat = require('tandem.chat')
+  local co, is_main = coroutine.running()
+  if co and not is_main then
+    -- The events that explain the question (the edit call and its arguments) may still be on
+    -- their way: the server coalesces events, and sends requests at once. Let them land first,
+    -- so that the chat can show what the edit changes.
+    vim.defer_fn(function()
+      coroutine.resume(co)
+    end, 100)
+    coroutine.yield()
+    chat.question(params.message or '')
+    vim.ui.select(actions, {
+      prompt = params.message,
+      kind = 'tandem.confirm',
+      format_item = function(action)
+        return action.title
+      end,
+    }, function(choice)
+      chat.answer(choice and choice.title or nil)
+      -- Resume after vim.ui.select returned, in case it called back synchronously.
+      vim.schedule(function()
+        coroutine.resume(co, choice or vim.NIL)
+      end)
+    end)
+    return coroutine.yield()
+  end
+  -- Not in a coroutine (older Neovim): ask synchronously.
+  chat.question(params.message or '')
+  local lines = { params.message, '' }
+  for i, action in ipairs(actions) do
+    table.insert(lines, string.format('%d. %s', i, action.title))
+  end
+  local choice = vim.fn.inputlist(lines)
+  local action = actions[choice]
+  chat.answer(action and action.title or nil)
+  return action or vim.NIL
+end
+
+--- The `tandem/event` notification.
+local function on_event(_, params, _)
+  if params then
+    require('tandem.chat').on_event(params)
+  end
+end
+
+local function on_init(client, result)
+  local tandem = result and result.capabilities and result.capabilities.experimental
+    and result.capabilities.experimental.tandem
+  local version = tandem and tandem.version
+  if version ~= PROTOCOL_VERSION then
+    vim.notify(
+      string.format(
+        'Tandem: the server speaks protocol version %s, this plugin version %d: update the plugin or the server',
+        tostring(version),
+        PROTOCOL_VERSION
+      ),
+      vim.log.levels.WARN
+    )
+  end
+  wrap_requests(client)
+  vim.schedule(function()
+    local waiting = pending
+    pending = {}
+    for _, fn in ipairs(waiting) do
+      fn(client)
+    end
+  end)
+end
+
+local warned_missing = false
+
+--- The client config for vim.lsp.start.
+---@param root string
+function M.client_config(root)
+  local opts = config.options
+  local settings = config.server_settings()
+  local handlers = { ['tandem/event'] = on_event }
+  if opts.confirm then
+    handlers['window/showMessageRequest'] = show_message_request
+  end
+  return {
+    name = NAME,
+    cmd = opts.cmd,
+    cmd_cwd = root,
+    cmd_env = opts.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
+    init_options = settings,
+    settings = { tandem = settings },
+    capabilities = M.capabilities(),
+    handlers = handlers,
+    on_init = on_init,
+    on_attach = opts.on_attach,
+    on_exit = function(code, signal, client_id)
+      if client_id == M.client_id then
+        M.client_id = nil
+        pending = {}
+        vim.schedule(function()
+          require('tandem.chat').on_exit(code, signal)
+        end)
+      end
+    end,
+  }
+end
+
+--- Starts the server (once) and attaches `buf` when it is a file buffer. Returns the client.
+---@param buf? integer
+---@return vim.lsp.Client?
+function M.start(buf)
+  local client = M.get()
+  local attach = buf and M.is_file_buffer(buf)
+  if client then
+    if attach and not vim.lsp.buf_is_attached(buf, client.id) then
+      M.add_folder(client, M.root_dir(buf))
+      vim.lsp.buf_attach_client(buf, client.id)
+    end
+    return client
+  end
+  local exe = config.options.cmd[1]
+  if vim.fn.executable(exe) == 0 then
+    if not warned_missing then
+      warned_missing = true
+      vim.notify(
+        string.format(
+          'Tandem: the server `%s` was not found or is not executable. Install it (cargo install --path server/tandem) or set `cmd` in require("tandem").setup{}. See :checkhealth tandem',
+          exe
+        ),
+        vim.log.levels.ERROR
+      )
+    end
+    return nil
+  end
+  local root = M.root_dir(attach and buf or nil)
+  local cfg = M.client_config(root)
+  local id
+  if attach then
+    id = vim.lsp.start(cfg, {
+      bufnr = buf,
+      reuse_client = function(c, _)
+        return c.name == NAME
+      end,
+    })
+  elseif has_011 then
+    id = vim.lsp.start(cfg, { attach = false })
+  else
+    ---@diagnostic disable-next-line: deprecated
+    id = vim.lsp.start_client(cfg)
+  end
+  if not id then
+    return nil
+  end
+  M.client_id = id
+  return vim.lsp.get_client_by_id(id)
+end
+
+--- Adds `root` to the client's workspace folders when no folder contains it.
+---@param client vim.lsp.Client
+---@param root string
+function M.add_folder(client, root)
+  local uri = vim.uri_from_fname(root)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    if folder.uri == uri or vim.startswith(uri, folder.uri .. '/') then
+      return
+    end
+  end
+  local folder = { uri = uri, name = vim.fs.basename(root) }
+  client.workspace_folders = client.workspace_folders or {}
+  table.insert(client.workspace_folders, folder)
+  call(client, 'notify', 'workspace/didChangeWorkspaceFolders', {
+    event = { added = { folder }, removed = {} },
+  })
+end
+
+--- Runs `fn(client)` once the client is initialized, starting it when needed.
+---@param fn fun(client: vim.lsp.Client)
+---@param buf? integer
+function M.with_client(fn, buf)
+  local client = M.get() or M.start(buf)
+  if not client then
+    return
+  end
+  if client.initialized then
+    fn(client)
+  else
+    table.insert(pending, fn)
+  end
+end
+
+--- Sends a request once the client is ready; `cb(result)` on success, errors are reported
+--- (to `on_error(err)` when given, else with vim.notify).
+---@param method string
+---@param params table
+---@param cb? fun(result: any, client: vim.lsp.Client)
+---@param on_error? fun(err: table)
+---@param buf? integer a buffer whose pending changes must reach the server first
+function M.request(method, params, cb, on_error, buf)
+  M.with_client(function(client)
+    call(client, 'request', method, params, function(err, result)
+      if err then
+        if on_error then
+          on_error(err)
+        else
+          vim.notify('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        end
+        return
+      end
+      if cb then
+        cb(result, client)
+      end
+    end, buf)
+  end, buf)
+end
+
+--- Sends the current settings with workspace/didChangeConfiguration.
+function M.push_settings()
+  local client = M.get()
+  if not client then
+    return
+  end
+  local settings = config.server_settings()
+  client.settings = { tandem = settings }
+  if client.initialized then
+    call(client, 'notify', 'workspace/didChangeConfiguration', { settings = { tandem = settings } })
+  end
+end
+
+return M

@@ -1,0 +1,49 @@
+-- The "Ask Tandem to fix: …" code action on a diagnostic set by another source: chosen through
+-- vim.ui.select from vim.lsp.buf.code_action(), the model edits main.py, the server asks for
+-- confirmation (window/showMessageRequest) and the plugin asks vim.ui.select, which picks Apply;
+-- Neovim applies the edit to the buffer.
+local H = dofile(vim.env.TANDEM_PLUGIN .. '/tests/helpers.lua')
+H.init()
+
+H.run(function()
+  local buf = H.open('main.py')
+  local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+
+  H.stub_select(function(titles)
+    for i, title in ipairs(titles) do
+      if title == 'Apply' or vim.startswith(title, 'Ask Tandem to fix: ') then
+        return i
+      end
+    end
+    return nil
+  end)
+
+  H.step('set a diagnostic from another source')
+  local ns = vim.api.nvim_create_namespace('tandem-test-linter')
+  vim.diagnostic.set(ns, buf, {
+    {
+      lnum = 1,
+      col = 29,
+      end_lnum = 1,
+      end_col = 34,
+      severity = vim.diagnostic.severity.ERROR,
+      source = 'pyright',
+      message = '"valus" is not defined',
+    },
+  })
+  vim.api.nvim_win_set_cursor(0, { 2, 31 })
+
+  H.step('run the fix code action')
+  vim.lsp.buf.code_action()
+  H.wait_for('the code action to be chosen', function()
+    return #H.report.selects >= 1
+  end)
+
+  H.step('wait for the edit and the end of the run')
+  H.wait_for('the buffer to change and the run to settle', function()
+    local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    return not vim.deep_equal(now, before) and H.settled()
+  end)
+  H.wait_settled('the run to settle')
+  H.report.modified = vim.bo[buf].modified
+end)

@@ -1,0 +1,212 @@
+// Starts `tandem lsp` with vscode-languageclient and owns its lifecycle: the binary lookup and
+// its error message, the client capability that turns on `tandem/event`, the settings sent as
+// initializationOptions and didChangeConfiguration, and restarts.
+
+import * as vscode from "vscode";
+import {
+    DidChangeConfigurationNotification,
+    LanguageClient,
+    RevealOutputChannelOn,
+    State,
+    type ClientCapabilities,
+    type FeatureState,
+    type LanguageClientOptions,
+    type ServerOptions,
+    type StaticFeature,
+} from "vscode-languageclient/node";
+
+import { Methods, PROTOCOL_VERSION, type EventParams } from "../shared/protocol";
+import { toServerSettings, type ServerSettings } from "../shared/settings";
+import { findBinary, missingBinaryMessage } from "./binary";
+
+export type ServerStatus = { status: "starting" | "running" | "stopped"; detail?: string };
+
+/** Declares `experimental.tandem.events: true`, without which the server sends no events. */
+class TandemEventsFeature implements StaticFeature {
+    fillClientCapabilities(capabilities: ClientCapabilities): void {
+        const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+        experimental.tandem = { ...((experimental.tandem as object | undefined) ?? {}), events: true };
+        capabilities.experimental = experimental;
+    }
+    initialize(): void {}
+    getState(): FeatureState {
+        return { kind: "static" };
+    }
+    clear(): void {}
+}
+
+/** The server settings from the `tandem` configuration section. */
+export function currentSettings(): ServerSettings {
+    const config = vscode.workspace.getConfiguration("tandem");
+    return toServerSettings((key) => config.get(key));
+}
+
+export class TandemServer implements vscode.Disposable {
+    private client: LanguageClient | undefined;
+    private readonly events = new vscode.EventEmitter<EventParams>();
+    private readonly statusEmitter = new vscode.EventEmitter<ServerStatus>();
+    private readonly disposables: vscode.Disposable[] = [];
+    private lastStatus: ServerStatus = { status: "stopped" };
+
+    /** Every `tandem/event` notification, in order. */
+    readonly onEvent = this.events.event;
+    readonly onStatus = this.statusEmitter.event;
+
+    constructor(private readonly output: vscode.OutputChannel) {
+        this.disposables.push(
+            vscode.workspace.onDidChangeConfiguration((change) => this.configurationChanged(change)),
+        );
+    }
+
+    get status(): ServerStatus {
+        return this.lastStatus;
+    }
+
+    private setStatus(status: ServerStatus): void {
+        this.lastStatus = status;
+        this.statusEmitter.fire(status);
+    }
+
+    /** Starts the server; on failure shows an actionable error and resolves to false. */
+    async start(): Promise<boolean> {
+        if (this.client) return true;
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        const setting = vscode.workspace.getConfiguration("tandem").get<string>("path", "tandem");
+        const lookup = findBinary(setting, process.env, folder);
+        if (!lookup.found) {
+            this.fail(missingBinaryMessage(lookup.reason));
+            return false;
+        }
+        this.setStatus({ status: "starting" });
+        this.output.appendLine(`Starting ${lookup.path} lsp`);
+
+        // No `transport`: with TransportKind.stdio the client would append `--stdio` to the
+        // arguments, which `tandem lsp` rejects. Without it the client still talks over stdio.
+        const serverOptions: ServerOptions = {
+            command: lookup.path,
+            args: ["lsp"],
+            options: folder ? { cwd: folder } : {},
+        };
+        const clientOptions: LanguageClientOptions = {
+            // Tandem works on any file: it gives every file buffer to the agent as context.
+            documentSelector: [{ scheme: "file" }],
+            initializationOptions: currentSettings(),
+            outputChannel: this.output,
+            traceOutputChannel: this.output,
+            revealOutputChannelOn: RevealOutputChannelOn.Never,
+            middleware: {
+                workspace: {
+                    // The server pulls the `tandem` section: answer with the mapped settings,
+                    // not VS Code's raw section (which holds `path` and empty strings).
+                    configuration: (params, token, next) => {
+                        const mapped = params.items.map((item) => (item.section === "tandem" ? currentSettings() : undefined));
+                        if (mapped.every((m) => m !== undefined)) return mapped;
+                        return Promise.resolve(next(params, token)).then((raw) =>
+                            Array.isArray(raw) ? raw.map((value, i) => mapped[i] ?? value) : raw,
+                        );
+                    },
+                },
+            },
+            initializationFailedHandler: (error) => {
+                this.output.appendLine(`initialize failed: ${error instanceof Error ? error.message : String(error)}`);
+                return false;
+            },
+        };
+
+        const client = new LanguageClient("tandem", "Tandem", serverOptions, clientOptions);
+        client.registerFeature(new TandemEventsFeature());
+        client.onNotification(Methods.event, (params: EventParams) => this.events.fire(params));
+        client.onDidChangeState((change) => {
+            if (change.newState === State.Stopped && this.client === client) {
+                this.setStatus({ status: "stopped", detail: "The Tandem language server stopped. Run “Tandem: Restart Server”; details are in the Tandem output channel." });
+            } else if (change.newState === State.Running) {
+                this.setStatus({ status: "running" });
+            }
+        });
+        this.client = client;
+        try {
+            await client.start();
+        } catch (error) {
+            this.client = undefined;
+            const detail = error instanceof Error ? error.message : String(error);
+            this.output.appendLine(`Could not start ${lookup.path} lsp: ${detail}`);
+            this.fail(
+                `Tandem: \`${lookup.path} lsp\` failed to start (${detail}). Check that \`tandem.path\` points to a working ` +
+                    "Tandem binary; the Tandem output channel has the server's log.",
+            );
+            await client.dispose().catch(() => undefined);
+            return false;
+        }
+        const version = (client.initializeResult?.capabilities.experimental as { tandem?: { version?: number } } | undefined)?.tandem
+            ?.version;
+        if (version !== PROTOCOL_VERSION) {
+            void vscode.window.showWarningMessage(
+                `Tandem: the server speaks protocol version ${version ?? "(none)"}, this extension version ${PROTOCOL_VERSION}. ` +
+                    "Update the extension or the tandem binary so that they match.",
+            );
+        }
+        this.setStatus({ status: "running" });
+        return true;
+    }
+
+    private fail(message: string): void {
+        this.setStatus({ status: "stopped", detail: message });
+        void vscode.window.showErrorMessage(message, "Open Settings", "Show Logs").then((choice) => {
+            if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.path");
+            if (choice === "Show Logs") this.output.show(true);
+        });
+    }
+
+    async stop(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        if (client) {
+            try {
+                await client.stop(5000);
+            } catch (error) {
+                this.output.appendLine(`Stopping the server: ${error instanceof Error ? error.message : String(error)}`);
+            }
+        }
+        this.setStatus({ status: "stopped", detail: "The Tandem language server is stopped." });
+    }
+
+    async restart(): Promise<boolean> {
+        await this.stop();
+        return this.start();
+    }
+
+    /** Sends a `tandem/*` request; rejects with a readable error when the server is not running. */
+    async request<R>(method: string, params: unknown): Promise<R> {
+        const client = this.client;
+        if (!client || !client.isRunning()) {
+            throw new Error("the Tandem language server is not running (see the Tandem output channel, or run “Tandem: Restart Server”)");
+        }
+        return client.sendRequest<R>(method, params);
+    }
+
+    /** The client's converter, for the prompt's editor context. */
+    get converter() {
+        return this.client?.code2ProtocolConverter;
+    }
+
+    private configurationChanged(change: vscode.ConfigurationChangeEvent): void {
+        if (!change.affectsConfiguration("tandem")) return;
+        if (change.affectsConfiguration("tandem.path")) {
+            void vscode.window.showInformationMessage("Tandem: `tandem.path` changed. Restart the server to use it?", "Restart").then((choice) => {
+                if (choice === "Restart") void this.restart();
+            });
+        }
+        const client = this.client;
+        if (client?.isRunning()) {
+            // The spec: `settings.tandem` replaces the previous settings as a whole.
+            void client.sendNotification(DidChangeConfigurationNotification.type, { settings: { tandem: currentSettings() } });
+        }
+    }
+
+    dispose(): void {
+        void this.stop();
+        for (const d of this.disposables) d.dispose();
+        this.events.dispose();
+        this.statusEmitter.dispose();
+    }
+}

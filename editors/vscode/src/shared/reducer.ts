@@ -1,0 +1,596 @@
+// The chat's view model: what the `tandem/event` stream of each session amounts to, built one
+// event at a time. It knows nothing of the DOM or of VS Code, so the webview (compiled for the
+// browser) and the node tests share it.
+//
+// `reduce` updates the model in place and returns the list of changes it made. The webview turns
+// each change into a small DOM update (a text delta becomes `appendData` on a text node), so a
+// long answer costs work proportional to its length, never a re-render per token. Updating in
+// place keeps each event O(size of the event); the model is owned by one reducer.
+
+import type { ContentBlock, EventParams, SessionState, TandemEvent, ToolLocation, WireMessage } from "./protocol";
+
+export type ToolStatus =
+    /** The model is still writing the call's arguments. */
+    | "writing"
+    /** The call is complete; the tool has not started yet. */
+    | "pending"
+    | "running"
+    | "done"
+    | "error"
+    /** The run ended (abort, failure) before the tool finished. */
+    | "interrupted";
+
+export interface ToolCard {
+    id: string;
+    name: string;
+    status: ToolStatus;
+    /** "Read src/a.rs", "Run `cargo test`": the server's title, once the tool starts. */
+    title: string | null;
+    kind: string | null;
+    locations: ToolLocation[];
+    /** Raw argument JSON streamed so far (only its length is shown while streaming). */
+    argsLength: number;
+    arguments: unknown;
+    /** The latest partial output (`tool_update`) or the final result text (`tool_end`). */
+    output: string;
+    truncated: boolean;
+    /** Unified diff of the change an edit or write proposed (applied or not). */
+    diff: string | null;
+}
+
+export interface TextBlock {
+    kind: "text" | "thinking";
+    contentIndex: number;
+    text: string;
+    /** No more deltas will come: the view may render the text as markdown. */
+    done: boolean;
+}
+
+export interface ToolBlock {
+    kind: "tool";
+    card: ToolCard;
+}
+
+export type Block = TextBlock | ToolBlock;
+
+export interface MessageItem {
+    kind: "message";
+    /** Unique within the view model, for the DOM. */
+    key: number;
+    /** The server's message index within the session (-1 when unknown). */
+    index: number;
+    role: string;
+    blocks: Block[];
+    /** The editor context the server prepended to a user message, shown apart. */
+    context: string | null;
+    streaming: boolean;
+    /** Deltas were lost (sequence gap): the text is incomplete until `message_end`. */
+    incomplete: boolean;
+    stopReason: string | null;
+    errorMessage: string | null;
+}
+
+export type NoticeLevel = "error" | "retry" | "compaction" | "info";
+
+export interface NoticeItem {
+    kind: "notice";
+    key: number;
+    level: NoticeLevel;
+    text: string;
+    /** The notice is final (a retry or compaction that ended). */
+    done: boolean;
+}
+
+export type Item = MessageItem | NoticeItem;
+
+export interface SessionView {
+    id: string;
+    /** The last `seq` applied; 0 before the first event. */
+    lastSeq: number;
+    /** True from `agent_start` to `settled`. */
+    running: boolean;
+    items: Item[];
+    queue: { steering: string[]; followUp: string[] };
+    /** Notifications missed so far (sum of the gaps). */
+    missed: number;
+    /** Events ignored because their `seq` was not newer than the last one applied. */
+    stale: number;
+    model: string | null;
+    thinkingLevel: string | null;
+    /** The message being streamed, if any. */
+    current: MessageItem | null;
+    tools: Map<string, ToolCard>;
+    /** The notice of a retry or compaction in progress, updated when it ends. */
+    lastRetry: NoticeItem | null;
+    lastCompaction: NoticeItem | null;
+}
+
+export interface ChatModel {
+    sessions: Map<string, SessionView>;
+    nextKey: number;
+}
+
+/** What changed, for the view to patch the DOM. `session` is the session id. */
+export type Change =
+    | { type: "item-added"; session: string; item: Item }
+    | { type: "block-added"; session: string; item: MessageItem; block: Block }
+    | { type: "text-appended"; session: string; item: MessageItem; block: TextBlock; delta: string }
+    /** The block's text is final (and may have been replaced): render it fully. */
+    | { type: "block-done"; session: string; item: MessageItem; block: TextBlock }
+    | { type: "message-changed"; session: string; item: MessageItem }
+    | { type: "tool-changed"; session: string; card: ToolCard }
+    | { type: "notice-changed"; session: string; item: NoticeItem }
+    /** `running`, the queue, the model or the thinking level changed. */
+    | { type: "status-changed"; session: string }
+    /** Notifications were missed: ask the server for the session's state. */
+    | { type: "gap"; session: string; missed: number };
+
+export function createModel(): ChatModel {
+    return { sessions: new Map(), nextKey: 1 };
+}
+
+export function getSession(model: ChatModel, id: string): SessionView {
+    let view = model.sessions.get(id);
+    if (!view) {
+        view = {
+            id,
+            lastSeq: 0,
+            running: false,
+            items: [],
+            queue: { steering: [], followUp: [] },
+            missed: 0,
+            stale: 0,
+            model: null,
+            thinkingLevel: null,
+            current: null,
+            tools: new Map(),
+            lastRetry: null,
+            lastCompaction: null,
+        };
+        model.sessions.set(id, view);
+    }
+    return view;
+}
+
+const CONTEXT_END = "</editor-context>";
+
+/** Splits the server's `<editor-context>…</editor-context>` preamble from a user's text. */
+export function splitEditorContext(text: string): { context: string | null; text: string } {
+    if (!text.startsWith("<editor-context>")) return { context: null, text };
+    const end = text.indexOf(CONTEXT_END);
+    if (end < 0) return { context: null, text };
+    const context = text.slice("<editor-context>".length, end).trim();
+    return { context, text: text.slice(end + CONTEXT_END.length).replace(/^\s+/, "") };
+}
+
+/**
+ * Applies one `tandem/event` notification. Returns the changes (empty for an ignored event).
+ *
+ * Sequence numbers follow the spec: `seq <= last` is stale and ignored; `seq > last + 1` is a
+ * gap, reported as a `gap` change (the host then asks `tandem/state`) before the event is
+ * applied; the streaming message is marked incomplete until its `message_end`.
+ */
+export function reduce(model: ChatModel, params: EventParams): Change[] {
+    if (!params || typeof params.session !== "string" || typeof params.seq !== "number" || !params.event) return [];
+    const view = getSession(model, params.session);
+    const changes: Change[] = [];
+    if (params.seq <= view.lastSeq) {
+        view.stale++;
+        return changes;
+    }
+    if (params.seq > view.lastSeq + 1) {
+        const missed = params.seq - view.lastSeq - 1;
+        view.missed += missed;
+        changes.push({ type: "gap", session: view.id, missed });
+        if (view.current && !view.current.incomplete) {
+            view.current.incomplete = true;
+            changes.push({ type: "message-changed", session: view.id, item: view.current });
+        }
+    }
+    view.lastSeq = params.seq;
+    applyEvent(model, view, params.event, changes);
+    return changes;
+}
+
+function applyEvent(model: ChatModel, view: SessionView, event: TandemEvent, changes: Change[]): void {
+    const s = view.id;
+    const e = event as Record<string, any>;
+    switch (event.type) {
+        case "agent_start":
+            if (!view.running) {
+                view.running = true;
+                changes.push({ type: "status-changed", session: s });
+            }
+            return;
+        case "agent_end":
+        case "turn_start":
+        case "turn_end":
+            return;
+        case "message_start": {
+            finishCurrent(view, changes);
+            if (e.role === "toolResult") return; // shown on its tool card
+            const item = newMessage(model, view, e.role, num(e.index, -1), changes);
+            item.streaming = true;
+            view.current = item;
+            if (typeof e.text === "string" && e.text.length > 0) {
+                const split = e.role === "user" ? splitEditorContext(e.text) : { context: null, text: e.text };
+                item.context = split.context;
+                const block: TextBlock = { kind: "text", contentIndex: 0, text: split.text, done: true };
+                item.blocks.push(block);
+                changes.push({ type: "block-added", session: s, item, block });
+            }
+            return;
+        }
+        case "text_delta":
+        case "thinking_delta": {
+            if (typeof e.delta !== "string") return;
+            const item = currentOrNew(model, view, changes);
+            const kind = event.type === "text_delta" ? "text" : "thinking";
+            const index = num(e.contentIndex, 0);
+            const last = item.blocks[item.blocks.length - 1];
+            if (last && last.kind === kind && last.contentIndex === index && !last.done) {
+                last.text += e.delta;
+                changes.push({ type: "text-appended", session: s, item, block: last, delta: e.delta });
+                return;
+            }
+            endOpenBlocks(view, item, changes);
+            const block: TextBlock = { kind, contentIndex: index, text: e.delta, done: false };
+            item.blocks.push(block);
+            changes.push({ type: "block-added", session: s, item, block });
+            return;
+        }
+        case "toolcall_start": {
+            const item = currentOrNew(model, view, changes);
+            endOpenBlocks(view, item, changes);
+            const card = toolCard(view, String(e.toolCallId), String(e.name ?? "tool"));
+            card.status = "writing";
+            if (!messageHasCard(item, card)) {
+                const block: ToolBlock = { kind: "tool", card };
+                item.blocks.push(block);
+                changes.push({ type: "block-added", session: s, item, block });
+            } else {
+                changes.push({ type: "tool-changed", session: s, card });
+            }
+            return;
+        }
+        case "toolcall_delta": {
+            const card = view.tools.get(String(e.toolCallId));
+            if (!card || typeof e.delta !== "string") return;
+            card.argsLength += e.delta.length;
+            changes.push({ type: "tool-changed", session: s, card });
+            return;
+        }
+        case "toolcall_end": {
+            const card = view.tools.get(String(e.toolCallId));
+            if (!card) return;
+            card.arguments = e.arguments;
+            if (card.status === "writing") card.status = "pending";
+            changes.push({ type: "tool-changed", session: s, card });
+            return;
+        }
+        case "message_end": {
+            applyMessageEnd(model, view, num(e.index, -1), e.message as WireMessage, changes);
+            return;
+        }
+        case "tool_start": {
+            const card = attachedCard(model, view, String(e.toolCallId), String(e.name ?? "tool"), changes);
+            card.status = "running";
+            card.title = typeof e.title === "string" ? e.title : card.title;
+            card.kind = typeof e.kind === "string" ? e.kind : card.kind;
+            card.locations = Array.isArray(e.locations) ? e.locations : card.locations;
+            changes.push({ type: "tool-changed", session: s, card });
+            return;
+        }
+        case "tool_update": {
+            const card = view.tools.get(String(e.toolCallId));
+            if (!card || typeof e.text !== "string") return;
+            card.output = e.text;
+            changes.push({ type: "tool-changed", session: s, card });
+            return;
+        }
+        case "tool_end": {
+            const card = attachedCard(model, view, String(e.toolCallId), String(e.name ?? "tool"), changes);
+            card.status = e.isError ? "error" : "done";
+            card.output = typeof e.text === "string" ? e.text : card.output;
+            card.truncated = e.truncated === true;
+            card.diff = typeof e.diff === "string" && e.diff.length > 0 ? e.diff : card.diff;
+            changes.push({ type: "tool-changed", session: s, card });
+            return;
+        }
+        case "retry_start": {
+            const seconds = (num(e.delayMs, 0) / 1000).toFixed(1);
+            const text = `Retrying in ${seconds} s (attempt ${num(e.attempt, 1)} of ${num(e.maxAttempts, 1)}): ${e.errorMessage ?? ""}`;
+            view.lastRetry = addNotice(model, view, "retry", text, changes);
+            return;
+        }
+        case "retry_end": {
+            const text = e.success
+                ? `Retry ${num(e.attempt, 1)} succeeded.`
+                : `Gave up after ${num(e.attempt, 1)} ${num(e.attempt, 1) === 1 ? "retry" : "retries"}: ${e.finalError ?? "unknown error"}`;
+            const notice = view.lastRetry && !view.lastRetry.done ? view.lastRetry : null;
+            if (notice) {
+                notice.text = text;
+                notice.done = true;
+                changes.push({ type: "notice-changed", session: s, item: notice });
+            } else {
+                addNotice(model, view, "retry", text, changes).done = true;
+            }
+            view.lastRetry = null;
+            return;
+        }
+        case "compaction_start": {
+            const reason = typeof e.reason === "string" ? e.reason : "manual";
+            view.lastCompaction = addNotice(model, view, "compaction", `Compacting the conversation (${reason})…`, changes);
+            return;
+        }
+        case "compaction_end": {
+            let text: string;
+            if (e.aborted) text = "Compaction aborted.";
+            else if (e.errorMessage) text = `Compaction failed: ${e.errorMessage}`;
+            else {
+                const before = typeof e.tokensBefore === "number" ? ` (${e.tokensBefore} tokens before)` : "";
+                text = `Compacted the conversation${before}.${e.willRetry ? " Continuing…" : ""}`;
+            }
+            const notice = view.lastCompaction ?? addNotice(model, view, "compaction", "", changes);
+            notice.text = text;
+            notice.done = true;
+            view.lastCompaction = null;
+            changes.push({ type: "notice-changed", session: s, item: notice });
+            return;
+        }
+        case "queue_update":
+            view.queue = {
+                steering: Array.isArray(e.steering) ? e.steering.map(String) : [],
+                followUp: Array.isArray(e.followUp) ? e.followUp.map(String) : [],
+            };
+            changes.push({ type: "status-changed", session: s });
+            return;
+        case "error":
+            finishCurrent(view, changes);
+            addNotice(model, view, "error", String(e.message ?? "The run failed."), changes).done = true;
+            return;
+        case "settled":
+            finishCurrent(view, changes);
+            for (const card of view.tools.values()) {
+                if (card.status === "writing" || card.status === "pending" || card.status === "running") {
+                    card.status = "interrupted";
+                    changes.push({ type: "tool-changed", session: s, card });
+                }
+            }
+            view.running = false;
+            changes.push({ type: "status-changed", session: s });
+            return;
+        default:
+            // An event type this client does not know: the spec says to ignore it.
+            return;
+    }
+}
+
+/** Applies a `tandem/state` result: running, queue, model and thinking level. */
+export function applyState(model: ChatModel, state: SessionState): Change[] {
+    const view = getSession(model, state.session);
+    view.running = !!state.running;
+    if (state.queued) view.queue = { steering: [...state.queued.steering], followUp: [...state.queued.followUp] };
+    view.model = state.model ? `${state.model.provider}/${state.model.id}` : null;
+    view.thinkingLevel = state.thinkingLevel ?? null;
+    return [{ type: "status-changed", session: view.id }];
+}
+
+/**
+ * Shows a stored session's earlier messages (read from its file when it is opened). Tool calls
+ * get their cards, completed by the tool results that follow them.
+ */
+export function applyHistory(model: ChatModel, session: string, messages: WireMessage[], omitted = 0): Change[] {
+    const view = getSession(model, session);
+    const changes: Change[] = [];
+    if (omitted > 0) addNotice(model, view, "info", `${omitted} earlier messages are not shown.`, changes).done = true;
+    for (const message of messages) {
+        if (!message || typeof message !== "object") continue;
+        applyMessageEnd(model, view, -1, message, changes);
+    }
+    for (const card of view.tools.values()) if (card.status === "pending") card.status = "interrupted";
+    return changes;
+}
+
+/** Adds a line of the host's own (a failed request) to a session's timeline. */
+export function addHostNotice(model: ChatModel, session: string, level: NoticeLevel, text: string): Change[] {
+    const changes: Change[] = [];
+    addNotice(model, getSession(model, session), level, text, changes).done = true;
+    return changes;
+}
+
+/** The whole text of a message's text blocks (what the user reads), for tests and copying. */
+export function messageText(item: MessageItem): string {
+    return item.blocks
+        .filter((b): b is TextBlock => b.kind === "text")
+        .map((b) => b.text)
+        .join("");
+}
+
+function num(value: unknown, fallback: number): number {
+    return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+}
+
+function newMessage(model: ChatModel, view: SessionView, role: unknown, index: number, changes: Change[]): MessageItem {
+    const item: MessageItem = {
+        kind: "message",
+        key: model.nextKey++,
+        index,
+        role: typeof role === "string" ? role : "custom",
+        blocks: [],
+        context: null,
+        streaming: false,
+        incomplete: false,
+        stopReason: null,
+        errorMessage: null,
+    };
+    view.items.push(item);
+    changes.push({ type: "item-added", session: view.id, item });
+    return item;
+}
+
+function addNotice(model: ChatModel, view: SessionView, level: NoticeLevel, text: string, changes: Change[]): NoticeItem {
+    const item: NoticeItem = { kind: "notice", key: model.nextKey++, level, text, done: false };
+    view.items.push(item);
+    changes.push({ type: "item-added", session: view.id, item });
+    return item;
+}
+
+/** The streaming message, or a new assistant message when deltas arrive without one (a gap). */
+function currentOrNew(model: ChatModel, view: SessionView, changes: Change[]): MessageItem {
+    if (view.current) return view.current;
+    const item = newMessage(model, view, "assistant", -1, changes);
+    item.streaming = true;
+    item.incomplete = view.lastSeq > 1 && view.missed > 0;
+    view.current = item;
+    return item;
+}
+
+function toolCard(view: SessionView, id: string, name: string): ToolCard {
+    let card = view.tools.get(id);
+    if (!card) {
+        card = {
+            id,
+            name,
+            status: "pending",
+            title: null,
+            kind: null,
+            locations: [],
+            argsLength: 0,
+            arguments: undefined,
+            output: "",
+            truncated: false,
+            diff: null,
+        };
+        view.tools.set(id, card);
+    }
+    return card;
+}
+
+/** A card for a tool event; when the call was never seen (a gap), it gets a message of its own. */
+function attachedCard(model: ChatModel, view: SessionView, id: string, name: string, changes: Change[]): ToolCard {
+    const known = view.tools.get(id);
+    if (known) return known;
+    const card = toolCard(view, id, name);
+    const item = newMessage(model, view, "assistant", -1, changes);
+    item.incomplete = view.missed > 0;
+    const block: ToolBlock = { kind: "tool", card };
+    item.blocks.push(block);
+    changes.push({ type: "block-added", session: view.id, item, block });
+    return card;
+}
+
+function messageHasCard(item: MessageItem, card: ToolCard): boolean {
+    return item.blocks.some((b) => b.kind === "tool" && b.card === card);
+}
+
+/** Marks the message's streaming text blocks final (a new block started after them). */
+function endOpenBlocks(view: SessionView, item: MessageItem, changes: Change[]): void {
+    for (const block of item.blocks) {
+        if (block.kind !== "tool" && !block.done) {
+            block.done = true;
+            changes.push({ type: "block-done", session: view.id, item, block });
+        }
+    }
+}
+
+/** Ends the streaming message (a new message, `settled`, `error`): its text is final. */
+function finishCurrent(view: SessionView, changes: Change[]): void {
+    const item = view.current;
+    if (!item) return;
+    endOpenBlocks(view, item, changes);
+    item.streaming = false;
+    view.current = null;
+    changes.push({ type: "message-changed", session: view.id, item });
+}
+
+/**
+ * `message_end` carries the complete message: it is the truth. Blocks built from deltas are
+ * checked against it and replaced where they differ (deltas lost in a gap), missing blocks and
+ * tool calls are added, and the stop reason is recorded.
+ */
+function applyMessageEnd(model: ChatModel, view: SessionView, index: number, message: WireMessage, changes: Change[]): void {
+    if (!message || typeof message !== "object") return;
+    const s = view.id;
+    if (message.role === "toolResult") {
+        finishCurrent(view, changes);
+        // The tool card already shows the result; fill it only if its events were missed.
+        const card = typeof message.toolCallId === "string" ? view.tools.get(message.toolCallId) : undefined;
+        if (card && card.status !== "done" && card.status !== "error") {
+            card.status = message.isError ? "error" : "done";
+            card.output = contentText(message.content);
+            changes.push({ type: "tool-changed", session: s, card });
+        }
+        return;
+    }
+    let item = view.current;
+    if (!item || (item.index >= 0 && index >= 0 && item.index !== index)) {
+        finishCurrent(view, changes);
+        item = newMessage(model, view, message.role, index, changes);
+    }
+    if (item.index < 0) item.index = index;
+    item.role = typeof message.role === "string" ? message.role : item.role;
+
+    const content: ContentBlock[] =
+        typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+    const isUser = item.role === "user";
+    let textIndex = 0;
+    content.forEach((part, contentIndex) => {
+        if (part.type === "text" || part.type === "thinking") {
+            const kind = part.type;
+            let text = (kind === "text" ? part.text : part.thinking) ?? "";
+            if (isUser && textIndex++ === 0) {
+                const split = splitEditorContext(text);
+                if (split.context !== null) item!.context = split.context;
+                text = split.text;
+            }
+            // User messages carry their text in message_start (contentIndex 0); deltas carry theirs.
+            let block = item!.blocks.find(
+                (b): b is TextBlock => b.kind === kind && (b.contentIndex === contentIndex || (isUser && b.contentIndex === 0)),
+            );
+            if (!block) {
+                block = { kind, contentIndex, text, done: true };
+                insertBlock(item!, block);
+                changes.push({ type: "block-added", session: s, item: item!, block });
+            } else if (block.text !== text || !block.done) {
+                block.text = text;
+                block.done = true;
+                changes.push({ type: "block-done", session: s, item: item!, block });
+            }
+        } else if (part.type === "toolCall" && typeof part.id === "string") {
+            const card = toolCard(view, part.id, part.name ?? "tool");
+            card.arguments = part.arguments;
+            if (card.status === "writing") card.status = "pending";
+            if (!messageHasCard(item!, card)) {
+                const block: ToolBlock = { kind: "tool", card };
+                item!.blocks.push(block);
+                changes.push({ type: "block-added", session: s, item: item!, block });
+            } else {
+                changes.push({ type: "tool-changed", session: s, card });
+            }
+        }
+    });
+    endOpenBlocks(view, item, changes);
+    item.stopReason = typeof message.stopReason === "string" ? message.stopReason : null;
+    item.errorMessage = typeof message.errorMessage === "string" && message.errorMessage ? message.errorMessage : null;
+    item.incomplete = false;
+    item.streaming = false;
+    if (view.current === item) view.current = null;
+    changes.push({ type: "message-changed", session: s, item });
+}
+
+/** Inserts a text block found only in `message_end` before the tool calls that follow it. */
+function insertBlock(item: MessageItem, block: TextBlock): void {
+    const at = item.blocks.findIndex((b) => b.kind !== "tool" && b.contentIndex > block.contentIndex);
+    if (at < 0) item.blocks.push(block);
+    else item.blocks.splice(at, 0, block);
+}
+
+function contentText(content: WireMessage["content"]): string {
+    if (typeof content === "string") return content;
+    if (!Array.isArray(content)) return "";
+    return content
+        .filter((c) => c.type === "text")
+        .map((c) => c.text ?? "")
+        .join("");
+}

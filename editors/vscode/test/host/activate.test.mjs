@@ -1,0 +1,182 @@
+// Activates the built extension (dist/extension.js) in plain node against a stand-in `vscode`
+// module and a real `tandem lsp`: the language client starts the server, a message typed in
+// the chat view becomes a tandem/prompt, and the streamed events reach the (fake) webview.
+//
+// Needs the tandem binary: TANDEM_BIN, or target/debug/tandem (cargo build -p tandem). The Rust
+// test server/tandem/tests/vscode.rs runs it with the binary it just built.
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import Module from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, it } from "node:test";
+
+import { createModel, messageText, reduce } from "../../out/shared/reducer.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const extensionDir = join(here, "../..");
+const require = createRequire(import.meta.url);
+const bin = process.env.TANDEM_BIN ?? join(extensionDir, "../../target/debug/tandem");
+
+// Every require("vscode") gets the stand-in.
+const fake = require("./fake-vscode.cjs");
+const originalLoad = Module._load;
+Module._load = function (request, ...rest) {
+    return request === "vscode" ? fake : originalLoad.call(this, request, ...rest);
+};
+
+function agentDir() {
+    const dir = mkdtempSync(join(tmpdir(), "tandem-host-test-"));
+    const script = {
+        turns: [
+            { text: "Let me read it.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
+            { text: "The notes say **hello**." },
+        ],
+    };
+    writeFileSync(join(dir, "script.json"), JSON.stringify(script));
+    writeFileSync(
+        join(dir, "models.json"),
+        JSON.stringify({ providers: { script: { api: "scripted", apiKey: "none", baseUrl: join(dir, "script.json"), models: [{ id: "t" }] } } }),
+    );
+    const project = join(dir, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, "notes.txt"), "hello\n");
+    // A wrapper that records what the client sends to the server (its stdin) and runs it.
+    const wrapper = join(dir, "tandem-wrapper");
+    const log = join(dir, "client-to-server.log");
+    writeFileSync(wrapper, `#!/bin/sh\ntee '${log}' | exec '${bin}' "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    return { dir, project, wrapper, log };
+}
+
+/** The JSON-RPC messages in a recorded client → server byte stream. */
+function messagesIn(log) {
+    return readFileSync(log, "utf8")
+        .split(/Content-Length: \d+\r\n\r\n/)
+        .filter((part) => part.trim() !== "")
+        .map((part) => JSON.parse(part));
+}
+
+function fakeView() {
+    const posted = [];
+    let receive;
+    const view = {
+        webview: {
+            options: {},
+            html: "",
+            cspSource: "vscode-webview:",
+            asWebviewUri: (uri) => uri,
+            postMessage: async (message) => {
+                posted.push(message);
+                return true;
+            },
+            onDidReceiveMessage: (listener) => {
+                receive = listener;
+                return { dispose() {} };
+            },
+        },
+        onDidDispose: () => ({ dispose() {} }),
+        show() {},
+    };
+    return { view, posted, send: (message) => receive(message) };
+}
+
+async function until(what, check, ms = 20_000) {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+    }
+}
+
+const hasBinary = existsSync(bin);
+
+describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary ? false : `no tandem binary at ${bin} (cargo build -p tandem, or set TANDEM_BIN)` }, () => {
+    it("starts the server, sends the chat's prompt and forwards the streamed events", async () => {
+        const { dir, project, wrapper, log } = agentDir();
+        Object.assign(fake.__settings, {
+            "tandem.path": wrapper,
+            "tandem.model": "script/t",
+            "tandem.agentDir": dir,
+            "tandem.bashPermission": "deny",
+        });
+        const { Uri } = fake;
+        // The language client reads the workspace folder at start.
+        Object.defineProperty(fake.workspace, "workspaceFolders", { value: [{ uri: Uri.file(project), name: "project", index: 0 }], configurable: true });
+        const extension = require(join(extensionDir, "dist/extension.js"));
+        const context = { subscriptions: [], extensionUri: Uri.file(extensionDir), extensionPath: extensionDir };
+        await extension.activate(context);
+        try {
+            assert.deepEqual(fake.__calls.errors, [], `no error message at start; output:\n${fake.__calls.output.join("\n")}`);
+            for (const id of ["tandem.sessions", "tandem.selectModel", "tandem.abortRun", "tandem.fixDiagnostic", "tandem.abort"]) {
+                assert.ok(fake.__calls.commands.has(id), `command ${id} is registered`);
+            }
+
+            const provider = fake.__calls.views.get("tandem.chat");
+            assert.ok(provider, "the chat view provider is registered");
+            const web = fakeView();
+            provider.resolveWebviewView(web.view);
+            assert.match(web.view.webview.html, /<script nonce="\w+" src=".*dist\/webview\.js">/);
+            assert.equal(web.view.webview.options.enableScripts, true);
+            web.send({ type: "ready" });
+            web.send({ type: "send", text: "What do the notes say?", mode: "prompt" });
+
+            const events = () => web.posted.filter((m) => m.type === "events").flatMap((m) => m.events);
+            await until("settled", () => events().some((e) => e.event.type === "settled"));
+            const model = createModel();
+            for (const params of events()) reduce(model, params);
+            const [view] = model.sessions.values();
+            const answers = view.items.filter((i) => i.kind === "message" && i.role === "assistant").map(messageText);
+            assert.deepEqual(answers, ["Let me read it.", "The notes say **hello**."]);
+            assert.deepEqual([...view.tools.values()].map((c) => [c.title, c.status, c.output]), [["Read notes.txt", "done", "hello\n"]]);
+            const shown = web.posted.find((m) => m.type === "showSession");
+            assert.equal(shown.session, view.id, "the chat shows the new session");
+            assert.equal(shown.title, "What do the notes say?");
+            await until("state", () => web.posted.some((m) => m.type === "state"));
+            const state = web.posted.find((m) => m.type === "state").state;
+            assert.equal(`${state.model.provider}/${state.model.id}`, "script/t");
+
+            // What the client told the server: the events capability, change annotations (the
+            // refactor preview), the settings as initializationOptions, then their changes.
+            fake.__settings["tandem.editMode"] = "auto";
+            fake.__configChanged.fire({ affectsConfiguration: (section) => section === "tandem" || section === "tandem.editMode" });
+            await until("didChangeConfiguration", () => messagesIn(log).some((m) => m.method === "workspace/didChangeConfiguration"));
+            const sent = messagesIn(log);
+            const init = sent.find((m) => m.method === "initialize").params;
+            assert.deepEqual(init.capabilities.experimental.tandem, { events: true });
+            assert.deepEqual(init.capabilities.workspace.workspaceEdit.changeAnnotationSupport, { groupsOnLabel: true });
+            assert.equal(init.capabilities.workspace.applyEdit, true);
+            assert.deepEqual(init.initializationOptions, {
+                model: "script/t",
+                editMode: "confirm",
+                bashPermission: "deny",
+                agentDir: dir,
+            });
+            const prompt = sent.find((m) => m.method === "tandem/prompt").params;
+            assert.deepEqual(prompt, { text: "What do the notes say?" });
+            const change = sent.find((m) => m.method === "workspace/didChangeConfiguration").params;
+            assert.deepEqual(change.settings.tandem, { model: "script/t", editMode: "auto", bashPermission: "deny", agentDir: dir });
+        } finally {
+            await extension.deactivate();
+            for (const d of context.subscriptions) d.dispose?.();
+        }
+    });
+
+    it("names the tandem.path setting when the binary is missing", async () => {
+        fake.__calls.errors.length = 0;
+        fake.__settings["tandem.path"] = "/nonexistent/tandem";
+        const extension = require(join(extensionDir, "dist/extension.js"));
+        const context = { subscriptions: [], extensionUri: fake.Uri.file(extensionDir), extensionPath: extensionDir };
+        fake.__calls.commands.clear();
+        await extension.activate(context);
+        try {
+            assert.equal(fake.__calls.errors.length, 1);
+            assert.match(fake.__calls.errors[0], /\/nonexistent\/tandem does not exist.*`tandem\.path`/);
+        } finally {
+            await extension.deactivate();
+            for (const d of context.subscriptions) d.dispose?.();
+        }
+    });
+});

@@ -1,0 +1,215 @@
+// A stand-in for the `vscode` module, enough to activate the extension in plain node (VS Code
+// itself cannot run here). The parts the extension's own code relies on are real little
+// implementations; anything else the language client touches is an inert "auto" object whose
+// properties and calls return more inert objects (disposables that do nothing).
+"use strict";
+
+const path = require("node:path");
+const { pathToFileURL, fileURLToPath } = require("node:url");
+
+const calls = { errors: [], warnings: [], infos: [], commands: new Map(), executed: [], views: new Map(), output: [] };
+
+function auto(name) {
+    const cache = new Map();
+    const target = function () {};
+    return new Proxy(target, {
+        get(_t, prop) {
+            if (prop === "then") return undefined; // not a promise
+            if (prop === Symbol.toPrimitive) return () => name;
+            if (prop === "dispose") return () => {};
+            if (prop === "toString") return () => name;
+            if (typeof prop === "symbol") return undefined;
+            if (!cache.has(prop)) cache.set(prop, auto(`${name}.${prop}`));
+            return cache.get(prop);
+        },
+        apply() {
+            return auto(`${name}()`);
+        },
+        construct() {
+            return auto(`new ${name}`);
+        },
+    });
+}
+
+class Disposable {
+    constructor(fn) {
+        this.fn = fn;
+    }
+    static from(...items) {
+        return new Disposable(() => items.forEach((d) => d && d.dispose && d.dispose()));
+    }
+    dispose() {
+        if (this.fn) this.fn();
+        this.fn = undefined;
+    }
+}
+
+class EventEmitter {
+    constructor() {
+        this.listeners = new Set();
+        this.event = (listener, thisArg) => {
+            const bound = thisArg ? listener.bind(thisArg) : listener;
+            this.listeners.add(bound);
+            return new Disposable(() => this.listeners.delete(bound));
+        };
+    }
+    fire(value) {
+        for (const l of [...this.listeners]) l(value);
+    }
+    dispose() {
+        this.listeners.clear();
+    }
+}
+
+class Uri {
+    constructor(scheme, fsPath) {
+        this.scheme = scheme;
+        this.fsPath = fsPath;
+        this.path = fsPath;
+    }
+    static file(p) {
+        return new Uri("file", p);
+    }
+    static parse(value) {
+        if (value.startsWith("file:")) return new Uri("file", fileURLToPath(value));
+        const u = new Uri(value.split(":")[0], value);
+        return u;
+    }
+    static joinPath(base, ...parts) {
+        return new Uri(base.scheme, path.join(base.fsPath, ...parts));
+    }
+    toString() {
+        return this.scheme === "file" ? pathToFileURL(this.fsPath).href : this.fsPath;
+    }
+    toJSON() {
+        return this.toString();
+    }
+    with() {
+        return this;
+    }
+}
+
+class Position {
+    constructor(line, character) {
+        this.line = line;
+        this.character = character;
+    }
+}
+class Range {
+    constructor(a, b, c, d) {
+        if (typeof a === "number") {
+            this.start = new Position(a, b);
+            this.end = new Position(c, d);
+        } else {
+            this.start = a;
+            this.end = b;
+        }
+    }
+}
+
+const settings = {};
+const configChanged = new EventEmitter();
+
+function event() {
+    return new EventEmitter().event;
+}
+
+const workspace = new Proxy(
+    {
+        workspaceFolders: undefined,
+        textDocuments: [],
+        getConfiguration(section) {
+            const prefix = section ? `${section}.` : "";
+            return {
+                get: (key, fallback) => (`${prefix}${key}` in settings ? settings[`${prefix}${key}`] : fallback),
+                has: (key) => `${prefix}${key}` in settings,
+                inspect: () => undefined,
+                update: async () => {},
+            };
+        },
+        onDidChangeConfiguration: configChanged.event,
+        onDidOpenTextDocument: event(),
+        onDidChangeTextDocument: event(),
+        onDidCloseTextDocument: event(),
+        onDidSaveTextDocument: event(),
+        onWillSaveTextDocument: event(),
+        onDidChangeWorkspaceFolders: event(),
+        onDidCreateFiles: event(),
+        onDidRenameFiles: event(),
+        onDidDeleteFiles: event(),
+        onWillCreateFiles: event(),
+        onWillRenameFiles: event(),
+        onWillDeleteFiles: event(),
+        onDidOpenNotebookDocument: event(),
+        onDidChangeNotebookDocument: event(),
+        onDidCloseNotebookDocument: event(),
+        onDidSaveNotebookDocument: event(),
+        notebookDocuments: [],
+        applyEdit: async () => true,
+    },
+    { get: (t, p) => (p in t ? t[p] : auto(`workspace.${String(p)}`)) },
+);
+
+const window = new Proxy(
+    {
+        activeTextEditor: undefined,
+        visibleTextEditors: [],
+        onDidChangeActiveTextEditor: event(),
+        onDidChangeVisibleTextEditors: event(),
+        createOutputChannel(name) {
+            const line = (text) => calls.output.push(text);
+            return { name, append: line, appendLine: line, replace: line, clear() {}, show() {}, hide() {}, dispose() {} };
+        },
+        showErrorMessage: async (message) => {
+            calls.errors.push(message);
+            return undefined;
+        },
+        showWarningMessage: async (message) => {
+            calls.warnings.push(message);
+            return undefined;
+        },
+        showInformationMessage: async (message) => {
+            calls.infos.push(message);
+            return undefined;
+        },
+        registerWebviewViewProvider(id, provider) {
+            calls.views.set(id, provider);
+            return new Disposable();
+        },
+        withProgress: async (_options, task) => task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: event() }),
+    },
+    { get: (t, p) => (p in t ? t[p] : auto(`window.${String(p)}`)) },
+);
+
+const commands = {
+    registerCommand(id, fn) {
+        if (calls.commands.has(id)) throw new Error(`command '${id}' already exists`);
+        calls.commands.set(id, fn);
+        return new Disposable(() => calls.commands.delete(id));
+    },
+    async executeCommand(id, ...args) {
+        calls.executed.push(id);
+        const fn = calls.commands.get(id);
+        return fn ? fn(...args) : undefined;
+    },
+    getCommands: async () => [...calls.commands.keys()],
+};
+
+const real = {
+    version: "1.82.0",
+    Disposable,
+    EventEmitter,
+    Uri,
+    Position,
+    Range,
+    Selection: Range,
+    workspace,
+    window,
+    commands,
+    env: new Proxy({ appName: "fake", language: "en", machineId: "x", sessionId: "y", uriScheme: "vscode" }, { get: (t, p) => (p in t ? t[p] : auto(`env.${String(p)}`)) }),
+    __calls: calls,
+    __settings: settings,
+    __configChanged: configChanged,
+};
+
+module.exports = new Proxy(real, { get: (t, p) => (p in t ? t[p] : typeof p === "symbol" ? undefined : auto(`vscode.${p}`)) });

@@ -1,0 +1,695 @@
+//! The Neovim plugin (`editors/neovim`) in a real headless Neovim 0.11, against `tandem lsp` and
+//! the mock LLM server. Each test starts `nvim --headless --clean -u <scenario>.lua`, whose
+//! scenario (in `editors/neovim/tests/`) sets the plugin up the way a user's init.lua does
+//! (`require("tandem").setup{...}`), opens a file, uses the plugin's commands or Neovim's code
+//! action menu, and writes what it saw (chat buffer, file buffer, vim.ui.select calls, progress)
+//! to a JSON file that the test asserts on. The model is provider `mock` of a models.json in a
+//! temp agent dir (`setup{agent_dir=...}`), served by `tandem_tests::mock_llm` from the SSE
+//! fixtures in `tests/neovim_plugin/`.
+//!
+//! Neovim comes from `scripts/install-neovim` (target/nvim-venv), or `TANDEM_NVIM`; without it
+//! the tests fail saying so, never skip. Timeouts are hang guards only.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tandem_tests::mock_llm::MockLlm;
+
+/// How long one Neovim scenario may take before it is killed (a hang guard).
+const TIMEOUT: Duration = Duration::from_secs(150);
+
+const BUGGY: &str = "def average(values):\n    return sum(values) / len(valus)\n";
+const FIXED_LINE: &str = "    return sum(values) / len(values)";
+const MODEL: &str = "mock/mock-model";
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The nvim that scripts/install-neovim installs, or `TANDEM_NVIM` when set.
+fn nvim() -> PathBuf {
+    if let Some(path) = std::env::var_os("TANDEM_NVIM") {
+        return PathBuf::from(path);
+    }
+    let path = manifest_dir().join("../../target/nvim-venv/bin/nvim");
+    assert!(
+        path.is_file(),
+        "Neovim is not installed at {}: run scripts/install-neovim (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+fn plugin_dir() -> PathBuf {
+    manifest_dir()
+        .join("../../editors/neovim")
+        .canonicalize()
+        .expect("editors/neovim exists")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    manifest_dir().join("tests/neovim_plugin").join(name)
+}
+
+/// A finished scenario: its sandbox, what the Lua side reported, and the text to print when an
+/// assertion fails.
+struct Outcome {
+    _temp: tempfile::TempDir,
+    project: PathBuf,
+    result: Value,
+    context: String,
+}
+
+impl Outcome {
+    fn chat(&self) -> Vec<String> {
+        strings(&self.result["chat"])
+    }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Everything that explains a failure: the result file, nvim's output, the LSP log and the
+/// requests the mock model received.
+fn diagnostics(root: &Path, result: Option<&Value>, mock: &MockLlm) -> String {
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| format!("({e})"));
+    let log = result
+        .and_then(|r| r["log"].as_str())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("state/nvim/lsp.log"));
+    let requests: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| format!("{}\n{}", r.summary(), r.body_text()))
+        .collect();
+    format!(
+        "result: {}\n--- nvim stdout\n{}\n--- nvim stderr\n{}\n--- LSP log {}\n{}\n--- mock requests\n{}",
+        result
+            .map(|r| serde_json::to_string_pretty(r).unwrap_or_default())
+            .unwrap_or_else(|| "(none)".into()),
+        read(&root.join("nvim.stdout")),
+        read(&root.join("nvim.stderr")),
+        log.display(),
+        read(&log),
+        requests.join("\n\n")
+    )
+}
+
+/// Runs `editors/neovim/tests/<scenario>.lua` in a sandbox whose project holds main.py, with
+/// the mock model configured in a temp agent dir. Panics (with everything useful) unless the
+/// scenario reported success.
+async fn run_scenario(scenario: &str, mock: &MockLlm) -> Outcome {
+    run_scenario_with(scenario, mock, MODEL, &[]).await
+}
+
+/// Provider key variables removed from nvim's environment, so that no key of the machine
+/// running the tests leaks in.
+const KEY_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_OAUTH_TOKEN",
+    "GEMINI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GROQ_API_KEY",
+    "CEREBRAS_API_KEY",
+    "XAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "ZAI_API_KEY",
+    "HF_TOKEN",
+    "COPILOT_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+];
+
+/// [`run_scenario`] with `model` as the plugin's `model` option and more environment for the
+/// scenario.
+async fn run_scenario_with(
+    scenario: &str,
+    mock: &MockLlm,
+    model: &str,
+    env: &[(&str, &str)],
+) -> Outcome {
+    let nvim = nvim();
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().to_path_buf();
+    let project = root.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("main.py"), BUGGY).unwrap();
+    // Another project (a git root) for the one-client-many-folders check.
+    let other = root.join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join("lib.py"), "def f():\n    return 1\n").unwrap();
+    let agent = root.join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let models = json!({"providers": {"mock": {
+        "api": "openai-completions",
+        "baseUrl": format!("{}/v1", mock.base_url()),
+        "apiKey": "sk-mock",
+        "models": [{"id": "mock-model", "name": "Mock model"}]}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let result_path = root.join("result.json");
+    let plugin = plugin_dir();
+    let script = plugin.join("tests").join(format!("{scenario}.lua"));
+
+    let mut command = tokio::process::Command::new(&nvim);
+    for var in KEY_VARS {
+        command.env_remove(var);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .args(["--headless", "--clean", "-u"])
+        .arg(&script)
+        .current_dir(&project)
+        // A home of its own: no user config, pi config or state leaks in or out.
+        .env("HOME", &root)
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env("XDG_CACHE_HOME", root.join("cache"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env("TANDEM_PLUGIN", &plugin)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("TANDEM_PROJECT", &project)
+        .env("TANDEM_OTHER", &other)
+        .env("TANDEM_AGENT_DIR", &agent)
+        .env("TANDEM_MODEL", model)
+        .env("TANDEM_RESULT", &result_path)
+        .stdin(Stdio::null())
+        .stdout(File::create(root.join("nvim.stdout")).unwrap())
+        .stderr(File::create(root.join("nvim.stderr")).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", nvim.display()));
+
+    let status = match tokio::time::timeout(TIMEOUT, child.wait()).await {
+        Ok(status) => Some(status.expect("wait for nvim")),
+        Err(_) => {
+            let _ = child.kill().await;
+            None
+        }
+    };
+    let result: Option<Value> = std::fs::read_to_string(&result_path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let Some(status) = status else {
+        panic!(
+            "{scenario}: nvim did not finish within {TIMEOUT:?}; killed\n{}",
+            diagnostics(&root, result.as_ref(), mock)
+        );
+    };
+    let Some(result) = result else {
+        panic!(
+            "{scenario}: nvim exited ({status}) without a result file\n{}",
+            diagnostics(&root, None, mock)
+        );
+    };
+    let context = diagnostics(&root, Some(&result), mock);
+    // Shown with --nocapture: what the user saw.
+    println!(
+        "--- {scenario}: the chat buffer\n{}",
+        strings(&result["chat"]).join("\n")
+    );
+    assert!(
+        status.success() && result["ok"] == true,
+        "{scenario}: nvim exited ({status}) at step {}: {}\n{context}",
+        result["step"],
+        result["error"].as_str().unwrap_or("")
+    );
+    Outcome {
+        _temp: temp,
+        project,
+        result,
+        context,
+    }
+}
+
+/// The state line the chat shows for session `id` once its run ended.
+fn settled_line(id: &str, outcome: Option<&str>) -> String {
+    let state = match outcome {
+        Some(o) => format!("settled ({o})"),
+        None => "settled".to_string(),
+    };
+    format!("Tandem: {state} · {MODEL} · session {}", &id[..8])
+}
+
+/// The text of the last user message the model received.
+fn last_user_text(body: &Value) -> String {
+    let messages = body["messages"].as_array().expect("messages");
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    match &user["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => other.to_string(),
+    }
+}
+
+/// `:1,2TandemAsk` (editors/neovim/tests/ask.lua): the selection goes as editor context, the
+/// chat shows the whole answer streamed in many pieces and settles, progress runs begin to end,
+/// and one client serves every file buffer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_ask_streams_the_whole_answer_into_the_chat() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("ask.sse")).unwrap();
+    let out = run_scenario("ask", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+
+    let session = r["current"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no current session\n{ctx}"));
+    let chat = out.chat();
+    assert_eq!(
+        chat,
+        vec![
+            settled_line(session, None),
+            String::new(),
+            "## You".into(),
+            String::new(),
+            "_Context: main.py (Python) · Selection: 1:1 to 2:36_".into(),
+            String::new(),
+            "Explain these lines".into(),
+            String::new(),
+            "## Tandem".into(),
+            String::new(),
+            "Hello from the mock model.".into(),
+            String::new(),
+            "It streams “héllo” in pieces 👋.".into(),
+        ],
+        "the chat buffer\n{ctx}"
+    );
+    println!(
+        "the answer arrived in {} text_delta notification(s) (information)",
+        r["text_deltas"]
+    );
+    assert!(r["text_deltas"].as_u64().unwrap_or(0) >= 1, "{ctx}");
+    assert_eq!(r["chat_open"], true, "the chat split opened\n{ctx}");
+    assert_eq!(
+        r["current_buf_is_file"], true,
+        "the chat did not take the focus\n{ctx}"
+    );
+    assert_eq!(r["status_after"], "", "no status once settled\n{ctx}");
+    assert_eq!(
+        r["client_capabilities"]["tandem"],
+        json!({"events": true}),
+        "the client opted in to tandem/event\n{ctx}"
+    );
+    assert_eq!(r["offset_encoding"], "utf-8", "{ctx}");
+    // One client for every file buffer (not the chat); another project is a workspace folder.
+    assert_eq!(r["tandem_clients"], 1, "{ctx}");
+    assert_eq!(r["chat_attached"], false, "{ctx}");
+    let folders = strings(&r["workspace_folders"]);
+    assert_eq!(folders.len(), 2, "{folders:?}\n{ctx}");
+    assert!(folders[0].ends_with("/project"), "{folders:?}");
+    assert!(folders[1].ends_with("/other"), "{folders:?}");
+    // :checkhealth tandem runs its checks without an error.
+    let health = strings(&r["health"]);
+    let has = |text: &str| health.iter().any(|l| l.contains(text));
+    assert!(has("OK Neovim 0.11"), "{health:#?}");
+    assert!(has("OK client 1 running"), "{health:#?}");
+    assert!(has("OK models.json is valid JSON"), "{health:#?}");
+    assert!(has("models have a key"), "{health:#?}");
+    assert!(!has("ERROR"), "{health:#?}");
+    let commands = strings(&r["commands"]);
+    for name in [
+        "TandemAsk",
+        "TandemSteer",
+        "TandemFollowUp",
+        "TandemAbort",
+        "TandemSessions",
+        "TandemModel",
+        "TandemThinking",
+        "TandemChat",
+    ] {
+        assert!(commands.iter().any(|c| c == name), "no :{name}\n{ctx}");
+    }
+    // The run reported work-done progress through Neovim (LspProgress), begin to end.
+    let kinds: Vec<&str> = r["progress"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| p["kind"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(kinds.first(), Some(&"begin"), "progress {kinds:?}\n{ctx}");
+    assert_eq!(kinds.last(), Some(&"end"), "progress {kinds:?}\n{ctx}");
+
+    // One model call, whose prompt carries the selected lines as editor context.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "{ctx}");
+    let body = requests[0].json().expect("JSON body");
+    assert_eq!(body["model"], "mock-model");
+    let prompt = last_user_text(&body);
+    assert!(prompt.contains("<editor-context>"), "{prompt}");
+    assert!(prompt.contains("Selection: 1:1 to 2:36"), "{prompt}");
+    assert!(
+        prompt.contains("return sum(values) / len(valus)"),
+        "{prompt}"
+    );
+    assert!(prompt.ends_with("Explain these lines"), "{prompt}");
+}
+
+/// The fix code action (editors/neovim/tests/fix.lua) on a diagnostic from another source,
+/// chosen in `vim.lsp.buf.code_action()`'s menu: the model's edit is confirmed through
+/// vim.ui.select (stubbed to pick Apply) and Neovim applies it to the buffer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_select() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("fix-edit.sse")).unwrap();
+    mock.enqueue_file(fixture("fix-done.sse")).unwrap();
+    let out = run_scenario("fix", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+
+    // Neovim applied the server's edit to the buffer: the typo is fixed, nothing else changed.
+    assert_eq!(
+        r["lines"],
+        json!(["def average(values):", FIXED_LINE]),
+        "the file buffer\n{ctx}"
+    );
+    assert_eq!(r["modified"], true, "{ctx}");
+    // Through the editor only: the file on disk is as it was (the buffer is unsaved).
+    assert_eq!(
+        std::fs::read_to_string(out.project.join("main.py")).unwrap(),
+        BUGGY
+    );
+
+    // vim.ui.select was asked twice: the code action menu, then the server's confirmation.
+    let selects = r["selects"].as_array().cloned().unwrap_or_default();
+    assert_eq!(selects.len(), 2, "{ctx}");
+    assert_eq!(
+        selects[0]["chose"], "Ask Tandem to fix: \"valus\" is not defined",
+        "the code action menu\n{ctx}"
+    );
+    assert_eq!(selects[1]["kind"], "tandem.confirm", "{ctx}");
+    assert_eq!(
+        selects[1]["items"],
+        json!(["Apply", "Reject", "Apply all"]),
+        "{ctx}"
+    );
+    assert_eq!(selects[1]["chose"], "Apply", "{ctx}");
+    assert_eq!(
+        selects[1]["prompt"], "Tandem wants to edit main.py (+1/-1 lines)",
+        "the server's question\n{ctx}"
+    );
+
+    // The chat followed the command's session: the tool, its diff, the question and the answer.
+    let chat = out.chat();
+    let session = r["current"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no current session\n{ctx}"));
+    assert_eq!(chat[0], settled_line(session, None), "{ctx}");
+    for line in [
+        "- ✓ Edit main.py",
+        "  main.py: +1 -1",
+        "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+        "→ Apply",
+        "  -len(valus)",
+        "  +len(values)",
+        "Fixed the typo: `valus` is now `values`.",
+    ] {
+        assert!(
+            chat.iter().any(|l| l == line),
+            "the chat lacks {line:?}:\n{}\n{ctx}",
+            chat.join("\n")
+        );
+    }
+
+    // The diagnostic came from another source (not the tandem client): the plugin sent it with
+    // the code action request, so the fix prompt names it.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{ctx}");
+    let first = last_user_text(&requests[0].json().expect("JSON body"));
+    assert!(first.contains("\"valus\" is not defined"), "{first}");
+}
+
+/// `:TandemAbort` while the provider's stream hangs (editors/neovim/tests/abort.lua).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_abort_stops_a_stalled_stream_and_the_chat_settles() {
+    abort_scenario(false).await;
+}
+
+/// `:TandemAbort!` cancels the run's work-done progress (window/workDoneProgress/cancel), which
+/// the server treats as an abort.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_abort_bang_cancels_the_runs_progress() {
+    abort_scenario(true).await;
+}
+
+async fn abort_scenario(bang: bool) {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("stall.sse")).unwrap();
+    let env: &[(&str, &str)] = if bang { &[("TANDEM_BANG", "!")] } else { &[] };
+    let out = run_scenario_with("abort", &mock, MODEL, env).await;
+    let r = &out.result;
+    let ctx = &out.context;
+
+    assert_eq!(r["running_before_abort"], true, "{ctx}");
+    let chat = out.chat();
+    let session = r["current"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no current session\n{ctx}"));
+    assert_eq!(chat[0], settled_line(session, Some("aborted")), "{ctx}");
+    let answer = chat
+        .iter()
+        .position(|l| l == "Once upon a time there was")
+        .unwrap_or_else(|| panic!("no partial answer in the chat:\n{}\n{ctx}", chat.join("\n")));
+    assert_eq!(
+        chat[answer + 1..],
+        [String::new(), "_Aborted._".to_string()],
+        "the chat ends with the abort\n{ctx}"
+    );
+    assert_eq!(mock.requests().len(), 1, "no retry after an abort\n{ctx}");
+    // Which way the plugin aborted, from Neovim's LSP log (debug level: every message sent).
+    let log = std::fs::read_to_string(r["log"].as_str().unwrap_or_default()).unwrap_or_default();
+    let sent = |method: &str| log.contains(&format!("method = \"{method}\""));
+    assert_eq!(sent("window/workDoneProgress/cancel"), bang, "{ctx}");
+    assert_eq!(sent("tandem/abort"), !bang, "{ctx}");
+}
+
+/// Runs a scenario that needs no model (the mock stays empty).
+async fn run_offline(scenario: &str) -> Outcome {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let out = run_scenario(scenario, &mock).await;
+    assert!(mock.requests().is_empty(), "{}", out.context);
+    out
+}
+
+/// The chat renderer fed a synthetic stream (editors/neovim/tests/render.lua): 20 000 text
+/// deltas appended into 20 long lines, quoted thinking, a failed tool updated in place, a second
+/// session's events interleaved (dividers), a stale notification ignored, a sequence gap
+/// repaired from message_end, a retry, an error and the state line throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_renders_a_synthetic_event_stream() {
+    let out = run_offline("render").await;
+    let r = &out.result;
+    let ctx = &out.context;
+    println!(
+        "20 000 deltas rendered in {} s of CPU (information, not asserted)",
+        r["deltas_cpu_seconds"]
+    );
+    let mut expected: Vec<String> = [
+        "Tandem: settled (error) · session aaaaaaaa · queued: 1 steering, 0 follow-up",
+        "",
+        "## You",
+        "",
+        "Count",
+        "",
+        "## Tandem",
+        "",
+        "> Let me think.",
+        "> Second thought.",
+        "",
+    ]
+    .map(String::from)
+    .to_vec();
+    for line in 0..20 {
+        let words: Vec<String> = (1..=1000)
+            .map(|w| format!("w{}", line * 1000 + w))
+            .collect();
+        expected.push(words.join(" "));
+    }
+    expected.extend(
+        [
+            "",
+            "- ✗ Run `ls` — Command exited with code 2",
+            "",
+            "── session bbbbbbbb ──",
+            "",
+            "## Tandem",
+            "",
+            "From B.",
+            "",
+            "── session aaaaaaaa ──",
+            "",
+            "ly.",
+            "",
+            "_(some of the stream was missed; the whole message:)_",
+            "Finally.",
+            "",
+            "_Retrying (attempt 1 of 3, in 2.0 s): 429 Too Many Requests_",
+            "",
+            "**Error:** gave up",
+            "after 3 retries",
+        ]
+        .map(String::from),
+    );
+    let chat = out.chat();
+    if chat != expected {
+        let first = chat
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(chat.len().min(expected.len()));
+        panic!(
+            "the chat differs at line {first}: {:?} != {:?} ({} vs {} lines)\n{ctx}",
+            chat.get(first),
+            expected.get(first),
+            chat.len(),
+            expected.len()
+        );
+    }
+    assert_eq!(
+        r["state_while_tool"], "Tandem: running: Run `ls` · session aaaaaaaa",
+        "{ctx}"
+    );
+    assert_eq!(
+        r["state_queued"], "Tandem: running · session aaaaaaaa · queued: 1 steering, 0 follow-up",
+        "{ctx}"
+    );
+    assert_eq!(r["sessions"], json!({"A": false, "B": true}), "{ctx}");
+}
+
+/// :TandemModel, :TandemThinking, :TandemSessions, :TandemNew and :TandemFollowUp
+/// (editors/neovim/tests/sessions.lua), answered through a stubbed vim.ui.select.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_models_and_thinking_through_the_commands() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("first.sse")).unwrap();
+    mock.enqueue_file(fixture("second.sse")).unwrap();
+    let out = run_scenario("sessions", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+
+    let first = r["first"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no first session\n{ctx}"));
+    let second = r["current"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no current session\n{ctx}"));
+    assert_ne!(first, second, "{ctx}");
+    assert_eq!(
+        r["current_after_open"], first,
+        "reopening a live session keeps it\n{ctx}"
+    );
+
+    let selects = r["selects"].as_array().cloned().unwrap_or_default();
+    assert_eq!(selects.len(), 2, "{ctx}");
+    // :TandemModel: models with a key first.
+    assert_eq!(selects[0]["kind"], "tandem.models", "{ctx}");
+    assert_eq!(
+        selects[0]["items"][0], "mock/mock-model  Mock model",
+        "{ctx}"
+    );
+    assert_eq!(selects[0]["chose"], "mock/mock-model  Mock model", "{ctx}");
+    // :TandemSessions: "new" first, then the stored session, titled by its prompt.
+    assert_eq!(selects[1]["kind"], "tandem.sessions", "{ctx}");
+    let items = strings(&selects[1]["items"]);
+    assert_eq!(items.len(), 2, "{ctx}");
+    assert_eq!(items[0], "+ New session", "{ctx}");
+    assert!(
+        items[1].ends_with("  First question  [2 messages] (current)"),
+        "{:?}\n{ctx}",
+        items[1]
+    );
+
+    let notes = strings(&r["notes"]);
+    assert!(
+        notes.iter().any(|n| n == "Tandem: model mock/mock-model"),
+        "{notes:?}\n{ctx}"
+    );
+    // The level the server answered (the spec says `off` for a model without reasoning; the
+    // server currently answers `high`, so only the round trip is checked here).
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("Tandem: thinking level ")),
+        "{notes:?}\n{ctx}"
+    );
+
+    let chat = out.chat();
+    assert_eq!(chat[0], settled_line(second, None), "{ctx}");
+    for line in [
+        "First answer.".to_string(),
+        "_First question (2 messages)_".to_string(),
+        format!("── new session {} ──", &second[..8]),
+        "Second question".to_string(),
+        "Second answer.".to_string(),
+    ] {
+        assert!(
+            chat.contains(&line),
+            "the chat lacks {line:?}:\n{}\n{ctx}",
+            chat.join("\n")
+        );
+    }
+
+    // The second prompt went to the new session: its request holds no earlier message.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{ctx}");
+    let body = requests[1].json().expect("JSON body");
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .filter(|r| *r != "system" && *r != "developer")
+        .collect();
+    assert_eq!(roles, ["user"], "{ctx}");
+    let prompt = last_user_text(&body);
+    assert!(prompt.ends_with("Second question"), "{prompt}\n{ctx}");
+    // The visual selection ("return sum", characterwise) was the context.
+    assert!(
+        prompt.contains("Selection: 2:5 to 2:15\n```python\nreturn sum\n```"),
+        "{prompt}\n{ctx}"
+    );
+}
+
+/// A model whose provider has no key: the prompt is refused, and the chat says which variable
+/// or file to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_key_is_reported_in_the_chat() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let out = run_scenario_with("nokey", &mock, "openai/gpt-4o-mini", &[]).await;
+    let ctx = &out.context;
+    let chat = out.chat();
+    let error = chat
+        .iter()
+        .find(|l| l.starts_with("**Error:** "))
+        .unwrap_or_else(|| panic!("no error in the chat:\n{}\n{ctx}", chat.join("\n")));
+    assert!(error.contains("OPENAI_API_KEY"), "{error}\n{ctx}");
+    let notes = strings(&out.result["notes"]);
+    assert!(
+        notes.iter().any(|n| n.contains("OPENAI_API_KEY")),
+        "{notes:?}\n{ctx}"
+    );
+    assert!(mock.requests().is_empty(), "{ctx}");
+}
