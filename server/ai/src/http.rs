@@ -75,7 +75,7 @@ async fn guarded<T>(
     }
 }
 
-fn redact(text: &str, secrets: &[String]) -> String {
+pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for secret in secrets.iter().filter(|s| s.len() >= 4) {
         out = out.replace(secret.as_str(), "***");

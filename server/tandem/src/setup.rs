@@ -146,7 +146,10 @@ pub fn build_session(plan: SessionPlan<'_>, warn: &dyn Fn(&str)) -> anyhow::Resu
         settings: merged.clone(),
         resources: Some(Arc::new(resources)),
         registry: Some(registry),
-        runtime_api_key: key,
+        // Only an explicit key (`--api-key`) is fixed for the session. A key resolved from
+        // auth.json, the environment or models.json belongs to the first model's provider: it
+        // must not be sent to another provider after a model switch, so it is resolved per call.
+        runtime_api_key: key.and(run.api_key.clone()),
         stream_fn: default_stream_fn(),
         stream_options: StreamOptions::default(),
     })?)

@@ -264,7 +264,10 @@ fn sessions_are_listed_forked_and_opened() {
         "tandem/thinking/set",
         json!({"session": session, "level": "high"}),
     );
-    assert_eq!(r["result"], json!({"level": "high"}), "{r}");
+    // The scripted model cannot reason: the level in effect is `off`, as the spec says.
+    assert_eq!(r["result"], json!({"level": "off"}), "{r}");
+    let state = lsp.request("tandem/state", json!({"session": session}));
+    assert_eq!(state["result"]["thinkingLevel"], "off", "{state}");
     let r = lsp.request(
         "tandem/thinking/set",
         json!({"session": session, "level": "max"}),

@@ -57,8 +57,22 @@ async fn run(mut writer: StreamWriter, model: Model, context: Context, options: 
                 .fail(StopReason::Aborted, ProviderError::Aborted.to_string())
                 .await
         }
-        Err(e) => writer.fail(StopReason::Error, e.to_string()).await,
+        Err(e) => {
+            let message = crate::http::redact(&e.to_string(), &secrets(&model, &options));
+            writer.fail(StopReason::Error, message).await
+        }
     }
+}
+
+/// What a request of `model` sends that must never be shown: the key and the values of
+/// configured headers (custom auth headers). A provider may echo them back in an error body
+/// or an error event, so every error message is redacted here, once for all providers.
+fn secrets(model: &Model, options: &StreamOptions) -> Vec<String> {
+    let mut secrets: Vec<String> = api_key(model, options).into_iter().collect();
+    let headers = model.headers.iter().flatten().chain(&options.headers);
+    // Short values ("true", "2023-06-01") are flags and versions, not secrets.
+    secrets.extend(headers.map(|(_, v)| v.clone()).filter(|v| v.len() >= 8));
+    secrets
 }
 
 async fn dispatch(

@@ -252,11 +252,41 @@ impl AgentSession {
             .await
             .map_err(|_| SessionError::Busy)?;
         self.wait_for_pump(seen + 1).await;
+        self.finish_run(&cancel).await
+    }
+
+    /// Whether steering or follow-up messages wait after a run that ended normally: they were
+    /// queued after the agent's last look at its queues, while the run was ending.
+    pub fn has_late_messages(&self) -> bool {
+        self.last_assistant()
+            .is_some_and(|m| m.stop_reason == StopReason::Stop)
+            && !(self.agent.queued_steering().is_empty()
+                && self.agent.queued_follow_ups().is_empty())
+    }
+
+    /// Runs [late messages](Self::has_late_messages) to the end like a prompt (then
+    /// `agent_settled`); `Ok(false)` when there were none or a run is active.
+    pub async fn run_late_messages(&self) -> Result<bool, SessionError> {
+        if !self.has_late_messages() {
+            return Ok(false);
+        }
+        let cancel = CancellationToken::new();
+        *lock(&self.run_cancel) = cancel.clone();
+        let seen = *self.shared.ends.borrow();
+        if self.agent.continue_run().await.is_err() {
+            return Ok(false);
+        }
+        self.wait_for_pump(seen + 1).await;
+        self.finish_run(&cancel).await.map(|()| true)
+    }
+
+    /// After the agent's run: retries, compaction and late messages, then `agent_settled`.
+    async fn finish_run(&self, cancel: &CancellationToken) -> Result<(), SessionError> {
         let mut state = RunState::default();
         loop {
-            match self.after_run(&mut state, &cancel).await {
-                AfterRun::Done => break,
-                AfterRun::Continue => {
+            match self.after_run(&mut state, cancel).await {
+                AfterRun::Done if cancel.is_cancelled() || !self.has_late_messages() => break,
+                AfterRun::Done | AfterRun::Continue => {
                     let seen = *self.shared.ends.borrow();
                     if self.agent.continue_run().await.is_err() {
                         break;

@@ -14,7 +14,8 @@
 
 mod live;
 mod modes;
-mod prompt;
+/// Public for the fuzz targets (`fuzz/`), which feed it whatever the SDK parses.
+pub mod prompt;
 mod updates;
 mod workspace;
 
@@ -522,9 +523,12 @@ impl AcpAgent {
             THINKING_OPTION => {
                 let level = modes::thinking_from_id(&value)
                     .ok_or_else(|| invalid_params(format!("unknown thinking level `{value}`")))?;
+                // What the model can do: `off` without reasoning, `high` for an unsupported
+                // `xhigh`.
+                let model = session.session.agent().with_state(|s| s.model.clone());
                 session
                     .session
-                    .set_thinking_level(level)
+                    .set_thinking_level(model.effective_thinking(level))
                     .map_err(|e| internal(format!("could not set the thinking level: {e}")))?;
             }
             other => {

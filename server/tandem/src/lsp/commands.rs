@@ -61,6 +61,14 @@ pub async fn execute(
     arguments: &[Value],
 ) -> Result<Option<CommandResult>, TandemError> {
     let command = Command::parse(command, arguments)?;
+    // A document that is neither open nor on disk: -32602 naming `arguments[0].uri`.
+    let unreadable = |detail: String| {
+        TandemError::invalid_params(
+            &format!("workspace/executeCommand {}", command.name()),
+            Some("arguments[0].uri"),
+            detail,
+        )
+    };
     let (text, title, session) = match &command {
         Command::Abort(a) => {
             match &a.session {
@@ -69,19 +77,23 @@ pub async fn execute(
             }
             return Ok(None);
         }
-        Command::FixDiagnostic(a) => (fix_prompt(deps, a), command.title(), a.session.clone()),
+        Command::FixDiagnostic(a) => (
+            fix_prompt(deps, a).map_err(unreadable)?,
+            command.title(),
+            a.session.clone(),
+        ),
         Command::Explain(a) => (
-            target_prompt(deps, a, EXPLAIN),
+            target_prompt(deps, a, EXPLAIN).map_err(unreadable)?,
             command.title(),
             a.session.clone(),
         ),
         Command::Document(a) => (
-            target_prompt(deps, a, DOCUMENT),
+            target_prompt(deps, a, DOCUMENT).map_err(unreadable)?,
             command.title(),
             a.session.clone(),
         ),
         Command::WriteTests(a) => (
-            target_prompt(deps, a, WRITE_TESTS),
+            target_prompt(deps, a, WRITE_TESTS).map_err(unreadable)?,
             command.title(),
             a.session.clone(),
         ),
@@ -140,7 +152,7 @@ usual style: what it is for, its parameters and result, its errors. Change nothi
 const WRITE_TESTS: &str = "Write tests for the code above, following how this project already \
 tests its code (look for existing tests first). Cover the normal case, the edges and the errors.";
 
-fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> String {
+fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> Result<String, String> {
     let from = a
         .source
         .as_deref()
@@ -168,7 +180,7 @@ fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> String {
     prompt_with_context(&deps.docs, &deps.memory, &ctx, &ask, &deps.sessions.root())
 }
 
-fn target_prompt(deps: &CommandDeps, a: &TargetArgs, ask: &str) -> String {
+fn target_prompt(deps: &CommandDeps, a: &TargetArgs, ask: &str) -> Result<String, String> {
     let ask = match &a.symbol {
         Some(s) => format!("{ask}\n(The code is `{s}`.)"),
         None => ask.to_string(),
@@ -184,14 +196,16 @@ fn target_prompt(deps: &CommandDeps, a: &TargetArgs, ask: &str) -> String {
 
 /// `text` preceded by the editor context `ctx` describes, rendered from the buffer the client
 /// sees (the store's copy when open, the file on disk otherwise). Diagnostics asked for but not
-/// carried are the ones the last `codeAction` request brought for the document.
+/// carried are the ones the last `codeAction` request brought for the document. A document
+/// that is neither open nor readable on disk is an error saying so (naming the URI), never an
+/// empty file shown to the model.
 pub fn prompt_with_context(
     docs: &Mutex<DocumentStore>,
     memory: &DiagnosticMemory,
     ctx: &PromptContext,
     text: &str,
     cwd: &Path,
-) -> String {
+) -> Result<String, String> {
     let path = uri_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
     let (buffer, language_id, selection, open_files) = {
         let store = lock(docs);
@@ -199,7 +213,15 @@ pub fn prompt_with_context(
         let doc = store.get(&ctx.uri);
         let rope = match &doc {
             Some(d) => d.text().clone(),
-            None => ropey::Rope::from_str(&std::fs::read_to_string(&path).unwrap_or_default()),
+            None => match std::fs::read_to_string(&path) {
+                Ok(text) => ropey::Rope::from_str(&text),
+                Err(e) => {
+                    return Err(format!(
+                        "document {} is not open and cannot be read from disk ({e})",
+                        ctx.uri
+                    ))
+                }
+            },
         };
         let byte = |p: tandem_protocol::Position| {
             pos::position_to_byte(
@@ -231,7 +253,7 @@ pub fn prompt_with_context(
         diagnostics: diagnostics.as_deref(),
         open_files: &open_files,
     });
-    format!("{}\n\n{text}", render(&context))
+    Ok(format!("{}\n\n{text}", render(&context)))
 }
 
 fn context_diagnostic(d: &Diagnostic) -> ContextDiagnostic {

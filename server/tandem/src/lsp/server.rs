@@ -116,17 +116,25 @@ impl TandemServer {
 
     async fn prompt(&self, params: Value) -> RpcResult<Value> {
         let p: PromptParams = parse(params)?;
-        let session = match p.session {
-            Some(id) => id,
-            None => self.create(Origin::New, None).await.map_err(rpc_error)?,
-        };
         let title = progress::first_line(&p.text).to_string();
+        // The context first: a document that is neither open nor on disk is -32602 naming
+        // `context.uri`, and no session is created for the refused prompt.
         let text = match &p.context {
             Some(ctx) => {
                 let root = self.sessions.root();
-                prompt_with_context(&self.docs, &self.memory, ctx, &p.text, &root)
+                prompt_with_context(&self.docs, &self.memory, ctx, &p.text, &root).map_err(|e| {
+                    rpc_error(TandemError::invalid_params(
+                        methods::PROMPT,
+                        Some("context.uri"),
+                        e,
+                    ))
+                })?
             }
             None => p.text,
+        };
+        let session = match p.session {
+            Some(id) => id,
+            None => self.create(Origin::New, None).await.map_err(rpc_error)?,
         };
         let run = Run {
             title,
@@ -199,7 +207,7 @@ impl TandemServer {
     async fn thinking_set(&self, params: Value) -> RpcResult<Value> {
         let p: ThinkingSetParams = parse(params)?;
         let result = self.sessions.set_thinking(&p.session, p.level);
-        answer(result.map(|()| ThinkingSetResult { level: p.level }))
+        answer(result.map(|level| ThinkingSetResult { level }))
     }
 
     /// `window/workDoneProgress/cancel` (not in tower-lsp-server's trait): aborts the run.

@@ -209,6 +209,18 @@ impl Sessions {
                 }
             }
             busy.store(false, Ordering::Release);
+            // A steering or follow-up message that arrived while the run was ending (after
+            // its last look at the queues) would wait for the next prompt: run it now.
+            while session.has_late_messages()
+                && busy
+                    .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
+                if let Err(e) = session.run_late_messages().await {
+                    eprintln!("tandem lsp: session {id}: the queued messages failed: {e}");
+                }
+                busy.store(false, Ordering::Release);
+            }
         });
         Ok(false)
     }
@@ -290,17 +302,21 @@ impl Sessions {
         Ok(info)
     }
 
-    /// Sets the session's thinking level.
+    /// Sets the session's thinking level; answers the level in effect (lower than asked when
+    /// the model cannot do it).
     pub fn set_thinking(
         &self,
         id: &SessionId,
         level: tandem_protocol::requests::ThinkingLevel,
-    ) -> Result<(), TandemError> {
+    ) -> Result<tandem_protocol::requests::ThinkingLevel, TandemError> {
         let entry = self.get(id)?;
+        let model = entry.session.agent().with_state(|s| s.model.clone());
+        let effective = model.effective_thinking(to_core(level));
         entry
             .session
-            .set_thinking_level(to_core(level))
-            .map_err(internal)
+            .set_thinking_level(effective)
+            .map_err(internal)?;
+        Ok(from_core(effective))
     }
 
     /// Compacts the session now (refused while it runs).

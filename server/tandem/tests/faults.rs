@@ -1,0 +1,28 @@
+//! Fault injection against the real `tandem` binary (issue 9, part 2): the provider (the mock
+//! LLM) cuts, stalls, rate-limits, fails and sends garbage; the LSP client never answers,
+//! names unknown documents and sessions, and goes away mid-run; an ACP client goes away
+//! mid-turn; an MCP server crashes mid-call. Every case ends in a clear error or a clean
+//! recovery: the process never hangs (hang guards only, no timing assertions), never panics
+//! (stderr is checked), and the session file still loads with every entry written before the
+//! fault (it is re-opened with Tandem's own loader).
+//!
+//! Provider fixtures are in `fixtures/faults/`. An ACP client cancelling during a permission
+//! request is covered by `acp_rust.rs` (`a_cancel_while_a_permission_request_is_open_ends_the_turn_cancelled_and_untouched`).
+//!
+//! Run: `cargo test -p tandem --test faults`.
+
+#[allow(dead_code)]
+mod support;
+
+#[path = "faults/acp.rs"]
+mod acp;
+#[path = "faults/harness.rs"]
+mod harness;
+#[path = "faults/lsp.rs"]
+mod lsp;
+#[path = "faults/lsp_client.rs"]
+mod lsp_client;
+#[path = "faults/mcp.rs"]
+mod mcp;
+#[path = "faults/provider.rs"]
+mod provider;

@@ -1,0 +1,410 @@
+//! Faults through `tandem lsp`: the provider's (the mock LLM's) and the client's own (it never
+//! answers `workspace/applyEdit` or `window/showMessageRequest`, names documents and sessions
+//! that do not exist, closes stdin in the middle of a run). Each run ends with `settled` (and an
+//! `error` event when it failed for good), the server keeps answering, nothing panics, and the
+//! session files load with every entry.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tandem_tests::wire::{self, Turn, WireApi};
+
+use super::harness::{assert_no_panic, check_session, enqueue_fixture, sandbox};
+use super::lsp_client::{event_type, LspClient};
+
+/// The events' `type`s.
+fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// The `message` of the run's `error` event, if any.
+fn error_message(events: &[Value]) -> Option<String> {
+    events
+        .iter()
+        .find(|e| e["type"] == "error")
+        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+}
+
+/// The `stopReason`s of the assistant `message_end`s.
+fn stop_reasons(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .map(|e| {
+            e["message"]["stopReason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn provider_faults_end_each_run_with_an_error_event_or_a_retry() {
+    let sandbox = sandbox();
+    let mut lsp = LspClient::start(&sandbox, json!({}));
+
+    // A cut mid-stream is retried, and the retry answers.
+    enqueue_fixture(&sandbox, "cut-mid-stream.sse");
+    sandbox.answer(&Turn::text("Recovered."));
+    let cut = lsp.prompt("cut");
+    let events = lsp.until_settled(&cut);
+    assert_eq!(error_message(&events), None, "{events:#?}");
+    assert_eq!(stop_reasons(&events), ["error", "stop"]);
+    let retry_end = events
+        .iter()
+        .find(|e| e["type"] == "retry_end")
+        .expect("retry_end");
+    assert_eq!(retry_end["success"], true);
+
+    // A 429 with retry-after: the retry waits as told (baseDelayMs is 5), then answers.
+    enqueue_fixture(&sandbox, "rate-limit-retry-after.sse");
+    sandbox.answer(&Turn::text("After the wait."));
+    let limited = lsp.prompt("rate limited");
+    let events = lsp.until_settled(&limited);
+    assert_eq!(error_message(&events), None, "{events:#?}");
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "retry_start")
+        .expect("retry_start");
+    assert_eq!(start["delayMs"], 1000, "{start}");
+    assert_eq!(stop_reasons(&events), ["error", "stop"]);
+
+    // 500s until the retries run out: an `error` event, then `settled`.
+    for _ in 0..3 {
+        enqueue_fixture(&sandbox, "server-error.sse");
+    }
+    let failing = lsp.prompt("fail");
+    let events = lsp.until_settled(&failing);
+    let message = error_message(&events).expect("an error event");
+    assert!(message.contains("HTTP 500"), "{message}");
+    let t = types(&events);
+    let error_at = t.iter().position(|x| *x == "error").unwrap();
+    assert_eq!(t.last(), Some(&"settled"));
+    assert!(error_at < t.len() - 1, "error before settled: {t:?}");
+    assert_eq!(stop_reasons(&events), ["error", "error", "error"]);
+
+    // Garbage: not SSE at all, and invalid JSON in a data line (neither is retried).
+    for (name, expected) in [
+        (
+            "not-sse.sse",
+            "ended the stream before the response was complete",
+        ),
+        ("bad-json-data.sse", "Malformed response from mock"),
+    ] {
+        enqueue_fixture(&sandbox, name);
+        let session = lsp.prompt(name);
+        let events = lsp.until_settled(&session);
+        let message = error_message(&events).unwrap_or_else(|| panic!("{name}: no error event"));
+        assert!(message.contains(expected), "{name}: {message}");
+        assert_eq!(stop_reasons(&events), ["error"], "{name}");
+        let file = lsp.session_file(&session);
+        let checked = check_session(&file);
+        assert_eq!(checked.stop_reasons(), ["error"], "{name}");
+    }
+
+    for session in [&cut, &limited] {
+        let file = lsp.session_file(session);
+        assert_eq!(check_session(&file).stop_reasons(), ["error", "stop"]);
+    }
+    let file = lsp.session_file(&failing);
+    assert_eq!(
+        check_session(&file).stop_reasons(),
+        ["error", "error", "error"]
+    );
+    let status = lsp.shutdown();
+    assert_no_panic(&lsp.stderr());
+    assert_eq!(status.code(), Some(0));
+}
+
+/// The idle timeout cannot be shortened (see provider.rs); `tandem/abort` ends a stalled call.
+#[test]
+fn a_stalled_provider_is_aborted_and_the_partial_answer_kept() {
+    let sandbox = sandbox();
+    let mut lsp = LspClient::start(&sandbox, json!({}));
+    sandbox.answer(&Turn::text("First answer."));
+    let session = lsp.prompt("first");
+    lsp.until_settled(&session);
+
+    enqueue_fixture(&sandbox, "stall.sse");
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"session": session, "text": "second"}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let s = session.clone();
+    lsp.take("the text before the stall", |m| {
+        m["params"]["session"] == s
+            && event_type(m) == "text_delta"
+            && m["params"]["event"]["delta"]
+                .as_str()
+                .is_some_and(|d| d.contains("Thinking"))
+    });
+    let state = lsp.state(&session);
+    assert_eq!(state["running"], true, "{state}");
+    let r = lsp.request("tandem/abort", json!({"session": session}));
+    assert!(r.get("error").is_none(), "{r}");
+    let events = lsp.until_settled(&session);
+    assert_eq!(stop_reasons(&events), ["stop", "aborted"]);
+    let file = lsp.session_file(&session);
+    let checked = check_session(&file);
+    assert_eq!(checked.stop_reasons(), ["stop", "aborted"]);
+    let last = checked.message(checked.kinds.len() - 1);
+    assert_eq!(last["content"][0]["text"], "Thinking about it", "{last}");
+    lsp.shutdown();
+    assert_no_panic(&lsp.stderr());
+}
+
+#[test]
+fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() {
+    let sandbox = sandbox();
+    sandbox.write("hello.txt", "hello world\n");
+    let mut lsp = LspClient::start(&sandbox, json!({"editMode": "auto", "editTimeoutMs": 200}));
+    sandbox.answer(&Turn::tool_call(
+        "call_edit",
+        "edit",
+        json!({"path": "hello.txt", "edits": [{"oldText": "world", "newText": "there"}]}),
+    ));
+    sandbox.answer(&Turn::text("The editor did not answer."));
+    let session = lsp.prompt("edit it");
+    let _never_answered = lsp.server_request("workspace/applyEdit");
+    let events = lsp.until_settled(&session);
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_end")
+        .expect("tool_end");
+    assert_eq!(end["isError"], true, "{end}");
+    assert!(
+        end["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("the editor did not answer within 1 s")),
+        "{end}"
+    );
+    assert_eq!(stop_reasons(&events), ["toolUse", "stop"]);
+    assert_eq!(sandbox.read("hello.txt"), "hello world\n", "untouched");
+    // The model saw the failure in its next call.
+    let requests = sandbox.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body_text().contains("did not answer"));
+    let checked = check_session(&lsp.session_file(&session));
+    assert_eq!(
+        checked.kinds[2..],
+        [
+            "message:user",
+            "message:assistant",
+            "message:toolResult",
+            "message:assistant"
+        ]
+    );
+    assert_eq!(checked.message(4)["isError"], true);
+    lsp.shutdown();
+    assert_no_panic(&lsp.stderr());
+}
+
+/// In confirm mode without change annotations the server asks with `showMessageRequest`
+/// before an edit, and `bashPermission: ask` asks before a command; a client that never
+/// answers costs each tool `editTimeoutMs`, then the tool fails and the run goes on.
+#[test]
+fn unanswered_show_message_requests_fail_the_edit_and_the_command() {
+    let sandbox = sandbox();
+    sandbox.write("hello.txt", "hello world\n");
+    let mut lsp = LspClient::start(
+        &sandbox,
+        json!({"editMode": "confirm", "bashPermission": "ask", "editTimeoutMs": 200}),
+    );
+    sandbox.answer(&Turn::tool_call(
+        "call_edit",
+        "edit",
+        json!({"path": "hello.txt", "edits": [{"oldText": "world", "newText": "there"}]}),
+    ));
+    sandbox.answer(&Turn::tool_call(
+        "call_bash",
+        "bash",
+        json!({"command": "touch ran.txt"}),
+    ));
+    sandbox.answer(&Turn::text("Nobody answered."));
+    let session = lsp.prompt("edit, then run");
+    let ask_edit = lsp.server_request("window/showMessageRequest");
+    assert!(
+        ask_edit["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("hello.txt")),
+        "{ask_edit}"
+    );
+    let ask_bash = lsp.server_request("window/showMessageRequest");
+    assert!(
+        ask_bash["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("touch ran.txt")),
+        "{ask_bash}"
+    );
+    let events = lsp.until_settled(&session);
+    let ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool_end").collect();
+    assert_eq!(ends.len(), 2, "{events:#?}");
+    for end in &ends {
+        assert_eq!(end["isError"], true, "{end}");
+        assert!(
+            end["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("did not answer within 1 s")),
+            "{end}"
+        );
+    }
+    assert_eq!(sandbox.read("hello.txt"), "hello world\n", "untouched");
+    assert!(
+        !sandbox.cwd.join("ran.txt").exists(),
+        "the command did not run"
+    );
+    assert!(lsp.log.iter().all(|m| m["method"] != "workspace/applyEdit"));
+    let checked = check_session(&lsp.session_file(&session));
+    assert_eq!(checked.stop_reasons(), ["toolUse", "toolUse", "stop"]);
+    lsp.shutdown();
+    assert_no_panic(&lsp.stderr());
+}
+
+#[test]
+fn unknown_sessions_and_documents_are_errors_naming_them() {
+    let sandbox = sandbox();
+    let mut lsp = LspClient::start(&sandbox, json!({}));
+    let ghost = "no-such-session";
+    for method in [
+        "tandem/prompt",
+        "tandem/abort",
+        "tandem/state",
+        "tandem/sessions/fork",
+        "tandem/models/set",
+        "tandem/thinking/set",
+        "tandem/compact",
+    ] {
+        let r = lsp.request(
+            method,
+            json!({"session": ghost, "text": "x", "provider": "mock", "id": "mock-model",
+                   "level": "off"}),
+        );
+        assert_eq!(r["error"]["code"], -32001, "{method}: {r}");
+        assert_eq!(r["error"]["data"]["session"], ghost, "{method}: {r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(ghost)),
+            "{method}: {r}"
+        );
+    }
+    let r = lsp.request(
+        "tandem/sessions/open",
+        json!({"path": "/no/such/session.jsonl"}),
+    );
+    assert_eq!(r["error"]["code"], -32005, "{r}");
+    assert_eq!(r["error"]["data"]["path"], "/no/such/session.jsonl", "{r}");
+
+    // A document that is neither open nor on disk.
+    let uri = format!("file://{}/nope.rs", sandbox.cwd.display());
+    let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}});
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "x"}]}),
+    );
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"text": "why?", "context": {"uri": uri, "selection": range}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["field"], "context.uri", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&uri)),
+        "{r}"
+    );
+    for command in ["tandem.explain", "tandem.fixDiagnostic"] {
+        let r = lsp.request(
+            "workspace/executeCommand",
+            json!({"command": command, "arguments": [{"uri": uri, "range": range,
+                   "message": "broken"}]}),
+        );
+        assert_eq!(r["error"]["code"], -32602, "{command}: {r}");
+        assert_eq!(
+            r["error"]["data"]["field"], "arguments[0].uri",
+            "{command}: {r}"
+        );
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&uri)),
+            "{command}: {r}"
+        );
+    }
+    // Code actions are listed from the request alone (the document is not needed for that);
+    // running one for a document that is neither open nor on disk is the same -32602.
+    let r = lsp.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": []}}),
+    );
+    let action = &r["result"][0]["command"];
+    assert_eq!(action["command"], "tandem.explain", "{r}");
+    let r = lsp.request("workspace/executeCommand", action.clone());
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["field"], "arguments[0].uri", "{r}");
+    // None of it started a run or a session.
+    assert!(sandbox.requests().is_empty());
+    assert!(lsp.log.iter().all(|m| m["method"] != "tandem/event"));
+    // The ignored didChange is logged, naming the document.
+    let status = lsp.shutdown();
+    assert_eq!(status.code(), Some(0));
+    let stderr = lsp.stderr();
+    assert_no_panic(&stderr);
+    assert!(
+        stderr.contains(&format!("document {uri} is not open")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() {
+    let sandbox = sandbox();
+    let mut lsp = LspClient::start(&sandbox, json!({}));
+    sandbox.answer(&Turn::text("A first, complete answer."));
+    let session = lsp.prompt("first");
+    lsp.until_settled(&session);
+    let file = lsp.session_file(&session);
+    let before = std::fs::read(&file).unwrap();
+
+    let slow = "a slow answer that is still streaming when the editor goes away ".repeat(20);
+    sandbox.enqueue(
+        wire::response(WireApi::OpenAiCompletions, &Turn::text(slow))
+            .with_chunk(16)
+            .with_chunk_delay(Duration::from_millis(20)),
+    );
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"session": session, "text": "second"}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let s = session.clone();
+    lsp.take("a text_delta", |m| {
+        m["params"]["session"] == s && event_type(m) == "text_delta"
+    });
+    lsp.close_stdin();
+    let status = lsp.wait_exit();
+    let stderr = lsp.stderr();
+    assert_no_panic(&stderr);
+    assert!(status.code().is_some(), "exited, not killed: {status:?}");
+
+    let after = std::fs::read(&file).unwrap();
+    assert!(after.starts_with(&before), "the file was only appended to");
+    let checked = check_session(&file);
+    // The first run, then at least the second prompt.
+    assert_eq!(
+        checked.kinds[..5],
+        [
+            "model_change",
+            "thinking_level_change",
+            "message:user",
+            "message:assistant",
+            "message:user"
+        ]
+    );
+}
