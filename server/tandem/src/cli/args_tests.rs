@@ -219,7 +219,10 @@ fn list_models_with_and_without_search() {
 fn subcommands_take_the_shared_options_before_or_after() {
     assert_eq!(command(&["lsp"]), Command::Lsp(RunArgs::default()));
     // vscode-languageclient appends --stdio for its stdio transport.
-    assert_eq!(command(&["lsp", "--stdio"]), Command::Lsp(RunArgs::default()));
+    assert_eq!(
+        command(&["lsp", "--stdio"]),
+        Command::Lsp(RunArgs::default())
+    );
     assert_eq!(command(&["acp"]), Command::Acp(RunArgs::default()));
     assert_eq!(
         run(&["--model", "gpt-5", "lsp"]).model.as_deref(),

@@ -140,5 +140,8 @@ async fn a_steady_stream_is_flushed_while_it_lasts_not_only_at_its_end() {
         }
     }
     assert_eq!(deltas.concat(), "x".repeat(40));
-    assert!(deltas.len() > 1, "one delta for the whole stream: {deltas:?}");
+    assert!(
+        deltas.len() > 1,
+        "one delta for the whole stream: {deltas:?}"
+    );
 }
