@@ -5,6 +5,7 @@
 //!
 //! Run: `cargo test -p tandem --test durability -- --nocapture` (the figures are printed).
 
+mod lsp_support;
 #[allow(dead_code)]
 mod support;
 

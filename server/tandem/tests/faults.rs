@@ -11,6 +11,7 @@
 //!
 //! Run: `cargo test -p tandem --test faults`.
 
+mod lsp_support;
 #[allow(dead_code)]
 mod support;
 

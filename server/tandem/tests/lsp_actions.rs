@@ -3,36 +3,19 @@
 //! temp agent dir), and a test client that answers the server's requests the way an editor
 //! would: it applies `workspace/applyEdit` to its own copy of the buffer and sends `didChange`.
 
-use std::io::{BufRead, BufReader, Write};
+mod lsp_support;
+
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+use lsp_support::read_message;
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(20);
 const MAIN_RS: &str = "fn main() {\n    let x = totl;\n}\n";
-
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length: ") {
-            length = v.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
 
 /// The editor: the server process, what it sent, and the one open buffer.
 struct Lsp {

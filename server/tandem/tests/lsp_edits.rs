@@ -3,6 +3,8 @@
 //! dir), and a test client that answers the server's `workspace/applyEdit` and
 //! `window/showMessageRequest` itself — or, on purpose, late or never.
 
+mod lsp_support;
+
 #[path = "lsp_edits/consent.rs"]
 mod consent;
 #[path = "lsp_edits/harness.rs"]

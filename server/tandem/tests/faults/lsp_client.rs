@@ -5,7 +5,8 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use crate::lsp_support::read_message;
+use std::io::{BufReader, Write};
 use std::process::{Child, ChildStdin, ExitStatus};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Instant;
@@ -29,26 +30,6 @@ pub struct LspClient {
     /// Every message received, in order.
     pub log: Vec<Value>,
     stderr_path: std::path::PathBuf,
-}
-
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length: ") {
-            length = v.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
 }
 
 /// The `type` of a `tandem/event` notification's event.

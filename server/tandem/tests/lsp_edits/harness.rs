@@ -5,7 +5,8 @@
 //! `scripted` api with a script file as baseUrl) holding an empty `project` folder, which is
 //! the server's cwd and workspace root.
 
-use std::io::{BufRead, BufReader, Write};
+use crate::lsp_support::read_message;
+use std::io::{BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -27,26 +28,6 @@ pub struct Lsp {
     /// Every message received, consumed or not, in order.
     pub log: Vec<Value>,
     dir: tempfile::TempDir,
-}
-
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length: ") {
-            length = v.parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
 }
 
 /// A temp agent dir whose `script/t` model replays `script`, with an empty `project` folder.
