@@ -243,14 +243,19 @@ local function on_init(client, result)
     and result.capabilities.experimental.tandem
   local version = tandem and tandem.version
   if version ~= PROTOCOL_VERSION then
+    -- The spec: a plugin refuses protocol versions it does not know.
     vim.notify(
       string.format(
         'Tandem: the server speaks protocol version %s, this plugin version %d: update the plugin or the server',
         tostring(version),
         PROTOCOL_VERSION
       ),
-      vim.log.levels.WARN
+      vim.log.levels.ERROR
     )
+    vim.schedule(function()
+      call(client, 'stop')
+    end)
+    return
   end
   wrap_requests(client)
   vim.schedule(function()

@@ -140,10 +140,14 @@ export class TandemServer implements vscode.Disposable {
         const version = (client.initializeResult?.capabilities.experimental as { tandem?: { version?: number } } | undefined)?.tandem
             ?.version;
         if (version !== PROTOCOL_VERSION) {
-            void vscode.window.showWarningMessage(
+            // The spec: a plugin refuses protocol versions it does not know.
+            this.client = undefined;
+            await client.stop().catch(() => undefined);
+            this.fail(
                 `Tandem: the server speaks protocol version ${version ?? "(none)"}, this extension version ${PROTOCOL_VERSION}. ` +
                     "Update the extension or the tandem binary so that they match.",
             );
+            return false;
         }
         this.setStatus({ status: "running" });
         return true;
