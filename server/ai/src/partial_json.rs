@@ -125,6 +125,11 @@ impl PartialJson {
                         None => break,
                     };
                     self.escape_char(target, c);
+                    if self.failed {
+                        // An invalid escape stops updates here, not at the next piece
+                        // (found by the `partial_json` fuzz target).
+                        return;
+                    }
                     i += c.len_utf8();
                 }
                 _ => {
@@ -468,6 +473,18 @@ mod tests {
         assert!(p.failed());
         let (_, p) = feed_pieces(&["{\"a\": 01x}"]);
         assert!(p.failed());
+    }
+
+    #[test]
+    fn an_invalid_escape_stops_updates_within_the_piece() {
+        // Regression (fuzz/regressions/partial_json): the text after a bad escape was still
+        // appended when it came in the same piece.
+        let whole = feed_pieces(&[r#"{"path":"a\u00\9e","n":1}"#]);
+        let split = feed_pieces(&[r#"{"path":"a\u00\"#, r#"9e","n":1}"#]);
+        assert!(whole.1.failed() && split.1.failed());
+        assert_eq!(whole.0, json!({"path": "a"}));
+        assert_eq!(whole.0, split.0);
+        assert_eq!(parse_partial(r#"{"s":"x\qyz"}"#), json!({"s": "x"}));
     }
 
     #[test]

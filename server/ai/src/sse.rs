@@ -52,7 +52,8 @@ impl SseDecoder {
     /// Decodes `chunk`, appending every event it completes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         let mut rest = chunk;
-        if self.skip_lf {
+        // An empty chunk must not forget a pending CR (found by the `sse` fuzz target).
+        if self.skip_lf && !rest.is_empty() {
             self.skip_lf = false;
             if let [b'\n', tail @ ..] = rest {
                 rest = tail;
@@ -228,6 +229,14 @@ mod tests {
             data(&decode(&[b"data: \xff\xfe\n\n"])),
             ["\u{FFFD}\u{FFFD}"]
         );
+    }
+
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_keeps_the_crlf_whole() {
+        // Regression (fuzz/regressions/sse): the empty chunk made the LF a second line ending,
+        // so a blank line dispatched the event early.
+        let events = decode(&[b"data: a\r", b"", b"\ndata: b\n\n"]);
+        assert_eq!(data(&events), ["a\nb"]);
     }
 
     #[test]

@@ -244,6 +244,25 @@ fn plan_edit(
     })
 }
 
+/// The edit tool's matching and planning without a workspace, for the fuzz targets (`fuzz/`):
+/// `edits` are (oldText, newText) pairs; returns the new text and the replaced ranges of
+/// `original`, or the error text the model would see. Not a stable API.
+#[doc(hidden)]
+pub fn fuzz_plan_edit(
+    original: &str,
+    edits: &[(String, String)],
+) -> Result<(String, Vec<TextEdit>), String> {
+    let requests: Vec<EditRequest> = edits
+        .iter()
+        .map(|(old_text, new_text)| EditRequest {
+            old_text: old_text.clone(),
+            new_text: new_text.clone(),
+        })
+        .collect();
+    let plan = plan_edit(original.to_string(), &requests, "file").map_err(|e| e.0)?;
+    Ok((plan.new_text, plan.edits))
+}
+
 /// The file as the matcher sees it: no BOM, LF line endings, and the way back to the bytes.
 struct MatchView {
     bom_len: usize,

@@ -21,6 +21,8 @@ mod write;
 use std::sync::Arc;
 
 pub use bash::BashTool;
+#[doc(hidden)]
+pub use edit::fuzz_plan_edit;
 pub use edit::EditTool;
 pub use find::FindTool;
 pub use grep::GrepTool;

@@ -1,0 +1,30 @@
+//! The Anthropic Messages event decoder (`tandem_ai::providers::anthropic::decode`) fed SSE events.
+//!
+//! Input: one byte picking the model, then one event per line (`name<TAB>data` or `data`;
+//! see `tandem_fuzz::events_from_lines`). Checks: no panic; the stream keeps its contract
+//! (start first, exactly one terminal event, last); the terminal event agrees with the
+//! decoder's result.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use tandem_ai::providers::anthropic;
+use tandem_ai::{Api, Model};
+use tandem_fuzz::model;
+
+fn models() -> &'static [Model] {
+    static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        vec![
+            model(Api::AnthropicMessages, "anthropic", "claude-sonnet-4-5"),
+            model(Api::AnthropicMessages, "anthropic", "claude-opus-4-6"),
+        ]
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    tandem_fuzz::fuzz_decoder(data, models(), async |source, writer, model| {
+        anthropic::decode(source, writer, model).await
+    });
+});
