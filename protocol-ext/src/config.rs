@@ -108,6 +108,28 @@ pub struct TandemConfig {
     pub edit_timeout_ms: Option<u64>,
 }
 
+/// The `initializationOptions` key carrying the editor's own workspace trust (VS Code's
+/// `workspace.isTrusted`, Neovim's `vim.secure` decision). Read from `initializationOptions`
+/// only — at its top level, never inside the `tandem` settings section and never from
+/// `workspace/didChangeConfiguration` — so a repository's own settings file cannot vouch for the
+/// repository.
+pub const WORKSPACE_TRUSTED: &str = "workspaceTrusted";
+
+/// The editor's workspace trust given in `initializationOptions`: `Ok(None)` when the editor
+/// says nothing (the server then decides, asking when needed), an error when the value is not a
+/// boolean (treated as saying nothing).
+pub fn editor_trust(options: Option<&Value>) -> Result<Option<bool>, String> {
+    match options.and_then(|o| o.get(WORKSPACE_TRUSTED)) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(trusted)) => Ok(Some(*trusted)),
+        Some(other) => Err(format!(
+            "initializationOptions.{WORKSPACE_TRUSTED}: expected true or false, got {}; the \
+             server decides project trust itself",
+            kind(other)
+        )),
+    }
+}
+
 /// The outcome of reading settings: what was understood, and what was not.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConfigParse {

@@ -106,3 +106,25 @@ fn model_refs_split_at_the_first_slash() {
     assert_eq!((m.provider.as_str(), m.id.as_str()), ("a", "b/c"));
     assert_eq!(m.to_string(), "a/b/c");
 }
+
+#[test]
+fn editor_trust_is_read_from_the_top_of_initialization_options_only() {
+    use serde_json::json;
+    assert_eq!(editor_trust(None), Ok(None));
+    assert_eq!(editor_trust(Some(&json!({}))), Ok(None));
+    assert_eq!(
+        editor_trust(Some(&json!({"workspaceTrusted": true}))),
+        Ok(Some(true))
+    );
+    assert_eq!(
+        editor_trust(Some(&json!({"workspaceTrusted": false, "tandem": {}}))),
+        Ok(Some(false))
+    );
+    // Inside the settings section it is just an unknown setting.
+    assert_eq!(
+        editor_trust(Some(&json!({"tandem": {"workspaceTrusted": true}}))),
+        Ok(None)
+    );
+    let err = editor_trust(Some(&json!({"workspaceTrusted": "yes"}))).unwrap_err();
+    assert!(err.contains("expected true or false"), "{err}");
+}

@@ -3,7 +3,7 @@
 //! Clients show these as plain buttons, so the titles are part of the protocol: a test or a
 //! plugin that answers automatically picks an action by its exact title. A dismissed question
 //! (`null` result) or an unknown title is always the safe answer: reject the edit, deny the
-//! command.
+//! command, do not trust the folder.
 
 /// Confirm-mode edit question: apply this edit.
 pub const APPLY: &str = "Apply";
@@ -24,6 +24,38 @@ pub const DENY: &str = "Deny";
 
 /// The permission question's actions, in the order offered.
 pub const PERMISSION_ACTIONS: [&str; 3] = [ALLOW, ALLOW_FOR_SESSION, DENY];
+
+/// Project-trust question: trust the folder for as long as the server runs.
+pub const TRUST: &str = "Trust";
+/// Project-trust question: trust it and save the decision in trust.json (shared with pi).
+pub const TRUST_ALWAYS: &str = "Trust always";
+/// Project-trust question: do not trust it (its project configuration stays unused).
+pub const DONT_TRUST: &str = "Don't trust";
+
+/// The project-trust question's actions, in the order offered.
+pub const TRUST_ACTIONS: [&str; 3] = [TRUST, TRUST_ALWAYS, DONT_TRUST];
+
+/// The answer to the project-trust question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustAnswer {
+    /// Trust for this server's lifetime.
+    Trust,
+    /// Trust and save the decision.
+    TrustAlways,
+    /// Do not trust (also a dismissed question or an unknown title).
+    DontTrust,
+}
+
+impl TrustAnswer {
+    /// Reads the chosen action's title (`None` when the user dismissed the question).
+    pub fn from_title(title: Option<&str>) -> TrustAnswer {
+        match title {
+            Some(TRUST) => TrustAnswer::Trust,
+            Some(TRUST_ALWAYS) => TrustAnswer::TrustAlways,
+            _ => TrustAnswer::DontTrust,
+        }
+    }
+}
 
 /// The answer to an edit question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +127,16 @@ mod tests {
         assert_eq!(
             PermissionAnswer::from_title(Some("Sure")),
             PermissionAnswer::Deny
+        );
+        assert_eq!(TrustAnswer::from_title(Some("Trust")), TrustAnswer::Trust);
+        assert_eq!(
+            TrustAnswer::from_title(Some("Trust always")),
+            TrustAnswer::TrustAlways
+        );
+        assert_eq!(TrustAnswer::from_title(None), TrustAnswer::DontTrust);
+        assert_eq!(
+            TrustAnswer::from_title(Some("trust")),
+            TrustAnswer::DontTrust
         );
     }
 }

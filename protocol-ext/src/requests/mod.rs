@@ -28,7 +28,7 @@ pub use sessions::{
     SessionInfo, SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams,
     SessionsOpenParams,
 };
-pub use state::{QueueState, StateParams, StateResult, TokenStats};
+pub use state::{QueueState, StateParams, StateResult, TokenStats, TrustState};
 
 #[cfg(test)]
 #[path = "tests.rs"]

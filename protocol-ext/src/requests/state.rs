@@ -67,6 +67,28 @@ pub struct StateResult {
     /// Token use, when any call has been made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenStats>,
+    /// Project trust of the session's folder.
+    #[serde(default)]
+    pub trust: TrustState,
+    /// Configuration problems found when the session was set up (a broken settings.json,
+    /// models.json, auth.json or trust.json), one line each; the server also showed each once
+    /// with `window/showMessage`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_problems: Vec<String>,
+}
+
+/// Whether the session uses its folder's project configuration (`.pi/settings.json`,
+/// `mcp.json`, skills, prompts, system-prompt files).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TrustState {
+    /// It does (trusted, or there is nothing that needs trust).
+    Trusted,
+    /// It does not.
+    #[default]
+    Untrusted,
+    /// Not yet decided: the question is asked before the session's first run.
+    Pending,
 }
 
 impl Request for StateParams {

@@ -219,6 +219,8 @@ fn state_request() {
                 context_tokens: Some(1540),
                 cost: 0.0087,
             }),
+            trust: TrustState::Pending,
+            config_problems: vec!["/a/models.json: is not valid JSON".into()],
         },
         json!({"session": "s1",
             "model": {"provider": "anthropic", "id": "claude-sonnet-4-5",
@@ -227,7 +229,8 @@ fn state_request() {
             "queued": {"steering": ["stop"], "followUp": []},
             "messageCount": 6, "sessionFile": "/s.jsonl",
             "tokens": {"input": 1200, "output": 340, "cacheRead": 0, "cacheWrite": 0,
-                "contextTokens": 1540, "cost": 0.0087}}),
+                "contextTokens": 1540, "cost": 0.0087},
+            "trust": "pending", "configProblems": ["/a/models.json: is not valid JSON"]}),
     );
     check(
         StateResult {
@@ -239,9 +242,12 @@ fn state_request() {
             message_count: 0,
             session_file: None,
             tokens: None,
+            trust: TrustState::Trusted,
+            config_problems: Vec::new(),
         },
         json!({"session": "s1", "model": null, "thinkingLevel": "off", "running": false,
-            "queued": {"steering": [], "followUp": []}, "messageCount": 0}),
+            "queued": {"steering": [], "followUp": []}, "messageCount": 0,
+            "trust": "trusted"}),
     );
 }
 

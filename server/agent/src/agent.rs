@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures_util::FutureExt;
+use tandem_ai::error::FailureKind;
 use tandem_ai::{
     now_millis, AssistantBlock, AssistantMessage, ImageContent, Message, Model, PartialMessage,
     StopReason, StreamOptions, TextContent, ThinkingLevel, Usage, UserBlock, UserContent,
@@ -574,6 +575,7 @@ impl Agent {
             timestamp: now_millis(),
             response_id: None,
             error_message: Some(error.clone()),
+            failure: Some(FailureKind::Other),
         };
         let message: AgentMessage = AgentMessage::Llm(Message::Assistant(message));
         {

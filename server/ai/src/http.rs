@@ -75,12 +75,30 @@ async fn guarded<T>(
     }
 }
 
-pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
+/// `text` with every secret in `secrets` replaced by `***`. Only values that can be secrets are
+/// replaced ([`can_be_secret`]): a key that is a plain word (`"apiKey": "ollama"`, `"none"`)
+/// or a short flag would otherwise blank out that word wherever it appears. Nothing that is
+/// (part of) the `provider`'s name is ever replaced, so messages still say who failed.
+pub(crate) fn redact(text: &str, secrets: &[String], provider: &str) -> String {
     let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        out = out.replace(secret.as_str(), "***");
+    for secret in secrets {
+        if can_be_secret(secret) && !provider.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "***");
+        }
     }
     out
+}
+
+/// Whether `value` can be a secret worth hiding: at least 8 characters, not a plain lowercase
+/// word (real keys and tokens carry digits, capitals or punctuation) and not a date or version
+/// number (`2023-06-01`, an API version header).
+pub(crate) fn can_be_secret(value: &str) -> bool {
+    let value = value.trim();
+    value.chars().count() >= 8
+        && !value.chars().all(|c| c.is_ascii_lowercase())
+        && !value
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '-' || c == '.')
 }
 
 /// Sends `request` and returns its event stream, or the HTTP error with a body excerpt.
@@ -120,7 +138,7 @@ pub async fn post_sse(
     .map_err(|e| ProviderError::Connect {
         provider: provider.clone(),
         url: url.clone(),
-        detail: redact(&error_chain(&e), &secrets),
+        detail: redact(&error_chain(&e), &secrets, &provider),
     })?;
     let status = response.status();
     if !status.is_success() {
@@ -130,18 +148,23 @@ pub async fn post_sse(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
         let body = read_limited(response, &provider, options).await?;
+        let body = if body.trim().is_empty() {
+            "(no body)".to_string()
+        } else {
+            excerpt(
+                &redact(&compact_json(&body), &secrets, &provider),
+                ERROR_BODY_EXCERPT,
+            )
+        };
         return Err(ProviderError::Http {
             provider,
+            code: status.as_u16(),
             status: match status.canonical_reason() {
                 Some(reason) => format!("{} {reason}", status.as_u16()),
                 None => status.as_u16().to_string(),
             },
             retry_after,
-            body: if body.trim().is_empty() {
-                "(no body)".to_string()
-            } else {
-                excerpt(&redact(&compact_json(&body), &secrets), ERROR_BODY_EXCERPT)
-            },
+            body,
         });
     }
     Ok(SseSource {
@@ -323,8 +346,23 @@ mod tests {
     #[test]
     fn secrets_are_redacted() {
         assert_eq!(
-            redact("bad key sk-12345 given", &["sk-12345".into()]),
+            redact("bad key sk-12345 given", &["sk-12345".into()], "openai"),
             "bad key *** given"
         );
+    }
+
+    #[test]
+    fn words_short_values_and_provider_names_are_not_secrets() {
+        let text = "ollama returned HTTP 404 Not Found: model not found, try ollama pull";
+        for key in ["ollama", "none", "dummy", "password", "sk-1"] {
+            assert_eq!(redact(text, &[key.into()], "ollama"), text, "{key}");
+        }
+        // A secret-looking key that is the provider's own name is not masked either.
+        let text = "my-proxy-01 returned HTTP 401";
+        assert_eq!(redact(text, &["my-proxy-01".into()], "my-proxy-01"), text);
+        assert!(can_be_secret("AIzaSyD-secret"));
+        assert!(can_be_secret("sk-ant-api03-abc"));
+        assert!(!can_be_secret("changeme"));
+        assert!(!can_be_secret("2023-06-01"));
     }
 }

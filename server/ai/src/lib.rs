@@ -10,6 +10,7 @@ pub mod cost;
 pub mod error;
 pub mod event;
 pub mod http;
+pub mod jsonc;
 pub mod keys;
 pub mod model;
 pub mod options;

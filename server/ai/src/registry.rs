@@ -7,8 +7,9 @@
 //! kept in [`ModelRegistry::load_errors`] for the caller to show.
 //!
 //! Everything here is synchronous and may run shell commands (`!command` values, up to the
-//! command timeout each). Load the registry at startup; callers on an async runtime wrap
-//! [`ModelRegistry::load`] and key resolution in `tokio::task::spawn_blocking`.
+//! command timeout each, once per process). Load the registry at startup; callers on an async
+//! runtime wrap [`ModelRegistry::load`], key checks and key resolution in
+//! `tokio::task::spawn_blocking`.
 
 mod agent_dir;
 mod api_key;
@@ -19,9 +20,9 @@ mod json_path;
 mod merge;
 mod models_json;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use agent_dir::{AgentDir, NoAgentDir, AGENT_DIR_ENV};
@@ -73,9 +74,6 @@ pub struct ModelRegistry {
     /// Provider → credential from auth.json.
     auth: BTreeMap<String, Credential>,
     errors: Vec<ConfigError>,
-    /// Successful `!command` results, so each command runs once per registry (as pi caches them
-    /// for the process lifetime).
-    command_cache: Mutex<HashMap<String, String>>,
 }
 
 impl ModelRegistry {
@@ -93,7 +91,6 @@ impl ModelRegistry {
             models_json_keys: BTreeMap::new(),
             auth: BTreeMap::new(),
             errors: Vec::new(),
-            command_cache: Mutex::new(HashMap::new()),
         };
         let (auth, auth_errors) = auth::load(&registry.dir.auth_json());
         registry.auth = auth;
@@ -146,8 +143,7 @@ impl ModelRegistry {
             .find(|m| m.provider == provider && m.id == id)
     }
 
-    /// The models whose provider has a key configured somewhere (auth.json, environment or
-    /// models.json). A quick check: `!command` values count as configured without being run.
+    /// The models whose provider has a usable key (see [`ModelRegistry::has_key`]).
     pub fn available(&self) -> Vec<&Model> {
         self.models
             .iter()
@@ -155,12 +151,25 @@ impl ModelRegistry {
             .collect()
     }
 
-    /// True when `provider` has a key configured in auth.json, the environment or models.json
-    /// (without running any command).
+    /// True when `provider` has a usable key: one from auth.json, the environment or
+    /// models.json that resolves. A failing `!command` or an expired login is not usable (see
+    /// [`ModelRegistry::key_problems`] for why). May run the provider's `!command` (once per
+    /// process).
     pub fn has_key(&self, provider: &str) -> bool {
-        self.auth.contains_key(provider)
-            || self.env_key(provider).is_some()
-            || self.models_json_keys.contains_key(provider)
+        matches!(self.resolve_api_key(provider, None), Ok(Some(_)))
+    }
+
+    /// Every provider whose configured key cannot be used, with the reason (a failing
+    /// `!command`, an expired OAuth login, an unsupported credential). May run commands.
+    pub fn key_problems(&self) -> Vec<KeyError> {
+        let mut providers: Vec<&str> = self.auth.keys().map(String::as_str).collect();
+        providers.extend(self.models_json_keys.keys().map(String::as_str));
+        providers.sort_unstable();
+        providers.dedup();
+        providers
+            .into_iter()
+            .filter_map(|p| self.resolve_api_key(p, None).err())
+            .collect()
     }
 
     /// The first non-empty provider key variable (`keys::env_var_names`) in the environment.
@@ -171,23 +180,9 @@ impl ModelRegistry {
             .find(|v| !v.trim().is_empty())
     }
 
-    /// Resolves a raw value, running each distinct command at most once successfully.
+    /// Resolves a raw value (a `!command` runs once per process; its result is kept).
     fn resolve_value(&self, raw: &str) -> Result<String, CommandError> {
-        let cache = || self.command_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if raw.starts_with('!') {
-            if let Some(hit) = cache().get(raw) {
-                return Ok(hit.clone());
-            }
-        }
-        let value = config_value::resolve_config_value(
-            raw,
-            &*self.options.env,
-            self.options.command_timeout,
-        )?;
-        if raw.starts_with('!') {
-            cache().insert(raw.to_string(), value.clone());
-        }
-        Ok(value)
+        config_value::resolve_config_value(raw, &*self.options.env, self.options.command_timeout)
     }
 }
 

@@ -404,7 +404,18 @@ impl StreamWriter {
 
     /// Ends the stream with an error (or `aborted`). Blocks already received stay in the
     /// message; a block still open is kept as it was.
-    pub async fn fail(mut self, reason: StopReason, error_message: impl Into<String>) {
+    pub async fn fail(self, reason: StopReason, error_message: impl Into<String>) {
+        self.fail_as(reason, error_message, None).await
+    }
+
+    /// Like [`StreamWriter::fail`], recording what kind of failure it was (for the retry
+    /// decision).
+    pub async fn fail_as(
+        mut self,
+        reason: StopReason,
+        error_message: impl Into<String>,
+        kind: Option<crate::error::FailureKind>,
+    ) {
         self.start().await;
         let reason = if reason == StopReason::Aborted {
             StopReason::Aborted
@@ -415,6 +426,7 @@ impl StreamWriter {
         let mut message = self.partial.message().clone();
         message.stop_reason = reason;
         message.error_message = Some(error_message.into());
+        message.failure = kind;
         self.emit(AssistantMessageEvent::Error {
             reason,
             error: message,

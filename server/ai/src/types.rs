@@ -247,6 +247,10 @@ pub struct AssistantMessage {
     /// What went wrong, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// What kind of failure `error_message` describes, for the retry decision; known only for
+    /// a call made in this process (never saved).
+    #[serde(skip)]
+    pub failure: Option<crate::error::FailureKind>,
 }
 
 impl AssistantMessage {
@@ -262,6 +266,7 @@ impl AssistantMessage {
             timestamp: now_millis(),
             response_id: None,
             error_message: None,
+            failure: None,
         }
     }
 

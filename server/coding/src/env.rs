@@ -79,43 +79,69 @@ impl ToolEnv {
     }
 
     /// Resolves a path argument (`@` prefix, `~`, relative to the working directory). A path
-    /// outside the workspace roots (symlinks followed) needs the user's permission; a refusal is
-    /// a tool error.
+    /// holding NUL or another control character is refused. A path outside the workspace roots
+    /// (every symlink followed, dangling ones included) needs the user's permission, and so does
+    /// a write to a file that makes tools run code ([`paths::protected_reason`]) whatever the
+    /// edit mode; a refusal is a tool error. After any question the path is resolved again: one
+    /// that leads elsewhere now is an error, never used.
     pub async fn resolve(&self, raw: &str, access: Access) -> Result<ResolvedPath, ToolError> {
-        let resolved = paths::resolve(raw, &self.cwd, self.workspace.roots());
-        if resolved.inside {
-            return Ok(resolved);
-        }
-        let real = resolved.real.clone();
-        let remembered = {
-            let always = self
-                .outside_always
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            always.iter().any(|p| real.starts_with(p))
-        };
-        if remembered {
-            return Ok(resolved);
-        }
-        let request = PermissionRequest::OutsideWorkspace {
-            path: real.clone(),
-            write: access == Access::Write,
-        };
-        match self.workspace.ask_permission(request).await {
-            PermissionDecision::AllowOnce => Ok(resolved),
-            PermissionDecision::AllowAlways => {
-                self.outside_always
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(real);
-                Ok(resolved)
+        let roots = self.workspace.roots();
+        let resolved =
+            paths::resolve(raw, &self.cwd, roots).map_err(|e| ToolError::new(e.to_string()))?;
+        let mut asked = false;
+        if !resolved.inside && !self.outside_allowed(&resolved.real) {
+            let request = PermissionRequest::OutsideWorkspace {
+                path: resolved.real.clone(),
+                write: access == Access::Write,
+            };
+            match self.workspace.ask_permission(request).await {
+                PermissionDecision::AllowOnce => {}
+                PermissionDecision::AllowAlways => {
+                    self.outside_always
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(resolved.real.clone());
+                }
+                PermissionDecision::Reject { reason } => {
+                    return Err(ToolError::new(format!(
+                        "Access to {} was denied: it is outside the workspace{}",
+                        resolved.absolute.display(),
+                        reason.map(|r| format!(" ({r})")).unwrap_or_default()
+                    )))
+                }
             }
-            PermissionDecision::Reject { reason } => Err(ToolError::new(format!(
-                "Access to {} was denied: it is outside the workspace{}",
-                resolved.absolute.display(),
-                reason.map(|r| format!(" ({r})")).unwrap_or_default()
-            ))),
+            asked = true;
         }
+        if access == Access::Write {
+            if let Some(risk) = paths::protected_reason(&resolved.real, roots) {
+                let request = PermissionRequest::ProtectedPath {
+                    path: resolved.real.clone(),
+                    risk: risk.to_string(),
+                };
+                if let PermissionDecision::Reject { reason } =
+                    self.workspace.ask_permission(request).await
+                {
+                    return Err(ToolError::new(format!(
+                        "Writing {} was refused{}: {risk}",
+                        resolved.absolute.display(),
+                        reason.map(|r| format!(" ({r})")).unwrap_or_default()
+                    )));
+                }
+                asked = true;
+            }
+        }
+        if asked {
+            paths::verify_target(&resolved.absolute, &resolved.real).map_err(ToolError::new)?;
+        }
+        Ok(resolved)
+    }
+
+    fn outside_allowed(&self, real: &Path) -> bool {
+        let always = self
+            .outside_always
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        always.iter().any(|p| real.starts_with(p))
     }
 
     /// Checks that `command` may run in `cwd` under the bash policy, asking when needed.

@@ -25,3 +25,4 @@ pub mod resources;
 pub mod retry;
 pub mod session;
 pub mod settings;
+pub mod trust;

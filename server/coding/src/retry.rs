@@ -1,5 +1,5 @@
-//! Auto-retry of transient provider failures (pi's rules): which errors are worth retrying and
-//! how long to wait before each attempt.
+//! Auto-retry of transient provider failures: which errors are worth retrying (tandem-ai's
+//! classification, by HTTP status before words) and how long to wait before each attempt.
 //!
 //! A context overflow is not retried (compaction handles it). The wait doubles from
 //! `base_delay_ms` per attempt; a server's `retry after Ns` hint (quoted in the error text by
@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use tandem_ai::error::is_transient;
 use tandem_ai::overflow::is_context_overflow;
 use tandem_ai::{AssistantMessage, StopReason};
 
@@ -38,24 +39,14 @@ impl Default for RetryPolicy {
     }
 }
 
-fn transient() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        // pi's list, plus the wording of tandem-ai's own transport errors.
-        Regex::new(
-            r"(?i)overloaded|rate.?limit|too many requests|429|500|502|503|504|529|service.?unavailable|server.?error|internal.?error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|terminated|retry delay|lost mid-stream|looks stalled|could not connect",
-        )
-        .expect("the transient-error pattern is a valid regex")
-    })
-}
-
 fn retry_after() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"retry after (\d+)s").expect("a valid regex"))
 }
 
 /// True when `message` failed in a way worth retrying: an error (not an abort) that is not a
-/// context overflow and whose text names a transient failure.
+/// context overflow and that tandem-ai classes as transient (by HTTP status first; see
+/// [`tandem_ai::error::is_transient`]).
 pub fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
     if message.stop_reason != StopReason::Error {
         return false;
@@ -66,7 +57,7 @@ pub fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
     if is_context_overflow(message, Some(context_window)) {
         return false;
     }
-    transient().is_match(text)
+    is_transient(message.failure, text)
 }
 
 /// The wait before retry number `attempt` (1-based) after an error saying `error_text`.
@@ -85,6 +76,7 @@ pub fn delay_for(attempt: u32, policy: &RetryPolicy, error_text: &str) -> Durati
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tandem_ai::error::FailureKind;
     use tandem_ai::Api;
 
     fn failed(text: &str) -> AssistantMessage {
@@ -116,6 +108,26 @@ mod tests {
         let mut aborted = failed("429");
         aborted.stop_reason = StopReason::Aborted;
         assert!(!is_retryable(&aborted, 128_000));
+    }
+
+    #[test]
+    fn a_known_status_decides_whatever_the_text_says() {
+        let mut bad_request = failed(
+            "openai returned HTTP 400 Bad Request: {\"error\":{\"type\":\"server_error\",\
+             \"message\":\"invalid model parameter\"}}",
+        );
+        assert!(
+            is_retryable(&bad_request, 128_000),
+            "the words alone say server error"
+        );
+        bad_request.failure = Some(FailureKind::Http(400));
+        assert!(!is_retryable(&bad_request, 128_000));
+        let mut unauthorized = failed("openai returned HTTP 401 Unauthorized: retry later");
+        unauthorized.failure = Some(FailureKind::Http(401));
+        assert!(!is_retryable(&unauthorized, 128_000));
+        let mut overloaded = failed("anthropic returned HTTP 529: {}");
+        overloaded.failure = Some(FailureKind::Http(529));
+        assert!(is_retryable(&overloaded, 128_000));
     }
 
     #[test]

@@ -1,8 +1,13 @@
 //! Print and JSON modes: set up an [`AgentSession`] from the command line and pi's
 //! configuration, send the prompts, and print the final answer (text) or every event (JSON).
 //!
-//! Exit status: 0 when the last answer completed; 1 on any setup error or when the run ended in
-//! an error or was aborted (the error goes to stderr).
+//! Exit status: 0 when the last answer completed; 1 on any setup error (no usable model among
+//! them: the scripted demo model never stands in) or when the run ended in an error or was
+//! aborted (the error goes to stderr).
+//!
+//! Nobody can be asked a question here, so a folder whose project configuration needs trust is
+//! not trusted unless `--approve`, trust.json or `defaultProjectTrust` says so (pi's print and
+//! JSON modes); stderr says what was left out.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,13 +21,14 @@ use tandem_ai::{ImageContent, Model, StopReason};
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 use tandem_coding::session::{self, SessionManager};
 use tandem_coding::settings::{self, LoadedSettings};
+use tandem_coding::trust::{untrusted_note, ProtectedResources, TrustDecision, TrustSource};
 use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
 
 use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::{input, text_output, OutputMode, RunArgs};
 use crate::mcp::{connect_for_session, McpTools};
-use crate::setup::{build_session, SessionPlan};
+use crate::setup::{build_session, choose_model, decide_trust, ChosenModel, SessionPlan};
 
 /// Everything a run needs, set up.
 pub struct Setup {
@@ -96,15 +102,15 @@ fn open_session(run: &RunArgs, agent_dir: &AgentDir, cwd: &Path) -> anyhow::Resu
     })
 }
 
-/// Sets up the session for `run` in `cwd`, with the MCP servers of settings.json.
+/// Sets up the session for `run` in `cwd`: project trust, settings, the model (an error when
+/// none can be used, before anything starts), then the MCP servers and the session.
 pub async fn setup(run: &RunArgs, cwd: &Path) -> anyhow::Result<Setup> {
-    let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
-    let loaded = settings::load(agent_dir.path(), cwd);
-    let mcp = connect_for_session(&loaded.merged, &[], cwd).await;
+    let prepared = prepare(run, cwd, None)?;
+    let mcp = connect_for_session(&prepared.settings, &[], cwd).await;
     for w in mcp.warnings() {
         eprintln!("Warning: {w}");
     }
-    match setup_inner(run, cwd, None, mcp.tools()) {
+    match prepared.build(run, cwd, mcp.tools()) {
         Ok(session) => Ok(Setup { session, mcp }),
         Err(e) => {
             mcp.shutdown().await;
@@ -116,46 +122,105 @@ pub async fn setup(run: &RunArgs, cwd: &Path) -> anyhow::Result<Setup> {
 /// Like [`setup`] without MCP servers, with `model` replacing the model choice (the demo's
 /// scripted model).
 pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Result<Setup> {
-    let session = setup_inner(run, cwd, model, Vec::new())?;
+    let prepared = prepare(run, cwd, model)?;
+    let session = prepared.build(run, cwd, Vec::new())?;
     Ok(Setup {
         session,
         mcp: McpTools::default(),
     })
 }
 
-fn setup_inner(
-    run: &RunArgs,
-    cwd: &Path,
-    model: Option<Model>,
-    extra_tools: Vec<Arc<dyn AgentTool>>,
-) -> anyhow::Result<AgentSession> {
+/// Everything decided before anything is started.
+struct Prepared {
+    agent_dir: AgentDir,
+    settings: LoadedSettings,
+    registry: Arc<ModelRegistry>,
+    manager: SessionManager,
+    model: ChosenModel,
+}
+
+fn prepare(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Result<Prepared> {
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
-    let loaded = settings::load(agent_dir.path(), cwd);
-    print_settings_errors(&loaded);
+    let trusted = trust_for_run(&agent_dir, cwd, run.approve);
+    let settings = settings::load(agent_dir.path(), cwd, trusted);
+    print_settings_errors(&settings);
     let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
+    let manager = open_session(run, &agent_dir, cwd)?;
+    let warn = |w: &str| eprintln!("Warning: {w}");
+    let model = match model {
+        Some(model) => ChosenModel::given(model, run.thinking.unwrap_or_default()),
+        // A failure names the broken configuration files itself.
+        None => choose_model(&registry, run, &settings, &manager, &warn)?,
+    };
     for e in registry.load_errors() {
         eprintln!("Warning: {e}");
     }
-    let manager = open_session(run, &agent_dir, cwd)?;
-    let workspace = Arc::new(DiskWorkspace::new(
-        [cwd.to_path_buf()],
-        PermissionPolicy::AllowAll,
-    ));
-    build_session(
-        SessionPlan {
-            agent_dir: &agent_dir,
-            settings: &loaded,
-            registry,
-            cwd,
-            run,
-            session: manager,
-            workspace,
-            bash_policy: BashPolicy::Allow,
-            model,
-            extra_tools,
-        },
-        &|w| eprintln!("Warning: {w}"),
-    )
+    Ok(Prepared {
+        agent_dir,
+        settings,
+        registry,
+        manager,
+        model,
+    })
+}
+
+impl Prepared {
+    fn build(
+        self,
+        run: &RunArgs,
+        cwd: &Path,
+        extra_tools: Vec<Arc<dyn AgentTool>>,
+    ) -> anyhow::Result<AgentSession> {
+        let workspace = Arc::new(DiskWorkspace::new(
+            [cwd.to_path_buf()],
+            PermissionPolicy::AllowAll,
+        ));
+        build_session(
+            SessionPlan {
+                agent_dir: &self.agent_dir,
+                settings: &self.settings,
+                registry: self.registry,
+                cwd,
+                run,
+                session: self.manager,
+                workspace,
+                bash_policy: BashPolicy::Allow,
+                model: self.model,
+                extra_tools,
+            },
+            &|w| eprintln!("Warning: {w}"),
+        )
+    }
+}
+
+/// Project trust where nobody can be asked (as pi's print and JSON modes): a folder that would
+/// need a question is not trusted, and stderr says what was left out and how to trust it.
+fn trust_for_run(agent_dir: &AgentDir, cwd: &Path, approve: Option<bool>) -> bool {
+    let decision = decide_trust(agent_dir, cwd, approve, &mut |w| eprintln!("Warning: {w}"));
+    let resources = match &decision {
+        TrustDecision::Ask(resources) => Some(resources.clone()),
+        TrustDecision::Decided { .. } => None,
+    };
+    let (trusted, source) = decision.or_untrusted();
+    match (trusted, source) {
+        (true, _) | (false, TrustSource::CommandLine) => {}
+        (false, TrustSource::Saved(path)) => eprintln!(
+            "Note: {} is not trusted (saved in trust.json for {}); its project configuration is \
+             ignored. Pass --approve to use it for one run.",
+            cwd.display(),
+            path.display()
+        ),
+        (false, _) => {
+            let resources =
+                resources.unwrap_or_else(|| ProtectedResources::find(cwd, home().as_deref()));
+            eprintln!("Note: {}", untrusted_note(cwd, &resources));
+        }
+    }
+    trusted
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
 }
 
 fn current_dir() -> anyhow::Result<PathBuf> {

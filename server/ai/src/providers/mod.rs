@@ -58,8 +58,11 @@ async fn run(mut writer: StreamWriter, model: Model, context: Context, options: 
                 .await
         }
         Err(e) => {
-            let message = crate::http::redact(&e.to_string(), &secrets(&model, &options));
-            writer.fail(StopReason::Error, message).await
+            let secrets = secrets(&model, &options);
+            let message = crate::http::redact(&e.to_string(), &secrets, &model.provider);
+            writer
+                .fail_as(StopReason::Error, message, Some(e.kind()))
+                .await
         }
     }
 }
@@ -70,8 +73,8 @@ async fn run(mut writer: StreamWriter, model: Model, context: Context, options: 
 fn secrets(model: &Model, options: &StreamOptions) -> Vec<String> {
     let mut secrets: Vec<String> = api_key(model, options).into_iter().collect();
     let headers = model.headers.iter().flatten().chain(&options.headers);
-    // Short values ("true", "2023-06-01") are flags and versions, not secrets.
-    secrets.extend(headers.map(|(_, v)| v.clone()).filter(|v| v.len() >= 8));
+    // Flags, words and versions ("true", "beta") are not secrets; `redact` skips them.
+    secrets.extend(headers.map(|(_, v)| v.clone()));
     secrets
 }
 

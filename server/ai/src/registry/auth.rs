@@ -63,7 +63,7 @@ pub(crate) fn load(file: &Path) -> (BTreeMap<String, Credential>, Vec<ConfigErro
 pub(crate) fn parse(text: &str, file: &Path) -> (BTreeMap<String, Credential>, Vec<ConfigError>) {
     let mut creds = BTreeMap::new();
     let mut errors = Vec::new();
-    let root: Value = match serde_json::from_str(text) {
+    let root: Value = match crate::jsonc::from_str(text) {
         Ok(root) => root,
         Err(e) => {
             let message =

@@ -3,13 +3,16 @@
 //! set environment variable uses that variable; anything else is the literal value. Commands let
 //! users keep keys in a password manager instead of a plain file.
 //!
-//! Commands run synchronously with a deadline (pi: 10 s). They are started at most once per
-//! registry for a given value (the registry caches successes). Callers on an async runtime should
-//! call into the registry from `spawn_blocking`.
+//! Commands run synchronously with a deadline (pi: 10 s), in a process group of their own, so a
+//! command that times out is stopped with everything it started (a password manager's helper
+//! included). The registry runs each distinct command at most once per process and keeps its
+//! result, failures included. Callers on an async runtime should call into the registry from
+//! `spawn_blocking`.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -82,11 +85,35 @@ pub fn resolve_config_value(
     timeout: Duration,
 ) -> Result<String, CommandError> {
     if let Some(command) = raw.strip_prefix('!') {
-        return run_command(command, timeout);
+        return run_command_once(command, timeout);
     }
     Ok(env(raw)
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| raw.to_string()))
+}
+
+/// [`run_command`] once per process for each distinct command: later calls get the first
+/// result, a failure included (a locked password manager is not asked again and again; restart
+/// to retry).
+pub fn run_command_once(command: &str, timeout: Duration) -> Result<String, CommandError> {
+    type Results = Mutex<HashMap<String, Result<String, CommandError>>>;
+    static RESULTS: OnceLock<Results> = OnceLock::new();
+    let results = RESULTS.get_or_init(|| Mutex::new(HashMap::new()));
+    let known = results
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(command)
+        .cloned();
+    if let Some(result) = known {
+        return result;
+    }
+    let result = run_command(command, timeout);
+    results
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(command.to_string())
+        .or_insert(result)
+        .clone()
 }
 
 /// Runs `command` through the shell (`sh -c`; `cmd /C` on Windows) with no stdin and returns its
@@ -96,7 +123,10 @@ pub fn run_command(command: &str, timeout: Duration) -> Result<String, CommandEr
         command: command.to_string(),
         detail: e.to_string(),
     };
-    let mut child = shell(command)
+    let mut cmd = shell(command);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -119,9 +149,7 @@ pub fn run_command(command: &str, timeout: Duration) -> Result<String, CommandEr
         }
         let now = Instant::now();
         if now >= deadline {
-            // `sh -c` execs a lone command, so killing the child stops the command itself.
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             return Err(timed_out());
         }
         thread::sleep(pause.min(deadline - now));
@@ -152,6 +180,20 @@ pub fn run_command(command: &str, timeout: Duration) -> Result<String, CommandEr
         });
     }
     Ok(value)
+}
+
+/// Kills the command's whole process group (it leads its own), then reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: killpg only sends a signal; the group is the child's own (started with
+        // process_group(0), so its id is the child's pid, which is not reaped yet).
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[cfg(not(windows))]
@@ -229,6 +271,45 @@ mod tests {
             started.elapsed() < Duration::from_secs(4),
             "waited for the command"
         );
+    }
+
+    #[test]
+    fn a_timed_out_command_is_stopped_with_everything_it_started() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let pid_file = dir.path().join("pid");
+        // The command starts a background sleeper, records its pid and keeps the pipes open.
+        let command = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        let err = run_command(&command, Duration::from_millis(300)).unwrap_err();
+        assert!(matches!(err, CommandError::TimedOut { .. }), "{err}");
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .expect("pid file")
+            .trim()
+            .parse()
+            .expect("a pid");
+        let gone = (0..200).any(|_| {
+            // SAFETY: signal 0 only checks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "));
+            if alive {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            !alive
+        });
+        assert!(gone, "the background process {pid} survived the timeout");
+    }
+
+    #[test]
+    fn a_command_value_runs_once_per_process_even_when_it_fails() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let count = dir.path().join("count");
+        let command = format!("echo run >> {}; exit 3", count.display());
+        let raw = format!("!{command}");
+        for _ in 0..3 {
+            let err = resolve_config_value(&raw, &no_env, DEFAULT_COMMAND_TIMEOUT).unwrap_err();
+            assert!(err.to_string().contains("exit code 3"), "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&count).expect("count"), "run\n");
     }
 
     #[test]

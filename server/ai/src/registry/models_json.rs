@@ -98,7 +98,7 @@ pub(crate) fn parse(text: &str, file: &Path) -> Result<ModelsJson, Vec<ConfigErr
         file,
         errors: Vec::new(),
     };
-    let root: Value = match serde_json::from_str(text) {
+    let root: Value = match crate::jsonc::from_str(text) {
         Ok(root) => root,
         Err(e) => {
             reader.errors.push(ConfigError {

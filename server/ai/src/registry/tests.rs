@@ -238,7 +238,7 @@ fn invalid_models_json_is_reported_with_file_and_path_and_built_ins_remain() {
 
 #[test]
 fn models_json_that_is_not_json_names_the_file() {
-    let s = Setup::new().models_json("{\"providers\": {,}}");
+    let s = Setup::new().models_json("{\"providers\": {\"x\" 1}}");
     let r = s.load();
     let text = r.load_errors()[0].to_string();
     assert!(
@@ -413,4 +413,23 @@ fn oauth_logins_are_used_until_they_expire() {
         "{text}"
     );
     assert!(!text.contains("old"), "{text}");
+}
+
+#[test]
+fn a_failing_key_command_makes_its_provider_unavailable_and_says_why() {
+    let r = Setup::new()
+        .auth_json(
+            r#"{"groq": {"type": "api_key", "key": "!echo 'vault is locked' >&2; exit 2"},
+                "xai": {"type": "api_key", "key": "xai-literal-key-123"}}"#,
+        )
+        .load();
+    no_errors(&r);
+    assert!(!r.has_key("groq"));
+    assert!(r.has_key("xai"));
+    assert!(r.available().iter().all(|m| m.provider == "xai"));
+    let problems = r.key_problems();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let text = problems[0].to_string();
+    assert!(text.contains("provider groq"), "{text}");
+    assert!(text.contains("vault is locked"), "{text}");
 }

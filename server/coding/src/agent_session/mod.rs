@@ -101,12 +101,27 @@ impl Shared {
     }
 }
 
+/// What [`AgentSession::reconfigure`] replaces: everything a session takes from the project's
+/// configuration (when a folder becomes trusted after the session was built).
+pub struct Reconfiguration {
+    /// Merged settings.
+    pub settings: Settings,
+    /// Skills and templates.
+    pub resources: Option<Arc<Resources>>,
+    /// The system prompt.
+    pub system_prompt: String,
+    /// Active tools.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    /// A different model and thinking level, when the choice changed (recorded in the session).
+    pub model: Option<(Model, ThinkingLevel)>,
+}
+
 /// The session.
 pub struct AgentSession {
     agent: Agent,
     shared: Arc<Shared>,
-    settings: Settings,
-    resources: Option<Arc<Resources>>,
+    settings: Mutex<Settings>,
+    resources: Mutex<Option<Arc<Resources>>>,
     stream_fn: StreamFn,
     runtime_api_key: Option<String>,
     registry: Option<Arc<ModelRegistry>>,
@@ -183,8 +198,8 @@ impl AgentSession {
         Ok(AgentSession {
             agent,
             shared,
-            settings,
-            resources: options.resources,
+            settings: Mutex::new(settings),
+            resources: Mutex::new(options.resources),
             stream_fn: options.stream_fn,
             runtime_api_key: options.runtime_api_key,
             registry: options.registry,
@@ -225,18 +240,40 @@ impl AgentSession {
     }
 
     /// The skills and prompt templates prompts are expanded with.
-    pub fn resources(&self) -> Option<&Arc<Resources>> {
-        self.resources.as_ref()
+    pub fn resources(&self) -> Option<Arc<Resources>> {
+        lock(&self.resources).clone()
     }
 
     /// Expands `/skill:` and prompt templates in `text`.
     pub fn expand(&self, text: &str) -> Result<String, SessionError> {
-        match &self.resources {
+        match self.resources() {
             Some(r) => r
                 .expand_input(text)
                 .map_err(|e| SessionError::Expansion(e.to_string())),
             None => Ok(text.to_string()),
         }
+    }
+
+    /// Replaces what the session took from the project's configuration: settings, resources,
+    /// system prompt, tools and (when given) the model. Refused while a run is active; takes
+    /// effect at the next model call. The conversation is kept.
+    pub fn reconfigure(&self, new: Reconfiguration) -> Result<(), SessionError> {
+        if self.agent.is_running() {
+            return Err(SessionError::Busy);
+        }
+        if let Some((model, level)) = new.model {
+            self.set_model(model)?;
+            self.set_thinking_level(level)?;
+        }
+        self.agent.set_steering_mode(new.settings.steering_mode());
+        self.agent.set_follow_up_mode(new.settings.follow_up_mode());
+        self.agent.update_state(|s| {
+            s.system_prompt = Some(new.system_prompt);
+            s.tools = new.tools;
+        });
+        *lock(&self.settings) = new.settings;
+        *lock(&self.resources) = new.resources;
+        Ok(())
     }
 
     /// Runs a prompt to the end: the agent's run, then retries and compaction as needed, then
@@ -370,7 +407,7 @@ impl AgentSession {
     }
 
     fn policy(&self) -> RetryPolicy {
-        let r = self.settings.retry();
+        let r = lock(&self.settings).retry();
         RetryPolicy {
             enabled: r.enabled,
             max_retries: u32::try_from(r.max_retries).unwrap_or(u32::MAX),
@@ -380,7 +417,7 @@ impl AgentSession {
     }
 
     fn compaction_settings(&self) -> CompactionSettings {
-        let c = self.settings.compaction();
+        let c = lock(&self.settings).compaction();
         CompactionSettings {
             enabled: c.enabled,
             reserve_tokens: c.reserve_tokens,

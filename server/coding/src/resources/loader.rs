@@ -4,8 +4,10 @@
 //! command-line paths (`--skill`, `--prompt-template`), then the project settings' entries, the
 //! global settings' entries, the project's own directories (`.pi/skills` and `.agents/skills`
 //! up to the git root; `.pi/prompts`), and last the user's (`<agentDir>/skills` and
-//! `~/.agents/skills`; `<agentDir>/prompts`). Everything here reads files synchronously: call
-//! it at startup or from a blocking task.
+//! `~/.agents/skills`; `<agentDir>/prompts`). A folder that is not trusted ([`crate::trust`],
+//! [`LoadedSettings::project_trusted`]) contributes no skill, template or system-prompt file:
+//! only its context files load. Everything here reads files synchronously: call it at startup
+//! or from a blocking task.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -95,12 +97,13 @@ impl Resources {
         } else {
             load_context_files(agent_dir, &cwd, &mut diagnostics)
         };
+        let trusted = settings.project_trusted;
         let skills = load_skills(
             agent_dir,
             &cwd,
             home.as_deref(),
             [&project, &global],
-            options,
+            (trusted, options),
             &mut diagnostics,
         );
         let project = Scope {
@@ -116,11 +119,12 @@ impl Resources {
             &cwd,
             home.as_deref(),
             [&project, &global],
-            options,
+            (trusted, options),
             &mut diagnostics,
         );
         let (system_prompt, append_system_prompt) = load_system_prompt_files(
             &cwd,
+            settings.project_trusted,
             agent_dir,
             options.system_prompt.as_deref(),
             options.append_system_prompt.as_deref(),
@@ -266,7 +270,7 @@ fn load_skills(
     cwd: &Path,
     home: Option<&Path>,
     [project, global]: [&Scope<'_>; 2],
-    options: &ResourceOptions,
+    (project_trusted, options): (bool, &ResourceOptions),
     diagnostics: &mut Vec<ResourceDiagnostic>,
 ) -> Vec<Skill> {
     let dir_skills = |dir: &Path| skill_files(dir, true);
@@ -286,13 +290,15 @@ fn load_skills(
         candidates.add_entries(project, home, dir_skills);
         candidates.add_entries(global, home, dir_skills);
         let home_agents = home.map(|h| h.join(".agents").join("skills"));
-        let mut project_found = skill_files(&project_dir, true);
-        for dir in ancestor_agents_skill_dirs(cwd) {
-            if Some(&dir) != home_agents.as_ref() {
-                project_found.extend(skill_files(&dir, true));
+        if project_trusted {
+            let mut project_found = skill_files(&project_dir, true);
+            for dir in ancestor_agents_skill_dirs(cwd) {
+                if Some(&dir) != home_agents.as_ref() {
+                    project_found.extend(skill_files(&dir, true));
+                }
             }
+            candidates.add_discovered(project, project_found);
         }
-        candidates.add_discovered(project, project_found);
         let mut user_found = skill_files(&user_dir, true);
         if let Some(dir) = &home_agents {
             user_found.extend(skill_files(dir, true));
@@ -315,7 +321,7 @@ fn load_templates(
     cwd: &Path,
     home: Option<&Path>,
     [project, global]: [&Scope<'_>; 2],
-    options: &ResourceOptions,
+    (project_trusted, options): (bool, &ResourceOptions),
     diagnostics: &mut Vec<ResourceDiagnostic>,
 ) -> Vec<PromptTemplate> {
     let mut candidates = Candidates::default();
@@ -333,7 +339,9 @@ fn load_templates(
     if !options.no_prompt_templates {
         candidates.add_entries(project, home, markdown_files_recursive);
         candidates.add_entries(global, home, markdown_files_recursive);
-        candidates.add_discovered(project, markdown_files(&project_dir));
+        if project_trusted {
+            candidates.add_discovered(project, markdown_files(&project_dir));
+        }
         candidates.add_discovered(global, markdown_files(&user_dir));
     }
     let loaded: Vec<PromptTemplate> = candidates

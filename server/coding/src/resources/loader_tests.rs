@@ -49,7 +49,7 @@ impl World {
     }
 
     fn load(&self, options: &ResourceOptions) -> Resources {
-        let settings = settings::load(&self.agent, &self.cwd);
+        let settings = settings::load(&self.agent, &self.cwd, true);
         assert!(settings.errors.is_empty(), "{:?}", settings.errors);
         Resources::load(&self.agent, &self.cwd, &settings, options)
     }
@@ -274,7 +274,7 @@ fn settings_entries_add_paths_and_patterns_disable_discovered_ones() {
     assert_eq!(templates, ["deep", "kept"]);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
 
-    let mut loaded = settings::load(&w.agent, &w.cwd);
+    let mut loaded = settings::load(&w.agent, &w.cwd, true);
     loaded.global = Settings::default();
     let r = Resources::load(&w.agent, &w.cwd, &loaded, &w.options());
     assert!(r.skills.iter().any(|s| s.name == "skip-skill"));
@@ -302,4 +302,43 @@ fn skill_commands_expand_through_resources() {
     assert!(prompt.contains(&format!("<location>{}</location>", file.display())));
     let prompt = r.system_prompt_for(&["bash".to_string()], "2026-01-02");
     assert!(!prompt.contains("<available_skills>"));
+}
+
+#[test]
+fn an_untrusted_project_keeps_its_context_files_and_nothing_else() {
+    let w = world();
+    write(&w.cwd.join("AGENTS.md"), "project rules");
+    write(
+        &w.cwd.join(".pi/skills/evil/SKILL.md"),
+        &skill_text("evil", "Planted."),
+    );
+    write(
+        &w.repo.join(".agents/skills/also/SKILL.md"),
+        &skill_text("also", "Planted too."),
+    );
+    write(&w.cwd.join(".pi/prompts/fix.md"), "planted prompt");
+    write(&w.cwd.join(".pi/SYSTEM.md"), "planted system prompt");
+    write(&w.cwd.join(".pi/APPEND_SYSTEM.md"), "planted addition");
+    write(
+        &w.agent.join("skills/mine/SKILL.md"),
+        &skill_text("mine", "The user's own."),
+    );
+    write(&w.agent.join("APPEND_SYSTEM.md"), "the user's addition");
+    let untrusted = settings::load(&w.agent, &w.cwd, false);
+    let r = Resources::load(&w.agent, &w.cwd, &untrusted, &w.options());
+    let skills: Vec<&str> = r.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(skills, ["mine"]);
+    assert!(r.templates.is_empty());
+    assert_eq!(r.system_prompt, None);
+    assert_eq!(r.append_system_prompt, ["the user's addition"]);
+    assert!(r.context_files.iter().any(|f| f.content == "project rules"));
+    let prompt = r.system_prompt_for(&["read".to_string()], "2026-12-01");
+    assert!(!prompt.contains("planted"), "{prompt}");
+
+    let trusted = settings::load(&w.agent, &w.cwd, true);
+    let r = Resources::load(&w.agent, &w.cwd, &trusted, &w.options());
+    let mut skills: Vec<&str> = r.skills.iter().map(|s| s.name.as_str()).collect();
+    skills.sort();
+    assert_eq!(skills, ["also", "evil", "mine"]);
+    assert_eq!(r.system_prompt.as_deref(), Some("planted system prompt"));
 }

@@ -1,6 +1,7 @@
 //! Replacing or extending the system prompt: `SYSTEM.md` replaces Tandem's default prompt and
 //! `APPEND_SYSTEM.md` is added after it. Each is looked for in the project's `.pi/` first, then
-//! in the agent directory; the first found is used (pi's precedence).
+//! in the agent directory; the first found is used (pi's precedence). The project's files are
+//! skipped for a folder that is not trusted ([`crate::trust`]).
 //!
 //! The command-line equivalents (`--system-prompt`, `--append-system-prompt`) take precedence
 //! over the files. As in pi, their value is a file to read when such a file exists (relative
@@ -15,10 +16,13 @@ pub const SYSTEM_FILE: &str = "SYSTEM.md";
 /// The file added after the prompt.
 pub const APPEND_SYSTEM_FILE: &str = "APPEND_SYSTEM.md";
 
-/// `<cwd>/.pi/<name>` if it exists, else `<agent_dir>/<name>` if it exists.
-pub fn discover(name: &str, cwd: &Path, agent_dir: &Path) -> Option<PathBuf> {
-    [cwd.join(".pi").join(name), agent_dir.join(name)]
+/// `<project>/.pi/<name>` if a project is given and the file exists, else `<agent_dir>/<name>`
+/// if it exists.
+pub fn discover(name: &str, project: Option<&Path>, agent_dir: &Path) -> Option<PathBuf> {
+    let project = project.map(|cwd| cwd.join(".pi").join(name));
+    project
         .into_iter()
+        .chain([agent_dir.join(name)])
         .find(|p| p.exists())
 }
 
@@ -41,9 +45,10 @@ pub fn resolve_input(
 }
 
 /// The replacement prompt and the appended texts: from the overrides when given, else from the
-/// discovered files. Blocking.
+/// discovered files (the project's only when `project_trusted`). Blocking.
 pub fn load_system_prompt_files(
     cwd: &Path,
+    project_trusted: bool,
     agent_dir: &Path,
     system_override: Option<&str>,
     append_override: Option<&str>,
@@ -51,7 +56,8 @@ pub fn load_system_prompt_files(
 ) -> (Option<String>, Vec<String>) {
     let mut pick = |value: Option<&str>, name: &str| match value {
         Some(value) => resolve_input(value, cwd, diagnostics),
-        None => discover(name, cwd, agent_dir).and_then(|p| read(&p, diagnostics)),
+        None => discover(name, project_trusted.then_some(cwd), agent_dir)
+            .and_then(|p| read(&p, diagnostics)),
     };
     let system = pick(system_override, SYSTEM_FILE);
     let append = pick(append_override, APPEND_SYSTEM_FILE);
@@ -101,7 +107,8 @@ mod tests {
 
     fn load(d: &Dirs, system: Option<&str>, append: Option<&str>) -> (Option<String>, Vec<String>) {
         let mut diagnostics = Vec::new();
-        let out = load_system_prompt_files(&d.cwd, &d.agent, system, append, &mut diagnostics);
+        let out =
+            load_system_prompt_files(&d.cwd, true, &d.agent, system, append, &mut diagnostics);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         out
     }
@@ -150,7 +157,7 @@ mod tests {
         let d = dirs();
         std::fs::create_dir_all(d.cwd.join(".pi/SYSTEM.md")).expect("mkdir");
         let mut diagnostics = Vec::new();
-        let out = load_system_prompt_files(&d.cwd, &d.agent, None, None, &mut diagnostics);
+        let out = load_system_prompt_files(&d.cwd, true, &d.agent, None, None, &mut diagnostics);
         assert_eq!(out, (None, vec![]));
         assert_eq!(
             diagnostics[0].path.as_deref(),

@@ -5,20 +5,25 @@
 //! `mcpServers` entry of the project replaces the global one of its name whole). The
 //! reads are blocking: this runs once at startup, before any async work.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::schema::{check, describe};
-use super::{mcp, Settings};
+use super::{mcp, McpServerSettings, Settings};
 
-/// Where the two settings files live.
+/// Where the settings files live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsPaths {
     /// `<agentDir>/settings.json`.
     pub global: PathBuf,
     /// `<cwd>/.pi/settings.json`.
     pub project: PathBuf,
+    /// `<agentDir>/mcp.json` (pi 1.6).
+    pub global_mcp: PathBuf,
+    /// `<cwd>/.pi/mcp.json` (pi 1.6).
+    pub project_mcp: PathBuf,
 }
 
 impl SettingsPaths {
@@ -27,6 +32,8 @@ impl SettingsPaths {
         SettingsPaths {
             global: agent_dir.join("settings.json"),
             project: cwd.join(".pi").join("settings.json"),
+            global_mcp: agent_dir.join("mcp.json"),
+            project_mcp: cwd.join(".pi").join("mcp.json"),
         }
     }
 }
@@ -82,6 +89,14 @@ pub enum SettingsError {
         /// What it held.
         found: String,
     },
+    /// A key only the agent directory's settings may set, found in a project's.
+    #[error("{}: {key} can only be set in the agent directory's settings.json; the project's value is ignored.", .file.display())]
+    GlobalOnly {
+        /// The project file.
+        file: PathBuf,
+        /// The key.
+        key: String,
+    },
     /// An `mcpServers` entry of the wrong shape; that server is not started.
     #[error("{}: {}: {problem}. {}", .file.display(), mcp_key(.name), mcp_consequence(.name))]
     InvalidMcpServer {
@@ -108,43 +123,110 @@ fn mcp_consequence(name: &str) -> &'static str {
     }
 }
 
-/// Both files, their merge, and every problem found.
+/// The settings files, their merge, and every problem found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoadedSettings {
     /// What the global file says.
     pub global: Settings,
-    /// What the project file says.
+    /// What the project file says (empty when the folder is not trusted).
     pub project: Settings,
     /// The project file merged over the global one: what applies.
     pub merged: Settings,
-    /// Problems, global file first; print them as warnings.
+    /// Whether the project's protected files (settings, mcp.json, skills, prompts, system
+    /// prompt files) may be used. Decided by [`crate::trust`] before loading; false by default.
+    pub project_trusted: bool,
+    /// The MCP servers to start, by name: settings.json's `mcpServers` and the mcp.json files,
+    /// each later source replacing an entry of the same name (global settings, global
+    /// mcp.json, project settings, project mcp.json). Disabled entries included.
+    pub mcp_servers: BTreeMap<String, McpServerSettings>,
+    /// Problems, global files first; print them as warnings.
     pub errors: Vec<SettingsError>,
 }
 
-/// Loads `<agent_dir>/settings.json` and `<cwd>/.pi/settings.json`. Blocking.
-pub fn load(agent_dir: &Path, cwd: &Path) -> LoadedSettings {
-    load_files(&SettingsPaths::new(agent_dir, cwd))
+impl LoadedSettings {
+    /// The MCP servers to start (disabled entries left out).
+    pub fn enabled_mcp_servers(&self) -> impl Iterator<Item = (&str, &McpServerSettings)> {
+        self.mcp_servers
+            .iter()
+            .filter(|(_, server)| server.enabled())
+            .map(|(name, server)| (name.as_str(), server))
+    }
 }
 
-/// Loads the two files; a missing file counts as empty. Blocking.
-pub fn load_files(paths: &SettingsPaths) -> LoadedSettings {
+/// Loads `<agent_dir>/settings.json` and `<agent_dir>/mcp.json`, and — only when
+/// `project_trusted` — the project's `<cwd>/.pi/settings.json` and `.pi/mcp.json`. Decide
+/// trust first ([`crate::trust::decide`], which needs only the global file: load it with
+/// `project_trusted` false). Blocking.
+pub fn load(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> LoadedSettings {
+    load_files(&SettingsPaths::new(agent_dir, cwd), project_trusted)
+}
+
+/// Loads the files (the project's only when `project_trusted`); a missing file counts as
+/// empty. Blocking.
+pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSettings {
     let mut errors = Vec::new();
     let global = read(&paths.global, &mut errors);
-    let project = read(&paths.project, &mut errors);
+    let mut project = if project_trusted {
+        read(&paths.project, &mut errors)
+    } else {
+        Map::new()
+    };
+    if project.remove(DEFAULT_PROJECT_TRUST).is_some() {
+        errors.push(SettingsError::GlobalOnly {
+            file: paths.project.clone(),
+            key: DEFAULT_PROJECT_TRUST.to_string(),
+        });
+    }
     let mut merged = Value::Object(global.clone());
     deep_merge(&mut merged, Value::Object(project.clone()));
     if let Value::Object(merged) = &mut merged {
         mcp::replace_merged_entries(merged, &project);
     }
+    let named_by_project = |name: &str| {
+        project
+            .get(mcp::KEY)
+            .and_then(Value::as_object)
+            .is_some_and(|servers| servers.contains_key(name))
+    };
+    // Settings' entries (a project entry, or its `null`, already replaced the global one),
+    // then the agent directory's mcp.json where the project's settings did not name the
+    // server, then the project's mcp.json over everything.
+    let merged = match merged {
+        Value::Object(map) => to_settings(map),
+        _ => Settings::default(),
+    };
+    let mut mcp_servers = merged.mcp_servers.clone().unwrap_or_default();
+    for (name, server) in read_mcp_json(&paths.global_mcp, &mut errors) {
+        if !named_by_project(&name) {
+            mcp_servers.insert(name, server);
+        }
+    }
+    if project_trusted {
+        mcp_servers.extend(read_mcp_json(&paths.project_mcp, &mut errors));
+    }
     LoadedSettings {
         global: to_settings(global),
         project: to_settings(project),
-        merged: match merged {
-            Value::Object(map) => to_settings(map),
-            _ => Settings::default(),
-        },
+        merged,
+        project_trusted,
+        mcp_servers,
         errors,
     }
+}
+
+/// The key only the agent directory's settings may hold.
+const DEFAULT_PROJECT_TRUST: &str = "defaultProjectTrust";
+
+/// The `mcpServers` of an mcp.json file (checked like settings.json's); other keys are pi's.
+fn read_mcp_json(
+    file: &Path,
+    errors: &mut Vec<SettingsError>,
+) -> BTreeMap<String, McpServerSettings> {
+    let mut map = read(file, errors);
+    mcp::drop_null_entries(&mut map);
+    map.remove(mcp::KEY)
+        .and_then(|servers| serde_json::from_value(servers).ok())
+        .unwrap_or_default()
 }
 
 /// Parses one file's text (`file` names it in errors): the checked keys, and the problems.
@@ -153,7 +235,7 @@ pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>
     if text.trim().is_empty() {
         return (Map::new(), Vec::new());
     }
-    let mut map = match serde_json::from_str::<Value>(text) {
+    let mut map = match tandem_ai::jsonc::from_str::<Value>(text) {
         Ok(Value::Object(map)) => map,
         Ok(other) => {
             let error = SettingsError::NotAnObject {

@@ -35,12 +35,15 @@ pub struct McpServerSettings {
     /// `true` keeps the entry without starting the server (Cline's and Cursor's key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,
+    /// `false` keeps the entry without starting the server (pi 1.6's mcp.json key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 impl McpServerSettings {
     /// Whether the server should be started.
     pub fn enabled(&self) -> bool {
-        self.disabled != Some(true)
+        self.disabled != Some(true) && self.enabled != Some(false)
     }
 }
 
@@ -168,12 +171,14 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
             return Err(format!("cwd: expected a string, found {}", describe(cwd)));
         }
     }
-    if let Some(disabled) = fields.get("disabled") {
-        if !disabled.is_boolean() {
-            return Err(format!(
-                "disabled: expected true or false, found {}",
-                describe(disabled)
-            ));
+    for flag in ["disabled", "enabled"] {
+        if let Some(value) = fields.get(flag) {
+            if !value.is_boolean() {
+                return Err(format!(
+                    "{flag}: expected true or false, found {}",
+                    describe(value)
+                ));
+            }
         }
     }
     Ok(())

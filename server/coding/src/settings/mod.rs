@@ -2,9 +2,14 @@
 //! carry over.
 //!
 //! Two files: global `<agentDir>/settings.json` and project `<cwd>/.pi/settings.json`; the
-//! project file wins, objects merging key by key ([`load`]). A broken file or a value of the
-//! wrong kind never stops Tandem: the problem is reported ([`SettingsError`]) and the defaults
-//! stand in for what could not be read.
+//! project file wins, objects merging key by key ([`load`]). The project file is read only for
+//! a trusted folder ([`crate::trust`]). Both accept comments and trailing commas, as pi's
+//! models.json does. A broken file or a value of the wrong kind never stops Tandem: the problem
+//! is reported ([`SettingsError`]) and the defaults stand in for what could not be read.
+//!
+//! MCP servers come from settings.json's `mcpServers` and from pi 1.6's `mcp.json` files
+//! (`<agentDir>/mcp.json`, the project's `.pi/mcp.json` when trusted), gathered in
+//! [`LoadedSettings::mcp_servers`].
 //!
 //! [`Settings`] holds what the files say (every field optional); its methods answer with pi's
 //! defaults filled in. Keys this version does not know are kept in [`Settings::extra`], so
@@ -18,6 +23,8 @@ mod schema;
 
 pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
 pub use mcp::McpServerSettings;
+
+use crate::trust::DefaultProjectTrust;
 
 use std::collections::BTreeMap;
 
@@ -91,6 +98,10 @@ pub struct Settings {
     /// project entry replaces the global entry of the same name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<BTreeMap<String, McpServerSettings>>,
+    /// What happens to a project folder with no saved trust decision (pi 1.6). Read from the
+    /// agent directory's settings only: a project cannot vouch for itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_project_trust: Option<DefaultProjectTrust>,
     /// Every other key, as written: pi's UI settings and Tandem keys not read yet.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -244,13 +255,9 @@ impl Settings {
         self.skills.as_deref().unwrap_or_default()
     }
 
-    /// The MCP servers to start, by name (disabled entries left out).
-    pub fn enabled_mcp_servers(&self) -> impl Iterator<Item = (&str, &McpServerSettings)> {
-        self.mcp_servers
-            .iter()
-            .flatten()
-            .filter(|(_, server)| server.enabled())
-            .map(|(name, server)| (name.as_str(), server))
+    /// `defaultProjectTrust` with pi's default (`ask`).
+    pub fn default_project_trust(&self) -> DefaultProjectTrust {
+        self.default_project_trust.unwrap_or_default()
     }
 
     /// The prompt-template entries (paths and patterns), empty when unset.

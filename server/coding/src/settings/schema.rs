@@ -77,6 +77,10 @@ const SCHEMA: &[(&str, Kind)] = &[
     ("hideThinkingBlock", Kind::Bool),
     ("quietStartup", Kind::Bool),
     ("theme", Kind::Text),
+    (
+        "defaultProjectTrust",
+        Kind::OneOf(&["ask", "always", "never"]),
+    ),
 ];
 
 /// A value of the wrong kind, found and removed.

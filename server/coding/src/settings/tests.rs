@@ -33,7 +33,7 @@ fn dirs() -> Dirs {
 #[test]
 fn missing_files_give_pi_defaults_and_no_errors() {
     let d = dirs();
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     assert!(loaded.errors.is_empty());
     let s = &loaded.merged;
     assert_eq!(s, &Settings::default());
@@ -94,7 +94,7 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
             "theme": null
         }"#,
     );
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let s = &loaded.merged;
     assert_eq!(s.default_provider.as_deref(), Some("anthropic"));
@@ -137,26 +137,26 @@ fn deep_merge_rules() {
 fn invalid_json_names_file_line_column_and_problem_and_other_file_still_applies() {
     let d = dirs();
     let global = d.agent.join("settings.json");
-    write(&global, "{\n  \"defaultModel\": \"x\",\n}\n");
+    write(&global, "{\n  \"defaultModel\": \"x\"\n  \"theme\": 1\n}\n");
     write(
         &d.cwd.join(".pi/settings.json"),
         r#"{"defaultProvider": "openai"}"#,
     );
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     assert_eq!(
         loaded.errors,
         vec![SettingsError::InvalidJson {
             file: global.clone(),
             line: 3,
-            column: 1,
-            message: "trailing comma".to_string(),
+            column: 3,
+            message: "expected `,` or `}`".to_string(),
         }]
     );
     assert_eq!(
         loaded.errors[0].to_string(),
         format!(
-            "{}: invalid JSON at line 3, column 1: trailing comma. The file's settings are \
-             ignored until it is fixed.",
+            "{}: invalid JSON at line 3, column 3: expected `,` or `}}`. The file's settings \
+             are ignored until it is fixed.",
             global.display()
         )
     );
@@ -176,7 +176,7 @@ fn wrong_types_name_file_and_key_and_the_rest_still_loads() {
         &project,
         r#"{"retry": {"maxRetries": "3", "enabled": false}, "steeringMode": 1, "shellPath": "/bin/zsh"}"#,
     );
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     let texts: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
     let file = project.display();
     assert_eq!(
@@ -220,7 +220,7 @@ fn other_file_problems() {
 
     let d = dirs();
     std::fs::create_dir_all(d.agent.join("settings.json")).expect("mkdir");
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     assert!(matches!(
         &loaded.errors[..],
         [SettingsError::Unreadable { file, .. }] if file == &d.agent.join("settings.json")
@@ -281,9 +281,12 @@ fn mcp_servers_in_claude_desktop_format() {
     );
     assert_eq!(servers["local"].cwd.as_deref(), Some("tools"));
     assert_eq!(servers["nulls"], server("y", &[], &[]));
-    let enabled: Vec<&str> = s.enabled_mcp_servers().map(|(name, _)| name).collect();
+    let enabled: Vec<&str> = servers
+        .iter()
+        .filter(|(_, s)| s.enabled())
+        .map(|(name, _)| name.as_str())
+        .collect();
     assert_eq!(enabled, ["fs", "local", "nulls"]);
-    assert_eq!(Settings::default().enabled_mcp_servers().count(), 0);
 }
 
 #[test]
@@ -364,7 +367,8 @@ fn bad_mcp_server_entries_are_reported_and_the_others_still_start() {
     ));
     let s: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
     assert_eq!(s.default_model.as_deref(), Some("m"));
-    let names: Vec<&str> = s.enabled_mcp_servers().map(|(name, _)| name).collect();
+    let servers = s.mcp_servers.clone().unwrap_or_default();
+    let names: Vec<&str> = servers.keys().map(String::as_str).collect();
     assert_eq!(names, ["good"]);
 
     let (map, errors) = parse(r#"{"mcpServers": ["a"], "theme": "t"}"#, file);
@@ -398,7 +402,7 @@ fn project_mcp_servers_replace_global_ones_by_name_and_null_removes_one() {
             "brokenInProject": {"command": ["not", "a", "string"]}
         }}"#,
     );
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
     assert!(loaded.errors[0]
         .to_string()
@@ -419,8 +423,129 @@ fn project_mcp_servers_replace_global_ones_by_name_and_null_removes_one() {
 
     // `"mcpServers": null` in the project means none at all.
     write(&d.cwd.join(".pi/settings.json"), r#"{"mcpServers": null}"#);
-    let loaded = load(&d.agent, &d.cwd);
+    let loaded = load(&d.agent, &d.cwd, true);
     assert!(loaded.errors.is_empty());
     assert_eq!(loaded.merged.mcp_servers, None);
-    assert_eq!(loaded.merged.enabled_mcp_servers().count(), 0);
+    assert_eq!(loaded.enabled_mcp_servers().count(), 0);
+}
+
+#[test]
+fn an_untrusted_project_contributes_no_setting_and_no_mcp_server() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{"defaultModel": "global", "mcpServers": {"mine": {"command": "g"}}}"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"defaultModel": "project", "shellPath": "/tmp/evil",
+            "mcpServers": {"planted": {"command": "touch", "args": ["/tmp/pwned"]}}}"#,
+    );
+    write(
+        &d.cwd.join(".pi/mcp.json"),
+        r#"{"mcpServers": {"planted2": {"command": "touch"}}}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, false);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    assert!(!loaded.project_trusted);
+    assert_eq!(loaded.project, Settings::default());
+    assert_eq!(loaded.merged.default_model.as_deref(), Some("global"));
+    assert_eq!(loaded.merged.shell_path, None);
+    let names: Vec<&str> = loaded.enabled_mcp_servers().map(|(n, _)| n).collect();
+    assert_eq!(names, ["mine"]);
+
+    let loaded = load(&d.agent, &d.cwd, true);
+    assert!(loaded.project_trusted);
+    assert_eq!(loaded.merged.default_model.as_deref(), Some("project"));
+    let names: Vec<&str> = loaded.enabled_mcp_servers().map(|(n, _)| n).collect();
+    assert_eq!(names, ["mine", "planted", "planted2"]);
+}
+
+#[test]
+fn mcp_json_files_add_servers_the_project_file_last() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{"mcpServers": {"a": {"command": "settings-a"}, "b": {"command": "settings-b"}}}"#,
+    );
+    write(
+        &d.agent.join("mcp.json"),
+        r#"{
+            // pi 1.6's file; comments and trailing commas as pi's models.json allows
+            "mcpServers": {
+                "b": {"command": "mcp-json-b"},
+                "c": {"command": "mcp-json-c", "enabled": false},
+                "d": {"command": "mcp-json-d"},
+            },
+        }"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"mcpServers": {"d": {"command": "project-settings-d"}}}"#,
+    );
+    write(
+        &d.cwd.join(".pi/mcp.json"),
+        r#"{"mcpServers": {"a": {"command": "project-mcp-a"}, "bad": {"command": 1}}}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, true);
+    assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+    assert!(loaded.errors[0]
+        .to_string()
+        .contains("mcp.json: mcpServers.bad"));
+    let commands: Vec<(&str, &str)> = loaded
+        .enabled_mcp_servers()
+        .map(|(n, s)| (n, s.command.as_str()))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            ("a", "project-mcp-a"),
+            ("b", "mcp-json-b"),
+            ("d", "project-settings-d")
+        ]
+    );
+}
+
+#[test]
+fn default_project_trust_is_read_from_the_agent_directory_only() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{"defaultProjectTrust": "never"}"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"defaultProjectTrust": "always"}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, true);
+    assert_eq!(
+        loaded.merged.default_project_trust(),
+        crate::trust::DefaultProjectTrust::Never
+    );
+    assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+    assert!(loaded.errors[0]
+        .to_string()
+        .contains("defaultProjectTrust can only be set in the agent directory's settings.json"));
+    let (_, errors) = parse(
+        r#"{"defaultProjectTrust": "sometimes"}"#,
+        Path::new("s.json"),
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}
+
+#[test]
+fn comments_and_trailing_commas_are_accepted_and_errors_keep_their_position() {
+    let (map, errors) = parse(
+        "{\n  // pick a model\n  \"defaultModel\": \"m\", /* why */\n}\n",
+        Path::new("s.json"),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(map.get("defaultModel"), Some(&json!("m")));
+    let (_, errors) = parse("{\n  // c\n  \"a\": 1,\n  \"b\": x\n}", Path::new("s.json"));
+    assert!(
+        errors[0]
+            .to_string()
+            .starts_with("s.json: invalid JSON at line 4, column 8"),
+        "{errors:?}"
+    );
 }

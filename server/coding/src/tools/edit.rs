@@ -158,6 +158,7 @@ impl EditTool {
         }
 
         let change = FileChange {
+            real: resolved.real.clone(),
             path: resolved.absolute.clone(),
             old_text: Some(plan.original),
             new_text: plan.new_text,

@@ -96,6 +96,7 @@ async fn single_edit_reports_like_the_reference_session() {
     assert_eq!(
         f.workspace.proposals(),
         vec![FileChange {
+            real: path.clone(),
             path,
             old_text: Some("hello world\nsecond line\n".into()),
             new_text: "hello there\nsecond line\n".into(),

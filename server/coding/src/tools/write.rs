@@ -101,6 +101,7 @@ impl WriteTool {
         let size = content.len();
         let change = FileChange {
             path: resolved.absolute.clone(),
+            real: resolved.real.clone(),
             old_text: current,
             new_text: content,
             edits: Vec::new(),

@@ -63,6 +63,7 @@ async fn creates_the_file_and_its_directories() {
     assert_eq!(
         f.workspace.proposals(),
         vec![FileChange {
+            real: path.clone(),
             path,
             old_text: None,
             new_text: "Test content".into(),

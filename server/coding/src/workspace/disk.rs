@@ -37,24 +37,17 @@ impl DiskWorkspace {
         DiskWorkspace { roots, policy }
     }
 
-    /// Writes `change` to disk, refusing when the file no longer holds `old_text`.
+    /// Writes `change` to disk, refusing when its path no longer leads where it was approved
+    /// to, or the file no longer holds `old_text`. The write follows no symlink
+    /// ([`super::nofollow`]).
     pub async fn write_change(change: &FileChange) -> Result<(), WorkspaceError> {
-        let path = &change.path;
-        if let Some(old) = &change.old_text {
-            match tokio::fs::read(path).await {
-                Ok(current) if current == old.as_bytes() => {}
-                Ok(_) => return Err(WorkspaceError::Conflict(path.clone())),
-                Err(e) => return Err(WorkspaceError::io(path, &e)),
-            }
-        }
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| WorkspaceError::io(parent, &e))?;
-        }
-        tokio::fs::write(path, change.new_text.as_bytes())
-            .await
-            .map_err(|e| WorkspaceError::io(path, &e))
+        change.verify_target()?;
+        let change = change.clone();
+        tokio::task::spawn_blocking(move || {
+            super::nofollow::write(&change.real, change.old_text.as_deref(), &change.new_text)
+        })
+        .await
+        .map_err(|e| WorkspaceError::Client(format!("the write failed: {e}")))?
     }
 }
 

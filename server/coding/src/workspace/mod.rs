@@ -7,6 +7,7 @@
 //! for actions the user may not want (a shell command, a path outside the workspace).
 
 mod disk;
+pub mod nofollow;
 mod scripted;
 
 use std::ops::Range;
@@ -38,8 +39,12 @@ pub struct TextEdit {
 /// A change a tool wants to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
-    /// Absolute path.
+    /// Absolute path, as the user named it (symlinks not resolved).
     pub path: PathBuf,
+    /// Where `path` really leads (every symlink resolved) when the tool checked it and any
+    /// question about it was answered. The change must land exactly there: check it again right
+    /// before writing ([`FileChange::verify_target`]).
+    pub real: PathBuf,
     /// The text the change was computed against; `None` for a file that did not exist.
     pub old_text: Option<String>,
     /// The complete new text.
@@ -47,6 +52,15 @@ pub struct FileChange {
     /// The exact replaced ranges of `old_text`, in order, when known (edits); empty for
     /// whole-file writes.
     pub edits: Vec<TextEdit>,
+}
+
+impl FileChange {
+    /// Checks that `path` still leads to `real`, right before the change is written; a path
+    /// that changed (a folder swapped for a symlink while the user was asked) is an error,
+    /// never a write elsewhere.
+    pub fn verify_target(&self) -> Result<(), WorkspaceError> {
+        crate::paths::verify_target(&self.path, &self.real).map_err(WorkspaceError::Client)
+    }
 }
 
 /// What became of a proposed change.
@@ -78,6 +92,14 @@ pub enum PermissionRequest {
         /// True for a write, false for a read.
         write: bool,
     },
+    /// Write a file that makes tools run code (`.git/`, `.pi/`, `.vscode/`, …). Asked whatever
+    /// the edit mode; "always" answers count once.
+    ProtectedPath {
+        /// The resolved path.
+        path: PathBuf,
+        /// What writing it risks, in a sentence.
+        risk: String,
+    },
 }
 
 impl PermissionRequest {
@@ -90,6 +112,9 @@ impl PermissionRequest {
             }
             PermissionRequest::OutsideWorkspace { path, write: false } => {
                 format!("Read {} (outside the workspace)", path.display())
+            }
+            PermissionRequest::ProtectedPath { path, .. } => {
+                format!("Write {} (it can make tools run code)", path.display())
             }
         }
     }

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, ContentChunk,
@@ -22,7 +22,18 @@ use tokio::sync::{mpsc, watch};
 use super::modes::{config_options, Mode};
 use super::updates::Translator;
 use super::workspace::{AcpWorkspace, ClientConnection};
-use crate::mcp::McpTools;
+use crate::mcp::{McpServerConfig, McpTools};
+use tandem_coding::trust::ProtectedResources;
+
+/// What a session's first turn does before it runs.
+#[derive(Default)]
+pub struct FirstTurn {
+    /// The folder's trust question, when its answer is pending (the session was built
+    /// untrusted), with the client's MCP servers to start again with the project's.
+    pub trust: Option<(ProtectedResources, Vec<McpServerConfig>)>,
+    /// Configuration problems to show (broken settings, models.json, trust.json).
+    pub problems: Vec<String>,
+}
 
 /// A live session.
 pub struct AcpSession {
@@ -36,8 +47,11 @@ pub struct AcpSession {
     pub cwd: PathBuf,
     /// Models for the model option.
     pub registry: Arc<ModelRegistry>,
-    /// The session's MCP servers (shut down with it).
-    pub mcp: McpTools,
+    /// The session's MCP servers (shut down with it; replaced when its folder becomes trusted).
+    pub mcp: Mutex<McpTools>,
+    /// What the first turn must do before it runs: ask about the folder's trust, show
+    /// configuration problems.
+    pub first_turn: Mutex<FirstTurn>,
     /// A turn is running.
     pub running: AtomicBool,
     /// The running turn was cancelled.
@@ -74,7 +88,8 @@ impl AcpSession {
             workspace,
             cwd,
             registry,
-            mcp,
+            mcp: Mutex::new(mcp),
+            first_turn: Mutex::new(FirstTurn::default()),
             running: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
             settled,

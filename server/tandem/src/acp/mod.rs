@@ -27,13 +27,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, ClientRequest, ConfigOptionUpdate, CurrentModeUpdate, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
-    SessionConfigOptionValue, SessionInfo, SessionListCapabilities, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason as AcpStop,
+    CancelNotification, ClientRequest, ConfigOptionUpdate, ContentBlock, ContentChunk,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionConfigOptionValue, SessionInfo, SessionListCapabilities,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason as AcpStop, TextContent,
 };
 use agent_client_protocol::{Agent, Error, Stdio};
 use serde::Serialize;
@@ -45,12 +45,18 @@ use tandem_coding::session::{self as sessions, time::format_iso, SessionManager}
 use tandem_coding::settings;
 use tandem_coding::BashPolicy;
 
-use crate::cli::models::{model_pool, require_key, ModelError};
+use crate::cli::models::{require_key, ModelError};
 use crate::cli::RunArgs;
 use crate::mcp::{connect_for_session, McpServerConfig};
-use crate::setup::{build_session, SessionPlan};
-use live::AcpSession;
+use crate::setup::{
+    build_session, choose_model, decide_trust, reconfigure_session, ChosenModel, ModelSetupError,
+    Project, SessionPlan,
+};
+use live::{AcpSession, FirstTurn};
 use modes::{Mode, MODEL_OPTION, MODE_OPTION, THINKING_OPTION};
+use tandem_coding::settings::LoadedSettings;
+use tandem_coding::trust::{ProtectedResources, TrustDecision, TrustStore};
+use tandem_protocol::interaction::TrustAnswer;
 use workspace::{AcpWorkspace, ClientCaps, ClientConnection};
 
 type Responder = agent_client_protocol::v1::Responder<Value>;
@@ -250,16 +256,12 @@ impl AcpAgent {
         let checked = tokio::task::spawn_blocking(move || -> Result<(), Error> {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
             let agent_dir = agent_dir()?;
-            let loaded = settings::load(agent_dir.path(), &cwd);
+            let (trusted, _) =
+                decide_trust(&agent_dir, &cwd, run.approve, &mut |_| {}).or_untrusted();
+            let loaded = settings::load(agent_dir.path(), &cwd, trusted);
             let registry = ModelRegistry::load(agent_dir);
-            let defaults = crate::cli::models::ModelDefaults {
-                provider: loaded.merged.default_provider.clone(),
-                model: loaded.merged.default_model.clone(),
-                thinking_level: loaded.merged.default_thinking_level,
-            };
-            let choice = crate::cli::models::choose_model(&registry, &run, &defaults, None)
-                .map_err(setup_error)?;
-            require_key(&registry, &choice.model, run.api_key.as_deref()).map_err(setup_error)?;
+            let history = SessionManager::in_memory(&cwd);
+            choose_model(&registry, &run, &loaded, &history, &|_| {}).map_err(setup_error_any)?;
             Ok(())
         })
         .await
@@ -328,7 +330,8 @@ impl AcpAgent {
     }
 
     /// Builds the session over the client's workspace, with the MCP servers of settings and
-    /// of the request, and registers it.
+    /// of the request, and registers it. A folder whose trust needs a question gets an
+    /// untrusted session; its first turn asks (see [`AcpAgent::first_turn`]).
     async fn start_session(
         &self,
         agent_dir: AgentDir,
@@ -338,11 +341,17 @@ impl AcpAgent {
         servers: Vec<McpServerConfig>,
         cx: ClientConnection,
     ) -> Result<Arc<AcpSession>, Error> {
-        let loaded = settings::load(agent_dir.path(), &cwd);
-        for e in &loaded.errors {
-            eprintln!("tandem acp: warning: {e}");
-        }
-        let mcp = connect_for_session(&loaded.merged, &servers, &cwd).await;
+        let run = self.run.clone();
+        let prepared = {
+            let (agent_dir, cwd) = (agent_dir.clone(), cwd.clone());
+            tokio::task::spawn_blocking(move || {
+                prepare(&agent_dir, &cwd, &run, &manager).map(|p| (p, manager))
+            })
+            .await
+            .map_err(|e| internal(format!("setting up the session failed: {e}")))??
+        };
+        let (prepared, manager) = prepared;
+        let mcp = connect_for_session(&prepared.loaded, &servers, &cwd).await;
         for w in mcp.warnings() {
             eprintln!("tandem acp: warning: {w}");
         }
@@ -357,9 +366,16 @@ impl AcpAgent {
             roots,
             Mode::default(),
         ));
-        let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
+        let registry = prepared.registry.clone();
         let run = self.run.clone();
         let tools = mcp.tools();
+        let Prepared {
+            loaded,
+            registry: _,
+            model,
+            pending,
+            problems,
+        } = prepared;
         let built = {
             let (workspace, registry, cwd) = (workspace.clone(), registry.clone(), cwd.clone());
             tokio::task::spawn_blocking(move || {
@@ -376,7 +392,7 @@ impl AcpAgent {
                         workspace,
                         // The workspace asks the client before every command.
                         bash_policy: BashPolicy::Ask,
-                        model: None,
+                        model,
                         extra_tools: tools,
                     },
                     &|w| eprintln!("tandem acp: warning: {w}"),
@@ -396,6 +412,10 @@ impl AcpAgent {
             }
         };
         let session = AcpSession::start(built, workspace.clone(), cwd, registry, mcp, cx);
+        *lock(&session.first_turn) = FirstTurn {
+            trust: pending.map(|resources| (resources, servers)),
+            problems,
+        };
         let weak = Arc::downgrade(&session);
         workspace.set_mode_listener(Box::new(move |_mode| {
             if let Some(s) = weak.upgrade() {
@@ -406,6 +426,87 @@ impl AcpAgent {
         }));
         lock(&self.sessions).insert(session.id.clone(), session.clone());
         Ok(session)
+    }
+
+    /// Before a session's first turn: shows the configuration problems found when it was
+    /// built, and asks about its folder's trust when that is pending — when the user trusts
+    /// it, the session gets the project's configuration (settings, resources, MCP servers)
+    /// before the turn runs.
+    async fn first_turn(&self, session: &Arc<AcpSession>) {
+        let FirstTurn { trust, problems } = std::mem::take(&mut *lock(&session.first_turn));
+        if !problems.is_empty() {
+            let text: String = problems
+                .iter()
+                .map(|p| format!("Tandem: configuration problem: {p}\n\n"))
+                .collect();
+            session.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::Text(TextContent::new(text)),
+            )));
+        }
+        let Some((resources, servers)) = trust else {
+            return;
+        };
+        let Ok(agent_dir) = agent_dir() else {
+            return;
+        };
+        let answer = session.workspace.ask_trust(&resources).await;
+        if answer == TrustAnswer::DontTrust {
+            return;
+        }
+        if answer == TrustAnswer::TrustAlways {
+            if let Err(e) = TrustStore::new(agent_dir.path()).save(&resources.dir, true) {
+                eprintln!("tandem acp: warning: {e}");
+            }
+        }
+        let cwd = session.cwd.clone();
+        let loaded = {
+            let (agent_dir, cwd) = (agent_dir.clone(), cwd.clone());
+            tokio::task::spawn_blocking(move || settings::load(agent_dir.path(), &cwd, true)).await
+        };
+        let Ok(loaded) = loaded else { return };
+        let mcp = connect_for_session(&loaded, &servers, &cwd).await;
+        for w in mcp.warnings() {
+            eprintln!("tandem acp: warning: {w}");
+        }
+        let (s, run, tools) = (session.clone(), self.run.clone(), mcp.tools());
+        let applied = tokio::task::spawn_blocking(move || {
+            let workspace: Arc<dyn tandem_coding::Workspace> = s.workspace.clone();
+            reconfigure_session(
+                &s.session,
+                &Project {
+                    agent_dir: &agent_dir,
+                    settings: &loaded,
+                    cwd: &s.cwd,
+                    run: &run,
+                    workspace,
+                    bash_policy: BashPolicy::Ask,
+                },
+                &s.registry,
+                tools,
+                &|w| eprintln!("tandem acp: warning: {w}"),
+            )
+        })
+        .await;
+        match applied {
+            Ok(Ok(())) => {
+                let old = std::mem::replace(&mut *lock(&session.mcp), mcp);
+                old.shutdown().await;
+                session.notify(SessionUpdate::AvailableCommandsUpdate(
+                    session.available_commands(),
+                ));
+                session.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    session.config_options(),
+                )));
+            }
+            Ok(Err(e)) => {
+                mcp.shutdown().await;
+                eprintln!("tandem acp: the trusted configuration could not be loaded: {e:#}");
+            }
+            Err(e) => {
+                mcp.shutdown().await;
+                eprintln!("tandem acp: loading the trusted configuration failed: {e}");
+            }
+        }
     }
 
     fn prompt(self: Arc<Self>, request: PromptRequest, responder: Responder) {
@@ -434,6 +535,7 @@ impl AcpAgent {
         session.cancelled.store(false, Ordering::Release);
         session.workspace.begin_turn();
         tokio::spawn(async move {
+            self.first_turn(&session).await;
             let seen = *session.settled.borrow();
             let result = session.session.prompt(&prompt.text, prompt.images).await;
             let ran = !matches!(
@@ -502,9 +604,11 @@ impl AcpAgent {
             MODEL_OPTION => {
                 let registry = session.registry.clone();
                 let chosen = tokio::task::spawn_blocking(move || {
-                    let model = model_pool(&registry)
-                        .into_iter()
-                        .find(|m| modes::model_value(m) == value)
+                    let model = registry
+                        .all()
+                        .iter()
+                        .find(|&m| modes::model_value(m) == value)
+                        .cloned()
                         .ok_or_else(|| {
                             invalid_params(format!(
                                 "unknown model `{value}`; pick one of the option's values"
@@ -550,7 +654,8 @@ impl AcpAgent {
             s.cancel();
         }
         for s in &sessions {
-            s.mcp.shutdown().await;
+            let mcp = std::mem::take(&mut *lock(&s.mcp));
+            mcp.shutdown().await;
         }
     }
 }
@@ -611,14 +716,72 @@ fn agent_dir() -> Result<AgentDir, Error> {
 fn setup_error(e: ModelError) -> Error {
     match e {
         ModelError::Key(key) => Error::auth_required().data(Value::String(key.to_string())),
+        ModelError::NoModels(message) => Error::auth_required().data(Value::String(message)),
         other => internal(other.to_string()),
     }
 }
 
+/// What is decided before anything starts: trust, settings, the model.
+struct Prepared {
+    loaded: LoadedSettings,
+    registry: Arc<ModelRegistry>,
+    model: ChosenModel,
+    /// The trust question, when it must be asked.
+    pending: Option<ProtectedResources>,
+    /// Configuration problems, for the first turn.
+    problems: Vec<String>,
+}
+
+/// Decides trust (a question is left pending: nobody can be asked before a turn), loads the
+/// settings and chooses the model; no usable model is an error before any MCP server starts.
+/// Blocking.
+fn prepare(
+    agent_dir: &AgentDir,
+    cwd: &Path,
+    run: &RunArgs,
+    manager: &SessionManager,
+) -> Result<Prepared, Error> {
+    let mut problems = Vec::new();
+    let decision = decide_trust(agent_dir, cwd, run.approve, &mut |w| problems.push(w));
+    let (trusted, pending) = match decision {
+        TrustDecision::Decided { trusted, .. } => (trusted, None),
+        TrustDecision::Ask(resources) => (false, Some(resources)),
+    };
+    let loaded = settings::load(agent_dir.path(), cwd, trusted);
+    problems.extend(loaded.errors.iter().map(ToString::to_string));
+    let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
+    let model = choose_model(&registry, run, &loaded, manager, &|w| {
+        eprintln!("tandem acp: warning: {w}")
+    })
+    .map_err(setup_error_any)?;
+    problems.extend(registry.load_errors().iter().map(ToString::to_string));
+    for p in &problems {
+        eprintln!("tandem acp: warning: {p}");
+    }
+    Ok(Prepared {
+        loaded,
+        registry,
+        model,
+        pending,
+        problems,
+    })
+}
+
 fn setup_error_any(e: anyhow::Error) -> Error {
-    match e.downcast::<ModelError>() {
-        Ok(model) => setup_error(model),
-        Err(other) => internal(format!("{other:#}")),
+    match e.downcast::<ModelSetupError>() {
+        Ok(failed) => {
+            let text = failed.to_string();
+            match failed.error {
+                ModelError::Key(_) | ModelError::NoModels(_) => {
+                    Error::auth_required().data(Value::String(text))
+                }
+                _ => internal(text),
+            }
+        }
+        Err(other) => match other.downcast::<ModelError>() {
+            Ok(model) => setup_error(model),
+            Err(other) => internal(format!("{other:#}")),
+        },
     }
 }
 

@@ -19,7 +19,7 @@ use agent_client_protocol::v1::schema::{
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::{Model, ThinkingLevel};
 
-use crate::cli::models::{is_available, model_pool};
+use crate::cli::models::is_available;
 
 /// What edits need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,7 +104,8 @@ pub fn config_options(
         })
         .collect();
     let current = model_value(model);
-    let mut models: Vec<SessionConfigSelectOption> = model_pool(registry)
+    let mut models: Vec<SessionConfigSelectOption> = registry
+        .all()
         .iter()
         .filter(|m| is_available(registry, m))
         .map(|m| SessionConfigSelectOption::new(model_value(m), display_name(m)))

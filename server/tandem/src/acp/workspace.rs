@@ -45,6 +45,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::modes::Mode;
 use super::updates::{CallExtras, FileDiff};
+use tandem_coding::trust::ProtectedResources;
+use tandem_protocol::interaction::TrustAnswer;
+
+/// The trust question's option ids.
+const TRUST_ONCE: &str = "trust_once";
+const TRUST_ALWAYS: &str = "trust_always";
+const DONT_TRUST: &str = "dont_trust";
 
 /// The connection to the client.
 pub type ClientConnection = agent_client_protocol::v1::ConnectionTo<Client>;
@@ -199,14 +206,6 @@ impl AcpWorkspace {
     /// Asks the client about `fields` (for the current call); `Reject` when the turn is
     /// cancelled or the client fails.
     async fn permission(&self, fields: ToolCallUpdateFields) -> PermissionDecision {
-        let call_id = match current_tool_call_id() {
-            Some(id) => {
-                self.wait_announced(&id).await;
-                id
-            }
-            // Not from a tool call: a synthetic id the client has not seen.
-            None => format!("permission-{}", uuid_like()),
-        };
         let options = vec![
             PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -216,6 +215,70 @@ impl AcpWorkspace {
             ),
             PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
         ];
+        match self.choose(fields, options).await {
+            Ok(id) => match id.as_str() {
+                "allow_once" => PermissionDecision::AllowOnce,
+                "allow_always" => PermissionDecision::AllowAlways,
+                _ => PermissionDecision::Reject { reason: None },
+            },
+            Err(reason) => PermissionDecision::Reject {
+                reason: Some(reason),
+            },
+        }
+    }
+
+    /// Asks whether to trust the session's folder ([`crate::acp`] does it before the first
+    /// turn that would use the project's configuration): the question lists what would run.
+    /// Any answer but a trust option — a rejection, a cancelled turn, a failing client — is no.
+    pub async fn ask_trust(&self, resources: &ProtectedResources) -> TrustAnswer {
+        let mut text =
+            "This folder has project configuration that Tandem uses only if you trust it:\n"
+                .to_string();
+        for line in resources.describe() {
+            text.push_str(&format!("- {line}\n"));
+        }
+        text.push_str(
+            "Until you trust it, Tandem ignores these (context files such as AGENTS.md still \
+             load). \"Trust always\" saves the decision in trust.json, shared with pi.",
+        );
+        let fields = ToolCallUpdateFields::new()
+            .title(format!("Trust {}?", resources.dir.display()))
+            .kind(ToolKind::Other)
+            .locations(vec![ToolCallLocation::new(resources.dir.clone())])
+            .content(vec![ToolCallContent::Content(Content::new(
+                ContentBlock::Text(TextContent::new(text)),
+            ))]);
+        let options = vec![
+            PermissionOption::new(TRUST_ONCE, "Trust", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                TRUST_ALWAYS,
+                "Trust always",
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(DONT_TRUST, "Don't trust", PermissionOptionKind::RejectOnce),
+        ];
+        match self.choose(fields, options).await.as_deref() {
+            Ok(TRUST_ONCE) => TrustAnswer::Trust,
+            Ok(TRUST_ALWAYS) => TrustAnswer::TrustAlways,
+            _ => TrustAnswer::DontTrust,
+        }
+    }
+
+    /// Sends `session/request_permission` for `fields` (named after the current tool call, or a
+    /// new id outside one) and returns the chosen option's id; an error says why there is none.
+    async fn choose(
+        &self,
+        fields: ToolCallUpdateFields,
+        options: Vec<PermissionOption>,
+    ) -> Result<String, String> {
+        let call_id = match current_tool_call_id() {
+            Some(id) => {
+                self.wait_announced(&id).await;
+                id
+            }
+            // Not from a tool call: a synthetic id the client has not seen.
+            None => format!("permission-{}", uuid_like()),
+        };
         let request = RequestPermissionRequest::new(
             self.session_id.clone(),
             ToolCallUpdate::new(call_id, fields),
@@ -225,32 +288,22 @@ impl AcpWorkspace {
         let sent = self.cx.send_request(request).block_task();
         let answer = tokio::select! {
             answer = sent => answer,
-            _ = turn.cancelled() => {
-                return PermissionDecision::Reject { reason: Some("the turn was cancelled".into()) };
-            }
+            _ = turn.cancelled() => return Err("the turn was cancelled".into()),
         };
         match answer {
             Ok(response) => match response.outcome {
                 RequestPermissionOutcome::Selected(selected) => {
-                    match selected.option_id.0.as_ref() {
-                        "allow_once" => PermissionDecision::AllowOnce,
-                        "allow_always" => PermissionDecision::AllowAlways,
-                        _ => PermissionDecision::Reject { reason: None },
-                    }
+                    Ok(selected.option_id.0.to_string())
                 }
-                RequestPermissionOutcome::Cancelled => PermissionDecision::Reject {
-                    reason: Some("the permission request was cancelled".into()),
-                },
-                _ => PermissionDecision::Reject {
-                    reason: Some("the client answered with an unknown outcome".into()),
-                },
+                RequestPermissionOutcome::Cancelled => {
+                    Err("the permission request was cancelled".into())
+                }
+                _ => Err("the client answered with an unknown outcome".into()),
             },
-            Err(e) => PermissionDecision::Reject {
-                reason: Some(format!(
-                    "the client failed to answer the permission request: {}",
-                    e.message
-                )),
-            },
+            Err(e) => Err(format!(
+                "the client failed to answer the permission request: {}",
+                e.message
+            )),
         }
     }
 
@@ -264,6 +317,8 @@ impl AcpWorkspace {
         if !self.caps.write {
             return self.disk.propose(change).await;
         }
+        // The path must still lead where it was approved to, after any question.
+        change.verify_target()?;
         if self.caps.read {
             // The buffer must still be what the tool computed the change against.
             let current = self.read_through_client(&change.path).await.ok();
@@ -536,6 +591,14 @@ impl Workspace for AcpWorkspace {
                     ToolKind::Read
                 })
                 .locations(vec![ToolCallLocation::new(path.clone())]),
+            // Asked in every mode (accept-edits too).
+            PermissionRequest::ProtectedPath { path, risk } => ToolCallUpdateFields::new()
+                .title(title)
+                .kind(ToolKind::Edit)
+                .locations(vec![ToolCallLocation::new(path.clone())])
+                .content(vec![ToolCallContent::Content(Content::new(
+                    ContentBlock::Text(TextContent::new(format!("Careful: {risk}."))),
+                ))]),
         };
         Box::pin(self.permission(fields))
     }

@@ -127,6 +127,15 @@ struct OptionArgs {
     /// Do not load AGENTS.md / CLAUDE.md context files [alias: -nc]
     #[arg(long, global = true)]
     no_context_files: bool,
+
+    /// Trust this folder's project configuration (.pi/settings.json, mcp.json, skills,
+    /// prompts, SYSTEM.md) for this run
+    #[arg(short = 'a', long, global = true, conflicts_with = "no_approve")]
+    approve: bool,
+
+    /// Ignore this folder's project configuration for this run [alias: -na]
+    #[arg(long, global = true)]
+    no_approve: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -150,7 +159,11 @@ enum Sub {
 
 /// pi's multi-letter short flags that Tandem also has, rewritten to their long form before clap
 /// sees them (clap reads `-nt` as `-n -t`).
-const PI_SHORT_ALIASES: [(&str, &str); 2] = [("-nt", "--no-tools"), ("-nc", "--no-context-files")];
+const PI_SHORT_ALIASES: [(&str, &str); 3] = [
+    ("-nt", "--no-tools"),
+    ("-nc", "--no-context-files"),
+    ("-na", "--no-approve"),
+];
 
 /// Parses a full command line (program name first).
 pub fn parse_args<I, T>(args: I) -> Result<Parsed, clap::Error>
@@ -225,6 +238,11 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
         system_prompt: o.system_prompt,
         append_system_prompt: o.append_system_prompt,
         no_context_files: o.no_context_files,
+        approve: match (o.approve, o.no_approve) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
         messages,
         file_args,
     };

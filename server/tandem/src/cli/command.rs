@@ -67,6 +67,9 @@ pub struct RunArgs {
     pub append_system_prompt: Vec<String>,
     /// `--no-context-files`: skip AGENTS.md / CLAUDE.md.
     pub no_context_files: bool,
+    /// `--approve` (`Some(true)`) / `--no-approve` (`Some(false)`): this run's project-trust
+    /// decision, over any saved one.
+    pub approve: Option<bool>,
     /// Message arguments, in order (the first becomes part of the initial prompt).
     pub messages: Vec<String>,
     /// `@file` arguments without their `@`, in order.

@@ -8,10 +8,10 @@
 use std::io::{self, Write};
 
 use tandem_ai::registry::ModelRegistry;
-use tandem_ai::{Api, Model};
+use tandem_ai::Model;
 
 use super::model_pattern::compare_ids;
-use super::models::{is_available, model_pool};
+use super::models::{is_available, no_models_message};
 
 /// pi's compact token counts: `200K`, `1M`, `16.4K`, `512`.
 pub fn format_token_count(count: u64) -> String {
@@ -121,7 +121,8 @@ pub fn render_table(models: &[&Model]) -> String {
     out
 }
 
-/// Writes the listing to `out` and notes (load problems, "only the demo model") to `err`.
+/// Writes the listing to `out`, and to `err` the load problems and, when nothing can be used,
+/// what to set.
 pub fn list_models(
     registry: &ModelRegistry,
     search: Option<&str>,
@@ -135,15 +136,14 @@ pub fn list_models(
             writeln!(err, "  {problem}")?;
         }
     }
-    let pool = model_pool(registry);
-    let mut models: Vec<&Model> = pool.iter().filter(|m| is_available(registry, m)).collect();
-    if models.iter().all(|m| m.api == Api::Scripted) {
-        writeln!(
-            err,
-            "No API keys found: only scripted models are available. Set a provider's key \
-             (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or add providers to {}.",
-            registry.agent_dir().models_json().display()
-        )?;
+    let mut models: Vec<&Model> = registry
+        .all()
+        .iter()
+        .filter(|m| is_available(registry, m))
+        .collect();
+    if models.is_empty() {
+        writeln!(err, "{}", no_models_message(registry))?;
+        return Ok(());
     }
     if let Some(search) = search.filter(|s| !s.trim().is_empty()) {
         models.retain(|m| fuzzy_matches(search, &format!("{} {}", m.provider, m.id)));

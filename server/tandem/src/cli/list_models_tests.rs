@@ -55,7 +55,7 @@ fn fuzzy_search_is_an_in_order_subsequence_per_token() {
 }
 
 #[test]
-fn only_providers_with_keys_are_listed_sorted_with_the_demo() {
+fn only_providers_with_keys_are_listed_sorted() {
     let dir = tempfile::tempdir().expect("temp dir");
     let r = registry(&dir, &[("DEEPSEEK_API_KEY", "k")]);
     let (out, err) = listing(&r, None);
@@ -64,8 +64,7 @@ fn only_providers_with_keys_are_listed_sorted_with_the_demo() {
         out,
         "provider  model              context  max-out  thinking  images\n\
          deepseek  deepseek-chat      128K     8.2K     no        no    \n\
-         deepseek  deepseek-reasoner  128K     65.5K    yes       no    \n\
-         scripted  demo               128K     16.4K    yes       yes   \n"
+         deepseek  deepseek-reasoner  128K     65.5K    yes       no    \n"
     );
 }
 
@@ -81,13 +80,12 @@ fn search_filters_and_reports_no_match() {
 }
 
 #[test]
-fn without_keys_the_demo_is_listed_and_stderr_says_what_to_set() {
+fn without_keys_nothing_is_listed_and_stderr_says_what_to_set() {
     let dir = tempfile::tempdir().expect("temp dir");
     let r = registry(&dir, &[]);
     let (out, err) = listing(&r, None);
-    assert_eq!(out.lines().count(), 2, "{out}");
-    assert!(out.contains("scripted  demo"), "{out}");
-    assert!(err.starts_with("No API keys found"), "{err}");
+    assert_eq!(out, "");
+    assert!(err.starts_with("No models available"), "{err}");
     assert!(
         err.contains(&dir.path().join("models.json").display().to_string()),
         "{err}"

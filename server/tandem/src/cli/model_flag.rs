@@ -12,7 +12,7 @@ use tandem_ai::registry::ModelRegistry;
 use tandem_ai::{Model, ThinkingLevel};
 
 use super::model_pattern::{match_pattern, PatternMatch};
-use super::models::{canonical_provider, model_pool, provider_default, ModelError};
+use super::models::{canonical_provider, provider_default, ModelError};
 use super::suggest::closest;
 
 /// `--model` resolved: the model, a `:<level>` suffix, and a warning for custom ids.
@@ -42,20 +42,20 @@ pub fn resolve_model_flag(
     provider: Option<&str>,
     pattern: &str,
 ) -> Result<ResolvedFlag, ModelError> {
-    let pool = model_pool(registry);
+    let pool = registry.all();
     let all: Vec<&Model> = pool.iter().collect();
     let found = |m: PatternMatch<'_>| ResolvedFlag {
         model: m.model.clone(),
         thinking: m.thinking,
         warning: None,
     };
-    let explicit = provider.map(|p| canonical_provider(&pool, p)).transpose()?;
+    let explicit = provider.map(|p| canonical_provider(pool, p)).transpose()?;
     let mut chosen = explicit.clone();
     let mut rest = pattern.to_string();
     let mut inferred = false;
     if chosen.is_none() {
         if let Some((prefix, tail)) = pattern.split_once('/') {
-            if let Ok(p) = canonical_provider(&pool, prefix) {
+            if let Ok(p) = canonical_provider(pool, prefix) {
                 chosen = Some(p);
                 rest = tail.to_string();
                 inferred = true;
@@ -98,7 +98,7 @@ pub fn resolve_model_flag(
             return Ok(found(m));
         }
     }
-    let suggestions = suggest_models(&pool, chosen.as_deref(), &rest);
+    let suggestions = suggest_models(pool, chosen.as_deref(), &rest);
     if let Some(p) = &chosen {
         if let Some(base) = provider_default(&all, p) {
             return Ok(custom_model(base, p, &rest, &suggestions));

@@ -1,16 +1,17 @@
-//! Choosing the model and thinking level of a run, in pi's order of precedence, with Tandem's
-//! scripted demo model as the last resort so a first run without any key still answers.
+//! Choosing the model and thinking level of a run, in pi's order of precedence.
 //!
 //! Order: `--model` (with `--provider`), else the model of the session being resumed (when it
 //! still exists and has a key), else settings' `defaultProvider`/`defaultModel`, else the first
-//! provider with a key (pi's provider preference), else `scripted/demo`. The thinking level is
+//! provider with a key (pi's provider preference). Nothing usable is an error that says what to
+//! set ([`ModelError::NoModels`]): the scripted model never stands in for a real one (it runs
+//! only where it is asked for: `tandem demo`, or a models.json provider with `"api":
+//! "scripted"`). The thinking level is
 //! `--thinking`, else a `:<level>` suffix of `--model`, else the resumed session's, else settings'
 //! `defaultThinkingLevel`, else `medium`; then clamped to what the model supports.
 //!
 //! `--model` itself is resolved by [`super::model_flag`]. Finding the key is a separate step,
 //! [`require_key`].
 
-use tandem_ai::providers::scripted::demo_model;
 use tandem_ai::registry::{KeyError, ModelRegistry};
 use tandem_ai::{Api, Model, ThinkingLevel};
 
@@ -73,8 +74,6 @@ pub enum ModelSource {
     Settings,
     /// The first provider with a key.
     FirstAvailable,
-    /// Nothing had a key: the scripted demo model.
-    Demo,
 }
 
 /// The model and thinking level for a run.
@@ -124,6 +123,9 @@ pub enum ModelError {
     /// The chosen model's provider has no usable key.
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// No provider has a usable key (and no model was asked for).
+    #[error("{0}")]
+    NoModels(String),
 }
 
 fn did_you_mean(suggestions: &[String]) -> String {
@@ -132,19 +134,6 @@ fn did_you_mean(suggestions: &[String]) -> String {
         [one] => format!(" Did you mean {one}?"),
         many => format!(" Did you mean one of: {}?", many.join(", ")),
     }
-}
-
-/// Every model a run may use: the registry's, plus the scripted demo model.
-pub fn model_pool(registry: &ModelRegistry) -> Vec<Model> {
-    let mut pool = registry.all().to_vec();
-    let demo = demo_model();
-    if !pool
-        .iter()
-        .any(|m| m.provider == demo.provider && m.id == demo.id)
-    {
-        pool.push(demo);
-    }
-    pool
 }
 
 /// True when `model` can be called now: scripted models need no key.
@@ -210,7 +199,7 @@ pub fn choose_model(
     defaults: &ModelDefaults,
     resumed: Option<&ResumedSession>,
 ) -> Result<ModelChoice, ModelError> {
-    let pool = model_pool(registry);
+    let pool = registry.all();
     let all: Vec<&Model> = pool.iter().collect();
     let mut warnings = Vec::new();
     let mut pattern_thinking = None;
@@ -220,7 +209,7 @@ pub fn choose_model(
         pattern_thinking = resolved.thinking;
         Some((resolved.model, ModelSource::CommandLine))
     } else if let Some(provider) = &run.provider {
-        let provider = canonical_provider(&pool, provider)?;
+        let provider = canonical_provider(pool, provider)?;
         let settings_id = defaults
             .model
             .as_deref()
@@ -269,15 +258,7 @@ pub fn choose_model(
             }
             found
         }
-        None => {
-            warnings.push(
-                "No API key found for any provider: using the scripted demo model \
-                 (scripted/demo). Set a provider's key (e.g. OPENAI_API_KEY or \
-                 ANTHROPIC_API_KEY) or pass --api-key to use a real model."
-                    .to_string(),
-            );
-            (demo_model(), ModelSource::Demo)
-        }
+        None => return Err(ModelError::NoModels(no_models_message(registry))),
     };
     let requested = run
         .thinking
@@ -291,6 +272,26 @@ pub fn choose_model(
         source,
         warnings,
     })
+}
+
+/// pi's "No models available", with what to set and where, and every key that is configured but
+/// cannot be used (a failing `!command`, an expired login). A broken models.json is added by
+/// the caller ([`crate::setup::choose_model`]) to every model error. May run key commands (once
+/// per process).
+pub fn no_models_message(registry: &ModelRegistry) -> String {
+    let dir = registry.agent_dir();
+    let mut text = format!(
+        "No models available: no provider has a usable API key. Set a provider's key in the \
+         environment (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY), store one in \
+         {} (pi's /login writes it), or add a provider with its \"apiKey\" to {}; then \
+         `tandem --list-models` shows what can be used.",
+        dir.auth_json().display(),
+        dir.models_json().display()
+    );
+    for problem in registry.key_problems() {
+        text.push_str(&format!("\nUnusable key: {problem}"));
+    }
+    text
 }
 
 /// The first model with a key, by pi's provider preference, else in registry order.

@@ -85,10 +85,8 @@ fn model_flag_forms() {
         flag(&r, None, "openai/gpt-oss-120b"),
         (name("groq/openai/gpt-oss-120b"), None)
     );
-    assert_eq!(
-        flag(&r, None, "scripted/demo"),
-        (name("scripted/demo"), None)
-    );
+    // The scripted demo model is not a model anyone gets without asking for it in models.json.
+    assert!(resolve_model_flag(&r, None, "scripted/demo").is_err());
 }
 
 #[test]
@@ -131,7 +129,8 @@ fn unknown_models_and_providers_suggest_close_names() {
         ),
         "{text}"
     );
-    assert!(text.contains(", scripted. Use --list-models"), "{text}");
+    assert!(text.contains(", xai. Use --list-models"), "{text}");
+    assert!(!text.contains("scripted"), "{text}");
 }
 
 #[test]
@@ -205,7 +204,7 @@ fn an_api_key_needs_a_model() {
 }
 
 #[test]
-fn settings_defaults_then_first_available_then_demo() {
+fn settings_defaults_then_first_available_then_an_error_saying_what_to_set() {
     let (_dir, r) = registry(&[("OPENAI_API_KEY", "k"), ("GROQ_API_KEY", "g")]);
     let none = ModelDefaults::default();
     let choice = choose_model(&r, &RunArgs::default(), &none, None).expect("ok");
@@ -237,12 +236,48 @@ fn settings_defaults_then_first_available_then_demo() {
         "{text}"
     );
 
+    // Nothing usable: an error naming what to set, never the scripted model.
     let (_dir, empty) = registry(&[]);
-    let choice = choose_model(&empty, &RunArgs::default(), &none, None).expect("demo");
-    assert_eq!(choice.source, ModelSource::Demo);
-    assert_eq!(choice.model, demo_model());
-    assert_eq!(require_key(&empty, &choice.model, None), Ok(None));
-    assert!(choice.warnings[0].starts_with("No API key found for any provider"));
+    let err = choose_model(&empty, &RunArgs::default(), &none, None).expect_err("no model");
+    let ModelError::NoModels(text) = &err else {
+        panic!("expected NoModels, got {err:?}");
+    };
+    assert!(text.starts_with("No models available"), "{text}");
+    for named in [
+        "ANTHROPIC_API_KEY",
+        "auth.json",
+        "models.json",
+        "--list-models",
+    ] {
+        assert!(text.contains(named), "{named}: {text}");
+    }
+}
+
+#[test]
+fn no_model_names_a_failing_key_command() {
+    let (dir, _) = registry(&[]);
+    std::fs::write(
+        dir.path().join("models.json"),
+        "{\"providers\": {\"ollama\": {\"baseUrl\": 3}}}",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("auth.json"),
+        r#"{"groq": {"type": "api_key", "key": "!echo locked >&2; exit 1"}}"#,
+    )
+    .expect("write");
+    let r = ModelRegistry::load(AgentDir::new(dir.path()));
+    let err = choose_model(&r, &RunArgs::default(), &ModelDefaults::default(), None)
+        .expect_err("no model");
+    let text = err.to_string();
+    assert!(r.load_errors()[0]
+        .to_string()
+        .contains("/providers/ollama/baseUrl"));
+    assert!(text.contains("Unusable key:"), "{text}");
+    assert!(
+        text.contains("provider groq") && text.contains("locked"),
+        "{text}"
+    );
 }
 
 #[test]

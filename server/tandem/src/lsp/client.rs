@@ -115,6 +115,10 @@ impl EditorClient for LspEditor {
         })
     }
 
+    fn show_message(&self, typ: MessageType, message: String) -> BoxFuture<'_, ()> {
+        Box::pin(async move { self.client.show_message(typ, message).await })
+    }
+
     fn capabilities(&self) -> EditCapabilities {
         *self.capabilities.read().unwrap_or_else(|p| p.into_inner())
     }

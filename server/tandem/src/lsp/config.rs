@@ -8,8 +8,9 @@
 //! files, like the CLI, because the [`RunArgs`] built here leave everything unset.
 //!
 //! [`ServerConfig::build_session`] sets sessions up as the CLI does ([`crate::setup`]), with
-//! two differences: the agent directory comes from `agentDir`, and the tools work through an
-//! [`LspWorkspace`] (buffers first, edits proposed to the editor) instead of the disk.
+//! three differences: the agent directory comes from `agentDir`, the tools work through an
+//! [`LspWorkspace`] (buffers first, edits proposed to the editor) instead of the disk, and
+//! project trust comes from the editor or a question ([`super::trust`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -26,23 +27,25 @@ use tower_lsp_server::ls_types::*;
 
 use super::documents::DocumentStore;
 use super::position::PositionEncoding;
+use super::trust::{ProjectTrust, TrustNow};
 use super::workspace::{EditorClient, LspWorkspace, WorkspaceSettings};
 use crate::mcp::{connect_for_session, servers_from_settings, McpTools};
-use crate::setup::{build_session, SessionPlan};
+use crate::setup::{build_session, choose_model, reconfigure_session, Project, SessionPlan};
 
 use serde_json::Value;
 use tandem_ai::registry::{AgentDir, NoAgentDir};
 use tandem_ai::ThinkingLevel as CoreThinking;
-use tandem_protocol::config::{ConfigParse, TandemConfig};
+use tandem_protocol::config::{editor_trust, ConfigParse, TandemConfig};
 use tandem_protocol::requests::ThinkingLevel as Thinking;
 
 use crate::cli::RunArgs;
 
 /// The current configuration, shared by the server's handlers.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ServerConfig {
     current: Mutex<TandemConfig>,
     workspace: Arc<RwLock<WorkspaceSettings>>,
+    trust: ProjectTrust,
 }
 
 /// Where a new session's history comes from.
@@ -75,6 +78,21 @@ pub enum BuildError {
     Setup(anyhow::Error),
 }
 
+/// A session built by [`ServerConfig::build_session`], with what the server keeps beside it.
+pub struct Built {
+    /// The session.
+    pub session: AgentSession,
+    /// Its workspace.
+    pub workspace: Arc<LspWorkspace>,
+    /// Its MCP servers.
+    pub mcp: McpTools,
+    /// The folder's trust, as far as it was known.
+    pub trust: TrustNow,
+    /// Configuration problems found while building it (broken settings.json, models.json,
+    /// auth.json or trust.json), each a line for the user.
+    pub problems: Vec<String>,
+}
+
 impl ServerConfig {
     /// A snapshot of the configuration.
     pub fn get(&self) -> TandemConfig {
@@ -84,12 +102,28 @@ impl ServerConfig {
             .clone()
     }
 
-    /// Applies `initializationOptions`; returns the warnings to log.
+    /// Project trust: the editor's say and this server's answers.
+    pub fn trust(&self) -> &ProjectTrust {
+        &self.trust
+    }
+
+    /// The workspace settings (for the question timeout).
+    pub fn workspace_settings(&self) -> WorkspaceSettings {
+        *self.workspace.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies `initializationOptions` (settings and the editor's workspace trust); returns the
+    /// warnings to log.
     pub fn apply_initialization_options(&self, options: Option<&Value>) -> Vec<String> {
-        match options {
-            Some(options) => self.merge(TandemConfig::from_initialization_options(options)),
-            None => Vec::new(),
+        let mut warnings = Vec::new();
+        match editor_trust(options) {
+            Ok(trusted) => self.trust.set_editor(trusted),
+            Err(e) => warnings.push(e),
         }
+        if let Some(options) = options {
+            warnings.extend(self.merge(TandemConfig::from_initialization_options(options)));
+        }
+        warnings
     }
 
     /// Applies `workspace/didChangeConfiguration`'s `settings`; returns the warnings to log.
@@ -119,21 +153,26 @@ impl ServerConfig {
     }
 
     /// Sets up a session in `cwd`, as the CLI does, over the editor's workspace (`cwd` and the
-    /// workspace `folders`).
+    /// workspace `folders`). A folder whose trust needs a question gets an untrusted session
+    /// ([`TrustNow::Pending`]); [`ServerConfig::trust_session`] gives it the project's
+    /// configuration once the user says yes. No usable model is an error before any MCP server
+    /// starts. Blocking.
     pub fn build_session(
         &self,
         origin: &Origin,
         cwd: &Path,
         folders: &[PathBuf],
         deps: &SessionDeps,
-    ) -> Result<(AgentSession, Arc<LspWorkspace>, McpTools), BuildError> {
+    ) -> Result<Built, BuildError> {
         let setup = |e: anyhow::Error| BuildError::Setup(e);
         let agent_dir = self.agent_dir().map_err(|e| setup(anyhow!("{e}")))?;
-        let loaded = settings::load(agent_dir.path(), cwd);
+        let mut problems = Vec::new();
+        let trust = self
+            .trust
+            .now(&agent_dir, cwd, folders, &mut |w| problems.push(w));
+        let loaded = settings::load(agent_dir.path(), cwd, trust.trusted());
+        problems.extend(loaded.errors.iter().map(ToString::to_string));
         let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
-        for e in loaded.errors.iter().map(ToString::to_string) {
-            eprintln!("tandem lsp: warning: {e}");
-        }
         let dir = session::default_session_dir(&agent_dir, cwd);
         let file_error = |e: session::SessionError| BuildError::SessionFile(e.to_string());
         let manager = match origin {
@@ -141,6 +180,11 @@ impl ServerConfig {
             Origin::Open(path) => SessionManager::open(path).map_err(file_error)?,
             Origin::Fork(path) => SessionManager::fork_from(path, cwd, &dir).map_err(file_error)?,
         };
+        let run = self.run_args();
+        let warn = |w: &str| eprintln!("tandem lsp: warning: {w}");
+        // The registry's own problems are part of this error when they leave no model.
+        let model = choose_model(&registry, &run, &loaded, &manager, &warn).map_err(setup)?;
+        problems.extend(registry.load_errors().iter().map(ToString::to_string));
         let mut roots = vec![cwd.to_path_buf()];
         roots.extend(folders.iter().filter(|f| !cwd.starts_with(f)).cloned());
         let workspace = Arc::new(LspWorkspace::new(
@@ -149,8 +193,7 @@ impl ServerConfig {
             deps.editor.clone(),
             self.workspace.clone(),
         ));
-        let run = self.run_args();
-        let mcp = connect_mcp(&loaded.merged, cwd);
+        let mcp = connect_mcp(&loaded, cwd);
         for w in mcp.warnings() {
             eprintln!("tandem lsp: warning: {w}");
         }
@@ -165,13 +208,56 @@ impl ServerConfig {
                 workspace: workspace.clone(),
                 // The workspace decides, following `bashPermission` as it is now.
                 bash_policy: BashPolicy::Ask,
-                model: None,
+                model,
                 extra_tools: mcp.tools(),
             },
-            &|w| eprintln!("tandem lsp: warning: {w}"),
+            &warn,
         )
         .map_err(setup)?;
-        Ok((session, workspace, mcp))
+        Ok(Built {
+            session,
+            workspace,
+            mcp,
+            trust,
+            problems,
+        })
+    }
+
+    /// Gives `session` (built untrusted while its folder's trust was pending) the project's
+    /// configuration now that the folder is trusted: settings, resources, system prompt, MCP
+    /// servers. Returns the new MCP servers (the caller keeps them alive). Blocking.
+    pub fn trust_session(
+        &self,
+        session: &AgentSession,
+        workspace: Arc<LspWorkspace>,
+        cwd: &Path,
+    ) -> anyhow::Result<McpTools> {
+        let agent_dir = self.agent_dir().map_err(|e| anyhow!("{e}"))?;
+        let loaded = settings::load(agent_dir.path(), cwd, true);
+        for e in &loaded.errors {
+            eprintln!("tandem lsp: warning: {e}");
+        }
+        let registry = ModelRegistry::load(agent_dir.clone());
+        let run = self.run_args();
+        let mcp = connect_mcp(&loaded, cwd);
+        for w in mcp.warnings() {
+            eprintln!("tandem lsp: warning: {w}");
+        }
+        reconfigure_session(
+            session,
+            &Project {
+                agent_dir: &agent_dir,
+                settings: &loaded,
+                cwd,
+                run: &run,
+                workspace,
+                bash_policy: BashPolicy::Ask,
+            },
+            &registry,
+            mcp.tools(),
+            &|w| eprintln!("tandem lsp: warning: {w}"),
+        )?;
+        Ok(mcp)
     }
 
     /// The agent directory: `agentDir` when configured, else pi's (from the environment).
@@ -197,9 +283,10 @@ impl ServerConfig {
     }
 }
 
-/// The MCP servers of settings.json, connected (none configured: nothing to wait for). Sessions
-/// are built on blocking threads (see `commands.rs`), so waiting here holds no LSP handler.
-fn connect_mcp(settings: &settings::Settings, cwd: &Path) -> McpTools {
+/// The MCP servers of the settings and mcp.json files, connected (none configured: nothing to
+/// wait for). Sessions are built on blocking threads (see `commands.rs`), so waiting here holds
+/// no LSP handler.
+fn connect_mcp(settings: &settings::LoadedSettings, cwd: &Path) -> McpTools {
     if servers_from_settings(settings).is_empty() {
         return McpTools::default();
     }

@@ -10,4 +10,5 @@ pub mod position;
 pub mod progress;
 pub mod server;
 pub mod sessions;
+pub mod trust;
 pub mod workspace;

@@ -12,7 +12,7 @@
 //! Sessions are built by [`ServerConfig::build_session`] (the CLI's setup over the editor's
 //! workspace), so the server and `tandem -p` agree on every default.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,18 +23,21 @@ use tandem_ai::ImageContent;
 use tandem_coding::agent_session::{AgentSession, SessionError};
 use tandem_coding::compaction::tokens::estimate_context_tokens;
 use tandem_coding::session::{self, time::format_iso, EntryKind, SessionManager};
+use tandem_coding::trust::ProtectedResources;
 use tandem_protocol::events::Event;
 use tandem_protocol::requests::{
     CompactResult, ImageInput, ModelEntry, ModelInfo, QueueState, SessionInfo, StateResult,
-    TokenStats, WhenBusy,
+    TokenStats, TrustState, WhenBusy,
 };
 use tandem_protocol::{methods, SessionId, TandemError};
 use tokio::sync::mpsc;
+use tower_lsp_server::ls_types::MessageType;
 
-use super::config::{from_core, to_core, BuildError, Origin, ServerConfig, SessionDeps};
+use super::config::{from_core, to_core, BuildError, Built, Origin, ServerConfig, SessionDeps};
 use super::events::{forward_with, EventSink};
+use super::trust::TrustNow;
 use super::workspace::LspWorkspace;
-use crate::cli::models::{is_available, model_pool};
+use crate::cli::models::is_available;
 use crate::mcp::McpTools;
 
 /// One live session.
@@ -48,13 +51,22 @@ pub struct SessionEntry {
     queue: Arc<Mutex<QueueState>>,
     /// Events the server adds to the session's stream (a failed prompt's `error`).
     added: mpsc::UnboundedSender<Event>,
-    /// The session's MCP servers (stopped when the entry is dropped).
-    _mcp: McpTools,
+    /// The session's MCP servers (stopped when the entry is dropped, or replaced when the
+    /// folder becomes trusted).
+    mcp: Mutex<McpTools>,
+    /// Whether the project's configuration is in use.
+    trusted: AtomicBool,
+    /// The folder's trust question, until it is asked (before the first run).
+    pending_trust: Mutex<Option<ProtectedResources>>,
+    /// Configuration problems found when the session was built.
+    problems: Vec<String>,
 }
 
 /// The live sessions and what building one needs.
 pub struct Sessions {
     map: Mutex<HashMap<SessionId, Arc<SessionEntry>>>,
+    /// Configuration problems already shown to the user (each is shown once per server).
+    reported: Mutex<HashSet<String>>,
     sink: Arc<dyn EventSink>,
     config: Arc<ServerConfig>,
     deps: SessionDeps,
@@ -77,6 +89,7 @@ impl Sessions {
     ) -> Self {
         Sessions {
             map: Mutex::new(HashMap::new()),
+            reported: Mutex::new(HashSet::new()),
             sink,
             config,
             deps,
@@ -131,12 +144,31 @@ impl Sessions {
         let built = self
             .config
             .build_session(&origin, &cwd, &self.folders(), &self.deps);
-        let (session, workspace, mcp) = built.map_err(|e| match (e, &origin) {
-            (BuildError::SessionFile(reason), Origin::Open(p) | Origin::Fork(p)) => {
-                TandemError::session_file(&p.display().to_string(), reason)
+        let built = match built {
+            Ok(built) => built,
+            Err(e) => {
+                let error = match (e, &origin) {
+                    (BuildError::SessionFile(reason), Origin::Open(p) | Origin::Fork(p)) => {
+                        TandemError::session_file(&p.display().to_string(), reason)
+                    }
+                    (e, _) => {
+                        // Editors without the event stream (or that do not show request
+                        // errors) still learn why nothing runs.
+                        self.show(MessageType::ERROR, format!("Tandem: {e}"));
+                        TandemError::no_model(e.to_string())
+                    }
+                };
+                return Err(error);
             }
-            (e, _) => TandemError::no_model(e.to_string()),
-        })?;
+        };
+        self.report(&built.problems);
+        let Built {
+            session,
+            workspace,
+            mcp,
+            trust,
+            problems,
+        } = built;
         let session = Arc::new(session);
         let id = SessionId(session.with_session(|s| s.session_id().to_string()));
         let queue = Arc::new(Mutex::new(QueueState::default()));
@@ -149,6 +181,10 @@ impl Sessions {
             self.sink.clone(),
             queue.clone(),
         ));
+        let (trusted, pending) = match trust {
+            TrustNow::Decided { trusted, .. } => (trusted, None),
+            TrustNow::Pending(resources) => (false, Some(resources)),
+        };
         let entry = SessionEntry {
             session,
             cwd,
@@ -156,10 +192,31 @@ impl Sessions {
             busy: Arc::new(AtomicBool::new(false)),
             queue,
             added,
-            _mcp: mcp,
+            mcp: Mutex::new(mcp),
+            trusted: AtomicBool::new(trusted),
+            pending_trust: Mutex::new(pending),
+            problems,
         };
         lock(&self.map).insert(id.clone(), Arc::new(entry));
         Ok(id)
+    }
+
+    /// Shows `message` in the editor (from any thread inside the runtime).
+    fn show(&self, typ: MessageType, message: String) {
+        let editor = self.deps.editor.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move { editor.show_message(typ, message).await });
+        }
+    }
+
+    /// Shows each configuration problem not shown before, as a warning.
+    fn report(&self, problems: &[String]) {
+        for problem in problems {
+            eprintln!("tandem lsp: warning: {problem}");
+            if lock(&self.reported).insert(problem.clone()) {
+                self.show(MessageType::WARNING, format!("Tandem: {problem}"));
+            }
+        }
     }
 
     /// Sends `text` to the session: a spawned run when idle (`Ok(false)`), steering or a
@@ -196,7 +253,11 @@ impl Sessions {
         let busy = entry.busy.clone();
         let added = entry.added.clone();
         let id = id.clone();
+        let trust = self.trust_step(&entry);
         tokio::spawn(async move {
+            if let Some(step) = trust {
+                step.await;
+            }
             if let Err(e) = session.prompt(&text, images).await {
                 eprintln!("tandem lsp: session {id}: the prompt failed: {e}");
                 let message = format!("the prompt failed: {e}");
@@ -223,6 +284,59 @@ impl Sessions {
             }
         });
         Ok(false)
+    }
+
+    /// The work a run does first when its folder's trust is still pending: ask (once per
+    /// folder), and when trusted give the session the project's configuration. `None` when
+    /// nothing is pending. The question is asked from the run's task, never a handler.
+    fn trust_step(
+        &self,
+        entry: &Arc<SessionEntry>,
+    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+        let resources = lock(&entry.pending_trust).take()?;
+        let config = self.config.clone();
+        let editor = self.deps.editor.clone();
+        let entry = entry.clone();
+        Some(async move {
+            let agent_dir = match config.agent_dir() {
+                Ok(dir) => dir,
+                Err(e) => {
+                    eprintln!("tandem lsp: cannot ask about project trust: {e}");
+                    return;
+                }
+            };
+            let timeout = config.workspace_settings().timeout;
+            let trusted = config
+                .trust()
+                .ask(&agent_dir, &resources, editor.as_ref(), timeout)
+                .await;
+            if !trusted {
+                return;
+            }
+            let (session, workspace, cwd) = (
+                entry.session.clone(),
+                entry.workspace.clone(),
+                entry.cwd.clone(),
+            );
+            let applied = tokio::task::spawn_blocking(move || {
+                config.trust_session(&session, workspace, &cwd)
+            })
+            .await;
+            match applied {
+                Ok(Ok(mcp)) => {
+                    *lock(&entry.mcp) = mcp;
+                    entry.trusted.store(true, Ordering::Release);
+                }
+                Ok(Err(e)) => {
+                    let message = format!(
+                        "Tandem: the folder is trusted, but its configuration could not be \
+                         loaded: {e:#}"
+                    );
+                    editor.show_message(MessageType::ERROR, message).await;
+                }
+                Err(e) => eprintln!("tandem lsp: loading the trusted configuration failed: {e}"),
+            }
+        })
     }
 
     /// Aborts the session's run (nothing when idle).
@@ -259,6 +373,14 @@ impl Sessions {
             message_count: count,
             session_file: s.session_file().map(|p| p.display().to_string()),
             tokens: token_stats(s),
+            trust: if lock(&entry.pending_trust).is_some() {
+                TrustState::Pending
+            } else if entry.trusted.load(Ordering::Acquire) {
+                TrustState::Trusted
+            } else {
+                TrustState::Untrusted
+            },
+            config_problems: entry.problems.clone(),
         })
     }
 
@@ -293,9 +415,11 @@ impl Sessions {
     ) -> Result<ModelInfo, TandemError> {
         let entry = self.get(id)?;
         let registry = self.registry()?;
-        let model = model_pool(&registry)
-            .into_iter()
-            .find(|m| m.provider == provider && m.id == model_id)
+        let model = registry
+            .all()
+            .iter()
+            .find(|&m| m.provider == provider && m.id == model_id)
+            .cloned()
             .ok_or_else(|| TandemError::unknown_model(provider, model_id))?;
         let info = model_info(&model);
         entry.session.set_model(model).map_err(internal)?;
@@ -357,7 +481,8 @@ impl Sessions {
     /// The models the registry knows, with whether each can be called now.
     pub fn models(&self) -> Result<Vec<ModelEntry>, TandemError> {
         let registry = self.registry()?;
-        Ok(model_pool(&registry)
+        Ok(registry
+            .all()
             .iter()
             .map(|m| ModelEntry {
                 provider: m.provider.clone(),

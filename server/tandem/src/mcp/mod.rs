@@ -1,8 +1,9 @@
 //! MCP (Model Context Protocol) client: the tools of stdio MCP servers, offered to the agent as
 //! ordinary [`AgentTool`]s.
 //!
-//! The servers come from settings.json (`mcpServers`, Claude Desktop's format, read as plain
-//! data by tandem-coding) and, for ACP, from `session/new`. [`McpTools::connect`] starts them
+//! The servers come from settings.json (`mcpServers`, Claude Desktop's format) and pi 1.6's
+//! mcp.json files, read as plain data by tandem-coding (a project's only once the folder is
+//! trusted), and, for ACP, from `session/new`. [`McpTools::connect`] starts them
 //! all at once (spawn, MCP `initialize`, `tools/list`, under one deadline per server); a server
 //! that cannot start is left out with a warning that names it and says why, never an error.
 //! Each of its tools becomes `mcp__<server>__<tool>` ([`names`]), and a call is a `tools/call`
@@ -14,9 +15,6 @@
 //! to stdout, the protocol channel of LSP, ACP and JSON mode), and its exit is watched so that
 //! a server dying mid-call ends the call with an error naming it. Dropping [`McpTools`] kills
 //! the servers; [`McpTools::shutdown`] first asks them to stop (stdin closed, then SIGTERM).
-
-// Until the front doors (CLI, language server, ACP) call `connect_for_session`.
-#![allow(dead_code)]
 
 mod connection;
 mod names;
@@ -30,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_agent::AgentTool;
-use tandem_coding::settings::Settings;
+use tandem_coding::settings::LoadedSettings;
 
 use connection::Connection;
 
@@ -52,8 +50,8 @@ pub struct McpServerConfig {
     pub cwd: Option<PathBuf>,
 }
 
-/// The enabled servers of settings.json's `mcpServers`, in name order.
-pub fn servers_from_settings(settings: &Settings) -> Vec<McpServerConfig> {
+/// The enabled servers of the settings and mcp.json files, in name order.
+pub fn servers_from_settings(settings: &LoadedSettings) -> Vec<McpServerConfig> {
     settings
         .enabled_mcp_servers()
         .map(|(name, server)| McpServerConfig {
@@ -73,7 +71,7 @@ pub fn servers_from_settings(settings: &Settings) -> Vec<McpServerConfig> {
 /// Servers from settings plus `extra` (ACP session/new gives some), connected. An `extra`
 /// server replaces a settings server of the same name.
 pub async fn connect_for_session(
-    settings: &Settings,
+    settings: &LoadedSettings,
     extra: &[McpServerConfig],
     cwd: &Path,
 ) -> McpTools {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tandem_agent::{AgentTool, ToolError, ToolInvocation, ToolOutput, ToolUpdates};
 use tandem_ai::{CancellationToken, UserBlock};
-use tandem_coding::settings::Settings;
+use tandem_coding::settings::{LoadedSettings, Settings};
 
 use super::*;
 
@@ -578,6 +578,11 @@ async fn connect_for_session_merges_settings_and_extra_servers() {
                 .insert("TANDEM_FIXTURE_VALUE".to_string(), "s".to_string());
         }
     }
+    let settings = LoadedSettings {
+        mcp_servers: settings.mcp_servers.clone().unwrap_or_default(),
+        merged: settings,
+        ..LoadedSettings::default()
+    };
     let configs = servers_from_settings(&settings);
     let names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["fromSettings", "replaced"]);

@@ -43,7 +43,7 @@ fn an_unknown_provider_is_an_error_naming_the_known_ones() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("Known providers: ") && stderr.contains(", mock,"),
+        stderr.contains("Known providers: ") && stderr.contains(", mock"),
         "{stderr}"
     );
 }
@@ -68,22 +68,47 @@ fn a_missing_key_names_the_environment_variable_and_models_json() {
 #[test]
 fn an_invalid_models_json_is_reported_with_its_path_and_line() {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    // A missing comma (comments and trailing commas are fine: see the next test).
     let broken =
-        "{\n  \"providers\": {\n    \"mock\": {\n      \"baseUrl\": \"http://x\",\n    }\n  }\n}\n";
+        "{\n  \"providers\": {\n    \"mock\": {\n      \"baseUrl\": \"http://x\"\n      \"api\": \"x\"\n    }\n  }\n}\n";
     sandbox.write_agent_file("models.json", broken);
     let stderr = fails_early(&sandbox, sandbox.run(&["-p", "hi"]));
     let path = sandbox.agent_dir.join("models.json");
-    let warning = stderr.lines().next().unwrap_or_default();
-    assert!(
-        warning.starts_with(&format!("Warning: {}: ", path.display())),
+    // Built-in models still load; the mock provider's model is what is gone, and the error
+    // says why.
+    let mut lines = stderr.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Error: Model \"mock/mock-model\" not found. Use --list-models to see available models."),
         "{stderr}"
     );
-    assert!(warning.contains("line 5"), "{stderr}");
-    // Built-in models still load; the mock provider's model is what is gone.
+    let problem = lines.next().unwrap_or_default();
     assert!(
-        stderr.contains("Error: Model \"mock/mock-model\" not found."),
+        problem.starts_with(&format!("Configuration problem: {}: ", path.display())),
         "{stderr}"
     );
+    assert!(problem.contains("line 5"), "{stderr}");
+}
+
+#[test]
+fn comments_and_trailing_commas_in_models_and_settings_json_are_accepted() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let base = WireApi::OpenAiCompletions.base_url(&sandbox.mock.base_url());
+    let models = format!(
+        "{{\n  // pi accepts comments here\n  \"providers\": {{\"mock\": {{\n    \
+         \"baseUrl\": \"{base}\", \"api\": \"openai-completions\",\n    \
+         \"apiKey\": \"test-key\", \"models\": [{{\"id\": \"mock-model\",}},],\n  }},}},\n}}\n"
+    );
+    sandbox.write_agent_file("models.json", &models);
+    sandbox.write_agent_file(
+        "settings.json",
+        "{\n  /* no retries */\n  \"retry\": {\"maxRetries\": 0,},\n}\n",
+    );
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["-p", "hi"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "ok\n");
+    assert_eq!(run.stderr, "");
 }
 
 #[test]
@@ -91,7 +116,7 @@ fn an_invalid_settings_json_is_reported_and_ignored() {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
     sandbox.write_agent_file(
         "settings.json",
-        "{\n  \"retry\": {\n    \"maxRetries\": 0,\n  }\n}\n",
+        "{\n  \"retry\": {\n    \"maxRetries\": 0\n  }\n  \"theme\": \"x\"\n}\n",
     );
     sandbox.answer(&Turn::text("ok"));
     let run = sandbox.run(&["-p", "hi"]);
@@ -102,7 +127,7 @@ fn an_invalid_settings_json_is_reported_and_ignored() {
     assert_eq!(
         run.stderr,
         format!(
-            "Warning: {}: invalid JSON at line 4, column 3: trailing comma. \
+            "Warning: {}: invalid JSON at line 5, column 3: expected `,` or `}}`. \
              The file's settings are ignored until it is fixed.\n",
             path.display()
         )

@@ -301,6 +301,7 @@ mod tests {
             timestamp: 2,
             response_id: None,
             error_message: None,
+            failure: None,
         })
     }
 

@@ -2,7 +2,8 @@
 //!
 //! [`super::LspWorkspace`] never talks JSON-RPC itself. The server implements
 //! [`EditorClient`] over tower-lsp-server's `Client` (`apply_edit` → `workspace/applyEdit`,
-//! `show_message_request` → `window/showMessageRequest`) and reports what the client said it
+//! `show_message_request` → `window/showMessageRequest`, `show_message` →
+//! `window/showMessage`) and reports what the client said it
 //! supports in `initialize` as [`EditCapabilities`]. Tests implement it with a scripted fake.
 //!
 //! Implementations need not time out: the workspace wraps every call in its own timeout
@@ -33,6 +34,12 @@ pub trait EditorClient: Send + Sync {
         message: String,
         actions: Vec<MessageActionItem>,
     ) -> BoxFuture<'_, Result<Option<MessageActionItem>, ClientError>>;
+
+    /// Sends `window/showMessage` (a notification: nothing to wait for). The default drops it,
+    /// for fakes that do not care.
+    fn show_message(&self, _typ: MessageType, _message: String) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 
     /// What the client supports for edits (from its `initialize` capabilities).
     fn capabilities(&self) -> EditCapabilities;

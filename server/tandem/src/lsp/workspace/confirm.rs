@@ -51,6 +51,7 @@ impl LspWorkspace {
     pub(super) async fn confirm_and_apply(
         &self,
         path: &Path,
+        real: &Path,
         planned: PlannedChange,
     ) -> ChangeOutcome {
         let settings = self.settings();
@@ -108,6 +109,11 @@ impl LspWorkspace {
             }
         };
 
+        // The path must still lead where it was approved to, after any question. (Between this
+        // check and the editor's own write, the editor is the one opening the file.)
+        if let Err(e) = tandem_coding::paths::verify_target(path, real) {
+            return rejected(e);
+        }
         let edit = workspace_edit(planned, &caps, annotation);
         let timeout = settings.timeout;
         match with_timeout(APPLY_EDIT, timeout, self.client.apply_edit(label, edit)).await {
@@ -142,6 +148,22 @@ impl LspWorkspace {
                     format!(
                         "Tandem wants to {verb} {} (outside the workspace)",
                         path.display()
+                    ),
+                    &[interaction::ALLOW, interaction::DENY],
+                )
+            }
+            // Asked in every edit mode: this is where an edit can plant code that runs later.
+            PermissionRequest::ProtectedPath { path, risk } => {
+                if !self.client.capabilities().show_message_request {
+                    return reject(&format!(
+                        "{} can make tools run code and this editor cannot ask for consent",
+                        path.display()
+                    ));
+                }
+                (
+                    format!(
+                        "Tandem wants to write {}. Careful: {risk}.",
+                        self.display_path(path)
                     ),
                     &[interaction::ALLOW, interaction::DENY],
                 )

@@ -141,6 +141,7 @@ impl LspWorkspace {
 
     async fn propose_change(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
         let path = change.path.clone();
+        let real = change.real.clone();
         let open = self.documents.find(&path);
         let stale = if open.is_some() {
             CHANGED_IN_EDITOR
@@ -178,7 +179,7 @@ impl LspWorkspace {
             Ok(planned) if planned.edits.is_empty() && !planned.create => {
                 Ok(ChangeOutcome::Applied)
             }
-            Ok(planned) => Ok(self.confirm_and_apply(&path, planned).await),
+            Ok(planned) => Ok(self.confirm_and_apply(&path, &real, planned).await),
         }
     }
 }

@@ -141,6 +141,7 @@ fn edit(path: &Path, old: &str, replacements: &[(&str, &str)]) -> FileChange {
         .collect();
     edits.sort_by_key(|e| e.range.start);
     FileChange {
+        real: path.to_path_buf(),
         path: path.to_path_buf(),
         old_text: Some(old.to_owned()),
         new_text: apply_edits(old, &edits),
@@ -150,6 +151,7 @@ fn edit(path: &Path, old: &str, replacements: &[(&str, &str)]) -> FileChange {
 
 fn write_change(path: &Path, old: Option<&str>, new: &str) -> FileChange {
     FileChange {
+        real: path.to_path_buf(),
         path: path.to_path_buf(),
         old_text: old.map(str::to_owned),
         new_text: new.to_owned(),
