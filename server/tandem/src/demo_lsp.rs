@@ -13,6 +13,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+/// A JSON-RPC error object as a reader wants it: its message (and code), not its JSON.
+fn error_text(error: &Value) -> String {
+    match (error["message"].as_str(), error["code"].as_i64()) {
+        (Some(message), Some(code)) => format!("{message} (error {code})"),
+        _ => error.to_string(),
+    }
+}
+
 /// What went wrong talking to the language server.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -34,7 +42,7 @@ pub enum ClientError {
     #[error("the language server did not answer within {0:?} (waiting for {1})")]
     Timeout(Duration, String),
     /// The server answered a request with an error.
-    #[error("the language server refused `{method}`: {error}")]
+    #[error("the language server refused `{method}`: {}", error_text(.error))]
     Refused {
         /// The request's method.
         method: String,

@@ -32,6 +32,31 @@ fn main() -> ExitCode {
         Command::Demo { real, mode, run } => run_demo(real, mode, run),
         Command::Lsp(run) => run_lsp(run),
         Command::Acp(run) => run_acp(run),
+        Command::Trust { dir, action } => trust(dir, action),
+    }
+}
+
+/// `tandem trust [--deny | --status] [DIR]`.
+fn trust(dir: Option<std::path::PathBuf>, action: cli::TrustAction) -> ExitCode {
+    let agent_dir = match AgentDir::from_env() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("Error: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let dir = dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+    let ok = cli::trust::run(
+        &agent_dir,
+        &dir,
+        action,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

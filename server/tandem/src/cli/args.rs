@@ -15,7 +15,9 @@ use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 use tandem_ai::ThinkingLevel;
 use tandem_coding::tools::ALL_TOOLS;
 
-use super::command::{Command, OutputMode, Parsed, RunArgs, SessionChoice, ToolSelection};
+use super::command::{
+    Command, OutputMode, Parsed, RunArgs, SessionChoice, ToolSelection, TrustAction,
+};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -155,6 +157,19 @@ enum Sub {
         #[arg(long)]
         real: bool,
     },
+    /// Show or save whether a folder's project configuration (.pi/settings.json, mcp.json,
+    /// skills, prompts, SYSTEM.md) is trusted; decisions go to the agent directory's trust.json,
+    /// shared with pi
+    Trust {
+        /// The folder (default: the current directory)
+        dir: Option<PathBuf>,
+        /// Save "not trusted" instead
+        #[arg(long, conflicts_with = "status")]
+        deny: bool,
+        /// Only show the decision that applies and what the folder would load
+        #[arg(long)]
+        status: bool,
+    },
 }
 
 /// pi's multi-letter short flags that Tandem also has, rewritten to their long form before clap
@@ -253,6 +268,7 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
                 Sub::Lsp { .. } => "lsp",
                 Sub::Acp => "acp",
                 Sub::Demo { .. } => "demo",
+                Sub::Trust { .. } => "trust",
             };
             if cli.list_models.is_some() {
                 return Err(usage_error(format!(
@@ -269,6 +285,14 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
                 Sub::Lsp { .. } => Command::Lsp(run),
                 Sub::Acp => Command::Acp(run),
                 Sub::Demo { real } => Command::Demo { real, mode, run },
+                Sub::Trust { dir, deny, status } => Command::Trust {
+                    dir,
+                    action: match (deny, status) {
+                        (_, true) => TrustAction::Show,
+                        (true, _) => TrustAction::Deny,
+                        _ => TrustAction::Trust,
+                    },
+                },
             }
         }
         None => match cli.list_models {

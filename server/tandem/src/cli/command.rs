@@ -101,6 +101,24 @@ pub enum Command {
     Lsp(RunArgs),
     /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout.
     Acp(RunArgs),
+    /// `tandem trust [--deny | --status] [DIR]`.
+    Trust {
+        /// The folder; the current directory when absent.
+        dir: Option<PathBuf>,
+        /// What to do.
+        action: TrustAction,
+    },
+}
+
+/// What `tandem trust` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustAction {
+    /// Save "trusted".
+    Trust,
+    /// Save "not trusted".
+    Deny,
+    /// Show the decision that applies.
+    Show,
 }
 
 /// A parsed command line: the command plus warnings to print to stderr (never fatal).

@@ -24,9 +24,10 @@ mod model_pattern;
 pub mod models;
 mod suggest;
 pub mod text_output;
+pub mod trust;
 
 pub use args::{help_text, parse_args};
-pub use command::{Command, OutputMode, RunArgs};
+pub use command::{Command, OutputMode, RunArgs, TrustAction};
 
 /// The process exit code for a clap outcome: 0 for `--help` / `--version`, 1 for usage errors.
 pub fn clap_exit_code(err: &clap::Error) -> u8 {
