@@ -17,7 +17,6 @@
 #[allow(dead_code)]
 mod support;
 
-#[allow(dead_code)]
 #[path = "load/client.rs"]
 mod client;
 
