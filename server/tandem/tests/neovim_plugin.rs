@@ -676,6 +676,39 @@ async fn sessions_models_and_thinking_through_the_commands() {
 /// A model whose provider has no key: the prompt is refused, and the chat says which variable
 /// or file to set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neovims_own_trust_database_decides_the_projects_trust() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("ask.sse")).unwrap();
+    let fixture_mcp = manifest_dir()
+        .join("../../fixtures/mcp/server.mjs")
+        .canonicalize()
+        .expect("fixtures/mcp/server.mjs");
+    let fixture_mcp = fixture_mcp.display().to_string();
+    let out = run_scenario_with(
+        "trust",
+        &mock,
+        MODEL,
+        &[("TANDEM_FIXTURE_MCP", fixture_mcp.as_str())],
+    )
+    .await;
+    let r = &out.result;
+    let ctx = &out.context;
+    assert_eq!(r["none"], "absent", "{ctx}");
+    assert_eq!(r["denied"], false, "{ctx}");
+    assert_eq!(r["allowed"], true, "{ctx}");
+    assert_eq!(r["ask"], true, "{ctx}");
+    assert_eq!(r["init_trusted"], true, "{ctx}");
+    // Trusted by the editor: no question, and the project's MCP server ran.
+    assert_eq!(r["questions"], json!([]), "{ctx}");
+    let marker = out.project.parent().unwrap().join("mcp-ran.txt");
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap_or_default(),
+        "ran\n",
+        "{ctx}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_key_is_reported_in_the_chat() {
     let mock = MockLlm::start().await.expect("mock LLM");
     let out = run_scenario_with("nokey", &mock, "openai/gpt-4o-mini", &[]).await;

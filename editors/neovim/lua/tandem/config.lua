@@ -28,6 +28,7 @@ local M = {}
 ---@field progress? 'echo'|false  how to show the server's work-done progress
 ---@field confirm? boolean  answer the server's questions (Apply / Reject / Apply all …) with vim.ui.select
 ---@field fix_code_actions? boolean  send every diagnostic of the range (not only Tandem's) with code action requests
+---@field trust? 'vim.secure'|'ask'  who decides whether a project's own configuration (.pi/settings.json, mcp.json, skills…) is used: Neovim's trust database for the root directory (`:trust`), else the server asks; 'ask': the server always decides
 ---@field chat? tandem.ChatOptions
 
 ---@type tandem.Options
@@ -48,6 +49,7 @@ M.defaults = {
   progress = 'echo',
   confirm = true,
   fix_code_actions = true,
+  trust = 'vim.secure',
   chat = {
     position = 'right',
     width = 80,
@@ -65,6 +67,7 @@ M.thinking_levels = { 'off', 'minimal', 'low', 'medium', 'high', 'xhigh' }
 M.options = vim.deepcopy(M.defaults)
 
 local one_of = {
+  trust = { 'vim.secure', 'ask' },
   edit_mode = { 'confirm', 'auto' },
   bash_permission = { 'ask', 'allow', 'deny' },
   thinking_level = M.thinking_levels,
@@ -121,6 +124,40 @@ function M.server_settings(options)
   put('agentDir', options.agent_dir and vim.fn.expand(options.agent_dir) or nil)
   put('editTimeoutMs', options.edit_timeout_ms)
   return settings
+end
+
+--- Neovim's own trust decision for the directory `dir`, from vim.secure's trust database
+--- ($XDG_STATE_HOME/nvim/trust, written by `:trust` and vim.secure.read()): true when the
+--- directory is allowed, false when denied, nil when Neovim has no decision (the server then
+--- decides, asking when needed) or the `trust` option is 'ask'. vim.secure has no query that
+--- does not prompt, so the database is read here; a line is "<hash> <path>", the hash
+--- "directory" for an allowed directory and "!" for a denied path.
+---@param dir string
+---@param options? tandem.Options
+---@return boolean|nil
+function M.editor_trust(dir, options)
+  options = options or M.options
+  if options.trust ~= 'vim.secure' then
+    return nil
+  end
+  local real = vim.uv.fs_realpath(dir)
+  local file = real and io.open(vim.fn.stdpath('state') .. '/trust', 'r')
+  if not file then
+    return nil
+  end
+  local decision = nil
+  for line in file:lines() do
+    local hash, path = line:match('^(%S+) (.+)$')
+    if path == real then
+      if hash == '!' then
+        decision = false
+      elseif hash == 'directory' then
+        decision = true
+      end
+    end
+  end
+  file:close()
+  return decision
 end
 
 return M

@@ -274,6 +274,13 @@ local warned_missing = false
 function M.client_config(root)
   local opts = config.options
   local settings = config.server_settings()
+  -- The editor's own trust goes in initializationOptions only, beside (not inside) the
+  -- settings, so no settings source can vouch for the project.
+  local init_options = vim.deepcopy(settings)
+  local trusted = config.editor_trust(root)
+  if trusted ~= nil then
+    init_options.workspaceTrusted = trusted
+  end
   local handlers = { ['tandem/event'] = on_event }
   if opts.confirm then
     handlers['window/showMessageRequest'] = show_message_request
@@ -285,7 +292,7 @@ function M.client_config(root)
     cmd_env = opts.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
-    init_options = settings,
+    init_options = init_options,
     settings = { tandem = settings },
     capabilities = M.capabilities(),
     handlers = handlers,

@@ -41,6 +41,15 @@ export function currentSettings(): ServerSettings {
     return toServerSettings((key) => config.get(key));
 }
 
+/**
+ * What `initialize` sends: the settings, and VS Code's own workspace trust as
+ * `workspaceTrusted`. The trust is set here from the API, after the settings, and only here
+ * (never in didChangeConfiguration), so no settings file can vouch for the workspace.
+ */
+export function initializationOptions(): ServerSettings & { workspaceTrusted: boolean } {
+    return { ...currentSettings(), workspaceTrusted: vscode.workspace.isTrusted === true };
+}
+
 export class TandemServer implements vscode.Disposable {
     private client: LanguageClient | undefined;
     private readonly events = new vscode.EventEmitter<EventParams>();
@@ -55,6 +64,11 @@ export class TandemServer implements vscode.Disposable {
     constructor(private readonly output: vscode.OutputChannel) {
         this.disposables.push(
             vscode.workspace.onDidChangeConfiguration((change) => this.configurationChanged(change)),
+            // The server learns the workspace's trust at initialize: start it again once the
+            // user trusts the workspace, so new sessions use the project's configuration.
+            vscode.workspace.onDidGrantWorkspaceTrust(() => {
+                if (this.client) void this.restart();
+            }),
         );
     }
 
@@ -90,7 +104,7 @@ export class TandemServer implements vscode.Disposable {
         const clientOptions: LanguageClientOptions = {
             // Tandem works on any file: it gives every file buffer to the agent as context.
             documentSelector: [{ scheme: "file" }],
-            initializationOptions: currentSettings(),
+            initializationOptions: initializationOptions(),
             outputChannel: this.output,
             traceOutputChannel: this.output,
             revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -153,6 +153,7 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
                 editMode: "confirm",
                 bashPermission: "deny",
                 agentDir: dir,
+                workspaceTrusted: true,
             });
             const prompt = sent.find((m) => m.method === "tandem/prompt").params;
             assert.deepEqual(prompt, { text: "What do the notes say?" });

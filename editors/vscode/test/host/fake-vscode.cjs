@@ -117,6 +117,8 @@ function event() {
 const workspace = new Proxy(
     {
         workspaceFolders: undefined,
+        isTrusted: true,
+        onDidGrantWorkspaceTrust: event(),
         textDocuments: [],
         getConfiguration(section) {
             const prefix = section ? `${section}.` : "";

@@ -50,6 +50,10 @@ impl ClientEvents {
 }
 
 impl EventSink for ClientEvents {
+    fn delivers(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
     fn send(&self, notification: EventNotification) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if self.enabled.load(Ordering::Acquire) {

@@ -40,6 +40,12 @@ pub const FLUSH_BYTES: usize = 16 * 1024;
 pub trait EventSink: Send + Sync + 'static {
     /// Sends one notification.
     fn send(&self, notification: EventNotification) -> BoxFuture<'_, ()>;
+
+    /// Whether the client receives the events (it opted in): such a client shows request
+    /// errors itself, so the server need not repeat them with `window/showMessage`.
+    fn delivers(&self) -> bool {
+        true
+    }
 }
 
 /// Translates core events into protocol events; keeps what the translation needs to remember

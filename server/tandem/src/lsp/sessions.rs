@@ -152,9 +152,12 @@ impl Sessions {
                         TandemError::session_file(&p.display().to_string(), reason)
                     }
                     (e, _) => {
-                        // Editors without the event stream (or that do not show request
-                        // errors) still learn why nothing runs.
-                        self.show(MessageType::ERROR, format!("Tandem: {e}"));
+                        // Editors without the event stream (Helix, or a plugin that only runs
+                        // commands) still learn why nothing runs; a plugin with the stream shows
+                        // the request's error itself.
+                        if !self.sink.delivers() {
+                            self.show(MessageType::ERROR, format!("Tandem: {e}"));
+                        }
                         TandemError::no_model(e.to_string())
                     }
                 };

@@ -61,10 +61,17 @@ fn no_usable_model_is_an_error_naming_what_to_set_in_every_front_door() {
     assert_eq!(demo.code, Some(1), "{}", demo.stdout);
     assert!(demo.stderr.contains(&expected), "{}", demo.stderr);
 
+    // A plugin with the event stream gets the request's error and shows it itself …
     let mut lsp = lsp(&sandbox, json!({}), Box::new(lsp_deny));
     let r = lsp.request("tandem/prompt", json!({"text": "hi"}));
     assert_eq!(r["error"]["code"], -32003, "{r}");
     assert_eq!(r["error"]["message"], expected.as_str());
+    lsp.shutdown();
+    assert!(shown(&lsp).is_empty(), "{:?}", shown(&lsp));
+    // … an editor without it (a code action in Helix) is shown the error.
+    let mut lsp = lsp_with(&sandbox, json!({}), Box::new(lsp_deny), false);
+    let r = lsp.request("tandem/prompt", json!({"text": "hi"}));
+    assert_eq!(r["error"]["code"], -32003, "{r}");
     lsp.wait("the error shown", |c| !shown(c).is_empty());
     assert_eq!(shown(&lsp), [(1, format!("Tandem: {expected}"))]);
     lsp.shutdown();
