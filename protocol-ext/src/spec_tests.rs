@@ -108,6 +108,7 @@ fn check_standard_request(method: &str, params: &Value) {
         "initialize" => {
             let opts = TandemConfig::from_initialization_options(&params["initializationOptions"]);
             assert!(opts.warnings.is_empty(), "{:?}", opts.warnings);
+            crate::config::editor_trust(Some(&params["initializationOptions"])).unwrap();
             let exp = params["capabilities"].get("experimental");
             assert!(ClientCapability::from_experimental(exp).events);
         }
@@ -122,7 +123,10 @@ fn check_standard_request(method: &str, params: &Value) {
                 .map(|a| a["title"].as_str().unwrap())
                 .collect();
             assert!(
-                titles == interaction::EDIT_ACTIONS || titles == interaction::PERMISSION_ACTIONS,
+                titles == interaction::EDIT_ACTIONS
+                    || titles == interaction::PERMISSION_ACTIONS
+                    || titles == interaction::TRUST_ACTIONS
+                    || titles == [interaction::ALLOW, interaction::DENY],
                 "{titles:?}"
             );
         }
