@@ -25,7 +25,7 @@ use tandem_protocol::interaction::{self, TrustAnswer};
 use tokio::sync::watch;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
-use super::workspace::client::{with_timeout, SHOW_MESSAGE_REQUEST};
+use super::workspace::client::{with_timeout, ClientError, SHOW_MESSAGE_REQUEST};
 use super::workspace::EditorClient;
 use crate::setup::decide_trust;
 
@@ -172,6 +172,13 @@ impl ProjectTrust {
                     "tandem lsp: the trust question for {} got no answer ({e}); not trusted",
                     dir.display()
                 );
+                // An editor that refuses the request (Helix has no dialogs) is told how to
+                // trust the folder; one that let it time out was shown the question.
+                if matches!(e, ClientError::Failed(_)) {
+                    editor
+                        .show_message(MessageType::WARNING, not_asked_message(dir))
+                        .await;
+                }
                 TrustAnswer::DontTrust
             }
         };
@@ -227,7 +234,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use crate::lsp::workspace::client::{ClientError, EditCapabilities};
+    use crate::lsp::workspace::client::EditCapabilities;
     use tandem_agent::BoxFuture;
     use tower_lsp_server::ls_types::{ApplyWorkspaceEditResponse, WorkspaceEdit};
 

@@ -437,3 +437,50 @@ fn acp_trust_always_runs_the_servers_and_saves_the_decision() {
     assert!(!acp_add_failed(&acp));
     acp.close();
 }
+
+#[test]
+fn lsp_an_editor_without_dialogs_is_told_how_to_trust_the_folder() {
+    let sandbox = planted();
+    // Helix: no tandem events, and window/showMessageRequest is not implemented.
+    let answer: crate::client::Answer = Box::new(|method: &str, _: &Value| match method {
+        "window/showMessageRequest" => {
+            json!({"$error": {"code": -32601, "message": "Method not found"}})
+        }
+        "workspace/applyEdit" => json!({"applied": true}),
+        _ => Value::Null,
+    });
+    let mut lsp = lsp_with(
+        &sandbox,
+        json!({"model": "script/t", "editMode": "auto"}),
+        answer,
+        false,
+    );
+    sandbox.write("x.rs", "fn main() {}\n");
+    lsp.call(
+        "workspace/executeCommand",
+        json!({"command": "tandem.explain", "arguments": [{
+            "uri": crate::client::file_uri(&sandbox.cwd.join("x.rs")),
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}}]}),
+    );
+    lsp.wait("the explanation", |c| {
+        c.seen.iter().any(|m| {
+            m["method"] == "window/showMessage"
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("tandem trust"))
+        })
+    });
+    let told: Vec<String> = lsp
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "window/showMessage")
+        .filter_map(|m| m["params"]["message"].as_str().map(str::to_string))
+        .collect();
+    let how = told.iter().find(|t| t.contains("tandem trust")).unwrap();
+    assert!(
+        how.contains(&format!("tandem trust {}", sandbox.cwd.display())),
+        "{how}"
+    );
+    lsp.shutdown();
+    assert_eq!(servers_that_ran(&sandbox), Vec::<String>::new());
+}

@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 /// How long any wait may take before the test fails (a hang guard, never a timing assertion).
 pub const GUARD: Duration = Duration::from_secs(90);
 
-/// What the client answers to a server request (`method`, `params`) → `result`.
+/// What the client answers to a server request (`method`, `params`) → `result`, or
+/// `{"$error": {code, message}}` for an error response.
 pub type Answer = Box<dyn FnMut(&str, &Value) -> Value + Send>;
 
 /// The server process, what it sent, and the raw bytes of everything it wrote to stdout.
@@ -145,7 +146,12 @@ impl Client {
             (Some(id), Some(method)) => {
                 let result = (self.answer)(method, &msg["params"]);
                 let id = id.clone();
-                self.write(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                // An answer `{"$error": {...}}` is sent as the request's error (an editor that
+                // does not implement the method).
+                match result.get("$error") {
+                    Some(error) => self.write(&json!({"jsonrpc": "2.0", "id": id, "error": error})),
+                    None => self.write(&json!({"jsonrpc": "2.0", "id": id, "result": result})),
+                }
                 self.seen.push(msg);
             }
             (Some(id), None) => {
