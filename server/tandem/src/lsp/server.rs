@@ -196,7 +196,12 @@ impl TandemServer {
 
     async fn models_list(&self, params: Value) -> RpcResult<Value> {
         let _: ModelsListParams = parse(params)?;
-        answer(self.sessions.models())
+        // Whether a model is available may run a provider's `!command` key (once per process).
+        let sessions = self.sessions.clone();
+        let models = tokio::task::spawn_blocking(move || sessions.models())
+            .await
+            .unwrap_or_else(|e| Err(TandemError::internal(format!("listing models failed: {e}"))));
+        answer(models)
     }
 
     async fn models_set(&self, params: Value) -> RpcResult<Value> {
