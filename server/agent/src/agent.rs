@@ -10,10 +10,11 @@
 use std::collections::BTreeSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
 use tandem_ai::error::FailureKind;
+use tandem_ai::sync::lock;
 use tandem_ai::{
     now_millis, AssistantBlock, AssistantMessage, ImageContent, Message, Model, PartialMessage,
     StopReason, StreamOptions, TextContent, ThinkingLevel, Usage, UserBlock, UserContent,
@@ -193,12 +194,6 @@ struct Inner {
     subscribers: Mutex<Arc<Vec<mpsc::Sender<Arc<AgentEvent>>>>>,
     run_token: Mutex<Option<CancellationToken>>,
     running: watch::Sender<bool>,
-}
-
-/// A poisoned lock only means another thread panicked mid-update; the data is still usable and
-/// the agent must keep answering.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The agent. Cheap to clone; clones share one agent.

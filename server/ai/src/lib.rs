@@ -16,10 +16,12 @@ pub mod model;
 pub mod options;
 pub mod overflow;
 pub mod partial_json;
+pub mod process_group;
 pub mod providers;
 pub mod registry;
 pub mod sse;
 pub mod stream;
+pub mod sync;
 pub mod transform;
 pub mod types;
 

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use tandem_agent::ToolError;
 
@@ -97,10 +98,7 @@ impl ToolEnv {
             match self.workspace.ask_permission(request).await {
                 PermissionDecision::AllowOnce => {}
                 PermissionDecision::AllowAlways => {
-                    self.outside_always
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(resolved.real.clone());
+                    lock(&self.outside_always).insert(resolved.real.clone());
                 }
                 PermissionDecision::Reject { reason } => {
                     return Err(ToolError::new(format!(
@@ -137,10 +135,7 @@ impl ToolEnv {
     }
 
     fn outside_allowed(&self, real: &Path) -> bool {
-        let always = self
-            .outside_always
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let always = lock(&self.outside_always);
         always.iter().any(|p| real.starts_with(p))
     }
 

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
@@ -28,7 +29,7 @@ impl FileMutationQueue {
     /// Waits for the turn to change `path` (tokio's mutex is fair: first come, first served).
     pub async fn lock(&self, path: &Path) -> MutationGuard {
         let lock = {
-            let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            let mut locks = lock(&self.locks);
             // Forget locks nobody holds or waits for, so the map does not grow forever.
             locks.retain(|_, l| Arc::strong_count(l) > 1);
             locks.entry(path.to_path_buf()).or_default().clone()

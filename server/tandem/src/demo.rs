@@ -19,8 +19,9 @@ use anyhow::Context as _;
 use serde_json::{json, Value};
 use tandem_ai::providers::scripted::demo_model;
 
-use crate::demo_editor::{path_to_uri, Documents};
+use crate::demo_editor::Documents;
 use crate::demo_lsp::{Client, Incoming};
+use crate::uri::string_from_path as path_to_uri;
 
 use crate::cli::command::SessionChoice;
 use crate::cli::{OutputMode, RunArgs};

@@ -2,7 +2,7 @@
 //! sends (UTF-16 columns, any line ending) to its copy and saves the files, as an editor that
 //! saves would.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -119,43 +119,9 @@ fn offset(text: &str, position: &Value) -> Result<usize, String> {
     Ok(text.len())
 }
 
-/// A `file://` URI for an absolute path (percent-encoding all but unreserved bytes and `/`).
-pub(crate) fn path_to_uri(path: &Path) -> String {
-    let mut uri = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            uri.push(b as char);
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
-    uri
-}
-
-/// The path of a `file://` URI.
+/// The path of a `file://` URI, or an error naming it.
 pub(crate) fn uri_to_path(uri: &str) -> Result<PathBuf, String> {
-    let rest = uri
-        .strip_prefix("file://")
-        .ok_or_else(|| format!("not a file URI: {uri}"))?;
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out)
-        .map(PathBuf::from)
-        .map_err(|_| format!("not a UTF-8 path: {uri}"))
+    crate::uri::to_path(uri).ok_or_else(|| format!("not a file URI: {uri}"))
 }
 
 #[cfg(test)]
@@ -184,9 +150,10 @@ mod tests {
     }
 
     #[test]
-    fn uris_round_trip() {
-        let path = Path::new("/tmp/a b/ü.py");
-        assert_eq!(path_to_uri(path), "file:///tmp/a%20b/%C3%BC.py");
-        assert_eq!(uri_to_path(&path_to_uri(path)), Ok(path.to_path_buf()));
+    fn a_uri_that_is_not_a_file_is_an_error() {
+        assert_eq!(
+            uri_to_path("untitled:x"),
+            Err("not a file URI: untitled:x".to_string())
+        );
     }
 }

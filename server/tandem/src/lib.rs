@@ -12,3 +12,4 @@ pub mod lsp;
 pub mod mcp;
 pub mod run;
 pub mod setup;
+pub mod uri;

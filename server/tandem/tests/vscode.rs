@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
+use tandem_ai::sync::lock;
 
 /// The suites share editors/vscode/dist (each builds it): one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -65,7 +66,7 @@ fn npm(args: &[&str]) -> Command {
 
 #[test]
 fn vscode_extension_builds_type_checks_and_passes_its_unit_tests() {
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = lock(&ONE_AT_A_TIME);
     let output = run(npm(&["test"]), "`npm test` in editors/vscode");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -76,7 +77,7 @@ fn vscode_extension_builds_type_checks_and_passes_its_unit_tests() {
 
 #[test]
 fn vscode_webview_renders_recorded_streams_in_headless_chromium() {
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = lock(&ONE_AT_A_TIME);
     let chromium = std::env::var_os("TANDEM_CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| "/usr/bin/chromium".into());
@@ -101,7 +102,7 @@ fn vscode_webview_renders_recorded_streams_in_headless_chromium() {
 
 #[test]
 fn vscode_reducer_handles_streams_recorded_from_this_server() {
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = lock(&ONE_AT_A_TIME);
     let dir = extension_dir();
     let events = tempfile::tempdir().unwrap();
     let mut record = Command::new("node");
@@ -127,7 +128,7 @@ fn vscode_reducer_handles_streams_recorded_from_this_server() {
 
 #[test]
 fn vscode_extension_host_starts_this_server_and_forwards_its_events() {
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = lock(&ONE_AT_A_TIME);
     let mut command = npm(&["run", "test:host"]);
     command.env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"));
     let output = run(command, "`npm run test:host` in editors/vscode");

@@ -30,6 +30,7 @@ use crate::error::ProviderError;
 use crate::model::{Api, InputKind, Model, ModelCost};
 use crate::options::StreamOptions;
 use crate::stream::StreamWriter;
+use crate::sync::lock;
 use crate::types::{Context, Message, StopReason, Usage};
 
 const DEMO_SCRIPT: &str = include_str!("../../data/demo-script.json");
@@ -179,10 +180,7 @@ async fn load(model: &Model) -> Result<Script, ProviderError> {
 /// Calls made per (script, session) in this process.
 fn calls_made(script: &str, session: Option<&str>) -> usize {
     static CALLS: OnceLock<Mutex<HashMap<(String, String), usize>>> = OnceLock::new();
-    let mut calls = CALLS
-        .get_or_init(|| Mutex::new(HashMap::new()))
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut calls = lock(CALLS.get_or_init(|| Mutex::new(HashMap::new())));
     let count = calls
         .entry((script.to_string(), session.unwrap_or("").to_string()))
         .or_insert(0);

@@ -9,6 +9,8 @@
 //! result, failures included. Callers on an async runtime should call into the registry from
 //! `spawn_blocking`.
 
+use crate::process_group;
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -99,18 +101,12 @@ pub fn run_command_once(command: &str, timeout: Duration) -> Result<String, Comm
     type Results = Mutex<HashMap<String, Result<String, CommandError>>>;
     static RESULTS: OnceLock<Results> = OnceLock::new();
     let results = RESULTS.get_or_init(|| Mutex::new(HashMap::new()));
-    let known = results
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(command)
-        .cloned();
+    let known = lock(results).get(command).cloned();
     if let Some(result) = known {
         return result;
     }
     let result = run_command(command, timeout);
-    results
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    lock(results)
         .entry(command.to_string())
         .or_insert(result)
         .clone()
@@ -184,14 +180,7 @@ pub fn run_command(command: &str, timeout: Duration) -> Result<String, CommandEr
 
 /// Kills the command's whole process group (it leads its own), then reaps it.
 fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: killpg only sends a signal; the group is the child's own (started with
-        // process_group(0), so its id is the child's pid, which is not reaped yet).
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
+    process_group::signal(child.id(), process_group::Signal::Kill);
     let _ = child.kill();
     let _ = child.wait();
 }

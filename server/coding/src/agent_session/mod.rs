@@ -13,7 +13,8 @@ mod hooks;
 mod pump;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use tandem_agent::{Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
 use tandem_ai::registry::ModelRegistry;
@@ -85,10 +86,6 @@ struct Shared {
     persist_error: Mutex<Option<String>>,
     /// Texts of the messages queued through the session, to report their delivery.
     queued: Mutex<Vec<String>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Shared {

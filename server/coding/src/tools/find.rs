@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
@@ -205,10 +206,7 @@ impl Find {
                     path: entry.into_path(),
                     is_dir,
                 };
-                entries
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(found_entry);
+                lock(entries).push(found_entry);
                 if before + 1 >= self.limit {
                     stop.store(true, Ordering::Relaxed);
                     return WalkState::Quit;

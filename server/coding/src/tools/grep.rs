@@ -21,6 +21,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -270,7 +271,7 @@ impl Search {
                         path: entry.into_path(),
                         hits: sink.hits,
                     };
-                    files.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
+                    lock(files).push(hits);
                 }
                 WalkState::Continue
             })

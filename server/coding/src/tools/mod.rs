@@ -27,7 +27,7 @@ pub use edit::EditTool;
 pub use find::FindTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
-pub use read::ReadTool;
+pub use read::{image_mime, ReadTool};
 pub use write::WriteTool;
 
 use tandem_agent::{AgentTool, ToolError};

@@ -25,6 +25,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tandem_agent::ToolError;
+use tandem_ai::process_group;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
@@ -53,7 +54,7 @@ pub(crate) enum ProcessEvent {
 pub(crate) struct GroupProcess {
     child: Child,
     /// The group id (the shell's pid, since the shell leads its own group).
-    pgid: libc::pid_t,
+    pgid: u32,
     output: pipe::Receiver,
     output_closed: bool,
     exit: Option<ExitStatus>,
@@ -82,7 +83,6 @@ impl GroupProcess {
         };
         let pgid = child
             .id()
-            .and_then(|id| libc::pid_t::try_from(id).ok())
             .ok_or_else(|| io::Error::other("the shell exited before its pid was known"))?;
         Ok(GroupProcess {
             child,
@@ -122,8 +122,7 @@ impl GroupProcess {
     /// Kills every process of the group with SIGKILL (as pi does: no grace period, since the
     /// user or the timeout already decided the command must stop).
     pub(crate) fn kill_group(&mut self) {
-        // SAFETY: kill(2) with a negative pid signals a process group; it touches no memory.
-        let group_gone = unsafe { libc::kill(-self.pgid, libc::SIGKILL) } != 0;
+        let group_gone = !process_group::signal(self.pgid, process_group::Signal::Kill);
         if group_gone && self.exit.is_none() {
             // Cannot happen while the leader lives, but never leave the shell running.
             let _ = self.child.start_kill();

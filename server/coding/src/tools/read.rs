@@ -166,8 +166,10 @@ fn io_error(path: &Path, e: &io::Error) -> ToolError {
     workspace_error(path, WorkspaceError::io(path, e))
 }
 
-/// The image type of a file starting with `head`, by magic bytes.
-fn image_mime(head: &[u8]) -> Option<&'static str> {
+/// The image type of a file starting with `head`, by magic bytes: the four types pi accepts
+/// (PNG, JPEG, GIF, WebP). The one check every front door uses (`read`, `@file` arguments, the
+/// ACP client's text reads).
+pub fn image_mime(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {

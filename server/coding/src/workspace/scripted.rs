@@ -6,7 +6,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+use tandem_ai::sync::lock;
 
 use tandem_agent::BoxFuture;
 
@@ -24,10 +25,6 @@ pub struct ScriptedWorkspace {
     change_answers: Mutex<VecDeque<ChangeOutcome>>,
     permission_requests: Mutex<Vec<PermissionRequest>>,
     permission_answers: Mutex<VecDeque<PermissionDecision>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ScriptedWorkspace {

@@ -22,7 +22,8 @@ mod workspace;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -71,10 +72,6 @@ struct AcpAgent {
     run: RunArgs,
     caps: Mutex<ClientCaps>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Answers `responder` with `result`.

@@ -21,8 +21,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
+use tandem_ai::sync::lock;
 
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, CreateTerminalRequest, CurrentModeUpdate, Diff, KillTerminalRequest,
@@ -92,10 +93,6 @@ pub struct AcpWorkspace {
     announced_changed: Notify,
     /// Called when an "always allow" changes the mode.
     on_mode_change: Mutex<Option<ModeListener>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Sends `request` and waits for the answer, at most `CLIENT_TIMEOUT`.
@@ -535,14 +532,7 @@ async fn looks_binary(path: &Path) -> bool {
     let Ok(n) = file.read(&mut head).await else {
         return false;
     };
-    head[..n].contains(&0) || is_image(&head[..n])
-}
-
-fn is_image(head: &[u8]) -> bool {
-    head.starts_with(b"\x89PNG")
-        || head.starts_with(b"\xff\xd8\xff")
-        || head.starts_with(b"GIF8")
-        || (head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP")
+    head[..n].contains(&0) || tandem_coding::tools::image_mime(&head[..n]).is_some()
 }
 
 impl CallExtras for AcpWorkspace {

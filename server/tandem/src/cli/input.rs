@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use tandem_ai::{now_millis, ImageContent, TextContent, UserBlock, UserContent, UserMessage};
 use tandem_coding::paths;
+use tandem_coding::tools::image_mime;
 
 /// Why the prompt could not be assembled.
 #[derive(Debug, thiserror::Error)]
@@ -93,21 +94,6 @@ pub fn read_piped_stdin(
     let text = String::from_utf8_lossy(&bytes);
     let trimmed = text.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     Ok((!trimmed.is_empty()).then(|| trimmed.to_string()))
-}
-
-/// The image type of a file starting with `head`, by magic bytes (the four types pi accepts).
-fn image_mime(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
-        Some("image/png")
-    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
 }
 
 /// The absolute path of an `@file` argument: `~` expanded, relative to `cwd`, normalized.

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
+use tandem_ai::sync::lock;
 
 use tandem_protocol::commands::{Command, FixDiagnosticArgs, TargetArgs, KIND_ASSIST, KIND_FIX};
 use tandem_protocol::Diagnostic;
@@ -34,7 +35,7 @@ pub struct DiagnosticMemory {
 
 impl DiagnosticMemory {
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Vec<Diagnostic>>> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.map)
     }
 
     /// Remembers `diagnostics` as the latest of `uri`.
@@ -125,7 +126,7 @@ fn action(command: Command, diagnostic: Option<lsp::Diagnostic>) -> lsp::CodeAct
 /// document is open, small enough and its language has a grammar.
 fn enclosing(docs: &Mutex<DocumentStore>, uri: &str, at: lsp::Position) -> Option<(Range, String)> {
     let (rope, language_id, encoding) = {
-        let store = docs.lock().unwrap_or_else(|p| p.into_inner());
+        let store = lock(docs);
         let doc = store.get(uri)?;
         (
             doc.text().clone(),
@@ -136,11 +137,7 @@ fn enclosing(docs: &Mutex<DocumentStore>, uri: &str, at: lsp::Position) -> Optio
     if rope.len_bytes() > MAX_SYMBOL_BYTES {
         return None;
     }
-    let path = uri
-        .parse::<lsp::Uri>()
-        .ok()
-        .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
-        .unwrap_or_else(|| PathBuf::from(uri));
+    let path = crate::uri::to_path(uri).unwrap_or_else(|| PathBuf::from(uri));
     let language = Language::detect(Some(&language_id), &path);
     let byte = pos::position_to_byte(&rope, pos::Position::new(at.line, at.character), encoding);
     let symbol = find_symbol(&rope.to_string(), &language, byte..byte).found()?;

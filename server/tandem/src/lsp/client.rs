@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use tandem_ai::sync::read_lock;
 
 use serde_json::Value;
 use tandem_agent::BoxFuture;
@@ -124,7 +125,7 @@ impl EditorClient for LspEditor {
     }
 
     fn capabilities(&self) -> EditCapabilities {
-        *self.capabilities.read().unwrap_or_else(|p| p.into_inner())
+        *read_lock(&self.capabilities)
     }
 }
 

@@ -7,14 +7,14 @@
 //! the range, the enclosing symbol and the diagnostic without reading first.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+use tandem_ai::sync::lock;
 
 use serde_json::Value;
 use tandem_protocol::commands::{Command, CommandResult, FixDiagnosticArgs, TargetArgs};
 use tandem_protocol::requests::{ImageInput, PromptContext, WhenBusy};
 use tandem_protocol::Diagnostic;
 use tandem_protocol::{SessionId, TandemError};
-use tower_lsp_server::ls_types::Uri;
 
 use super::actions::DiagnosticMemory;
 use super::config::Origin;
@@ -35,10 +35,6 @@ pub struct CommandDeps {
     pub memory: Arc<DiagnosticMemory>,
     /// Progress reporting.
     pub progress: Arc<Progress>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Builds a session on the blocking pool: setup reads settings and session files and may run a
@@ -206,10 +202,10 @@ pub fn prompt_with_context(
     text: &str,
     cwd: &Path,
 ) -> Result<String, String> {
-    let path = uri_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
+    let path = crate::uri::to_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
     let (buffer, language_id, selection, open_files) = {
         let store = lock(docs);
-        let open_files: Vec<PathBuf> = store.uris().filter_map(uri_path).collect();
+        let open_files: Vec<PathBuf> = store.uris().filter_map(crate::uri::to_path).collect();
         let doc = store.get(&ctx.uri);
         let rope = match &doc {
             Some(d) => d.text().clone(),
@@ -273,10 +269,4 @@ fn context_diagnostic(d: &Diagnostic) -> ContextDiagnostic {
             other => other.to_string(),
         }),
     }
-}
-
-/// The file path of a `file:` URI.
-pub fn uri_path(uri: &str) -> Option<PathBuf> {
-    let uri = uri.parse::<Uri>().ok()?;
-    uri.to_file_path().map(|p| p.into_owned())
 }

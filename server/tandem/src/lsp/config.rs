@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+use tandem_ai::sync::{lock, read_lock, write_lock};
 
 use anyhow::anyhow;
 use tandem_ai::registry::ModelRegistry;
@@ -96,10 +97,7 @@ pub struct Built {
 impl ServerConfig {
     /// A snapshot of the configuration.
     pub fn get(&self) -> TandemConfig {
-        self.current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.current).clone()
     }
 
     /// Project trust: the editor's say and this server's answers.
@@ -109,7 +107,7 @@ impl ServerConfig {
 
     /// The workspace settings (for the question timeout).
     pub fn workspace_settings(&self) -> WorkspaceSettings {
-        *self.workspace.read().unwrap_or_else(|p| p.into_inner())
+        *read_lock(&self.workspace)
     }
 
     /// Applies `initializationOptions` (settings and the editor's workspace trust); returns the
@@ -136,14 +134,14 @@ impl ServerConfig {
 
     fn merge(&self, parsed: ConfigParse) -> Vec<String> {
         let new = parsed.config;
-        let mut c = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = lock(&self.current);
         c.model = new.model.or(c.model.take());
         c.thinking_level = new.thinking_level.or(c.thinking_level);
         c.edit_mode = new.edit_mode.or(c.edit_mode);
         c.bash_permission = new.bash_permission.or(c.bash_permission);
         c.agent_dir = new.agent_dir.or(c.agent_dir.take());
         c.edit_timeout_ms = new.edit_timeout_ms.or(c.edit_timeout_ms);
-        let mut w = self.workspace.write().unwrap_or_else(|p| p.into_inner());
+        let mut w = write_lock(&self.workspace);
         w.edit_mode = c.edit_mode();
         w.bash_permission = c.bash_permission();
         if let Some(ms) = c.edit_timeout_ms {

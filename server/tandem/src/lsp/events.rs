@@ -18,11 +18,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tandem_ai::sync::lock;
 
 use serde_json::Value;
-use tandem_agent::{AgentEvent, BoxFuture};
-use tandem_ai::{AssistantMessageEvent, UserBlock};
-use tandem_coding::agent_session::{AgentSessionEvent, SessionEvent};
+use tandem_agent::{AgentEvent, AgentMessage, BoxFuture};
+use tandem_ai::{AssistantMessageEvent, Message, UserBlock};
+use tandem_coding::agent_session::{
+    AgentSessionEvent, CompactionReason as CoreCompactionReason, SessionEvent,
+};
 use tandem_coding::{describe_tool_call, ToolKind as CoreKind};
 use tandem_protocol::events::{
     CompactionReason, Event, EventNotification, Role, Sequencer, ToolKind, ToolLocation,
@@ -184,11 +187,7 @@ fn map_agent(event: &AgentEvent, cwd: &Path) -> Vec<Event> {
         AgentEvent::TurnEnd { .. } => one(Event::TurnEnd),
         AgentEvent::MessageStart { message } => {
             let value = serde_json::to_value(message).unwrap_or(Value::Null);
-            let role = value
-                .get("role")
-                .cloned()
-                .and_then(|r| serde_json::from_value(r).ok())
-                .unwrap_or(Role::Other);
+            let role = role(message);
             let text = (role != Role::Assistant).then(|| message_text(&value));
             one(Event::MessageStart {
                 role,
@@ -218,7 +217,7 @@ fn map_agent(event: &AgentEvent, cwd: &Path) -> Vec<Event> {
                     .locations
                     .iter()
                     .map(|l| ToolLocation {
-                        uri: path_to_uri(&l.path),
+                        uri: crate::uri::string_from_path(&l.path),
                         line: l.line.and_then(|n| u32::try_from(n).ok()),
                     })
                     .collect(),
@@ -313,10 +312,7 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
             final_error: final_error.clone(),
         },
         SessionEvent::AutoCompactionStart { reason } => Event::CompactionStart {
-            reason: serde_json::to_value(reason)
-                .ok()
-                .and_then(|v| serde_json::from_value(v).ok())
-                .unwrap_or(CompactionReason::Other),
+            reason: compaction_reason(*reason),
         },
         SessionEvent::AutoCompactionEnd {
             result,
@@ -341,11 +337,44 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
     }]
 }
 
+/// The protocol's tool kind for the core's (exhaustive: a new core kind must be mapped here).
 fn kind(kind: CoreKind) -> ToolKind {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or(ToolKind::Other)
+    match kind {
+        CoreKind::Read => ToolKind::Read,
+        CoreKind::Edit => ToolKind::Edit,
+        CoreKind::Delete => ToolKind::Delete,
+        CoreKind::Move => ToolKind::Move,
+        CoreKind::Search => ToolKind::Search,
+        CoreKind::Execute => ToolKind::Execute,
+        CoreKind::Think => ToolKind::Think,
+        CoreKind::Fetch => ToolKind::Fetch,
+        CoreKind::Other => ToolKind::Other,
+    }
+}
+
+/// The protocol's compaction reason for the core's (exhaustive).
+fn compaction_reason(reason: CoreCompactionReason) -> CompactionReason {
+    match reason {
+        CoreCompactionReason::Threshold => CompactionReason::Threshold,
+        CoreCompactionReason::Overflow => CompactionReason::Overflow,
+        CoreCompactionReason::Manual => CompactionReason::Manual,
+    }
+}
+
+/// The protocol's role of a message (exhaustive over the core's messages and the coding roles).
+fn role(message: &AgentMessage) -> Role {
+    match message {
+        AgentMessage::Llm(Message::User(_)) => Role::User,
+        AgentMessage::Llm(Message::Assistant(_)) => Role::Assistant,
+        AgentMessage::Llm(Message::ToolResult(_)) => Role::ToolResult,
+        AgentMessage::Custom(custom) => match custom.role() {
+            "bashExecution" => Role::BashExecution,
+            "custom" => Role::Custom,
+            "branchSummary" => Role::BranchSummary,
+            "compactionSummary" => Role::CompactionSummary,
+            _ => Role::Other,
+        },
+    }
 }
 
 fn blocks_text(blocks: &[UserBlock]) -> String {
@@ -364,19 +393,6 @@ fn message_text(message: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
-}
-
-/// A `file://` URI for an absolute path (spaces and other reserved bytes percent-encoded).
-pub fn path_to_uri(path: &Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Forwards one session's events to `sink` until the session is dropped; records each queue
@@ -438,7 +454,7 @@ pub async fn forward_with(
                 follow_up,
             } = &event
             {
-                let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+                let mut q = lock(&queue);
                 q.steering = steering.clone();
                 q.follow_up = follow_up.clone();
             }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use tandem_ai::sync::lock;
 
 use tandem_agent::{AgentEvent, AgentMessage};
 use tandem_ai::{AssistantBlock, Message, StopReason};
@@ -136,7 +137,7 @@ impl Progress {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, SessionId>> {
-        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.tokens)
     }
 
     /// Whether the client advertised `window.workDoneProgress`.

@@ -11,7 +11,8 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use tandem_ai::sync::{lock, write_lock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -29,13 +30,14 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use super::actions::{self, DiagnosticMemory};
 use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
-use super::commands::{self, create_session, prompt_with_context, uri_path, CommandDeps, Run};
+use super::commands::{self, create_session, prompt_with_context, CommandDeps, Run};
 use super::config::{capabilities, Origin, ServerConfig, SessionDeps};
 use super::documents::{DocumentStore, TextChange};
 use super::position::{self as pos, PositionEncoding};
 use super::progress::{self, Progress};
 use super::sessions::Sessions;
 use super::workspace::client::EditCapabilities;
+use crate::uri::to_path as uri_path;
 
 /// The language server's state.
 pub struct TandemServer {
@@ -47,10 +49,6 @@ pub struct TandemServer {
     edit_capabilities: Arc<RwLock<EditCapabilities>>,
     memory: Arc<DiagnosticMemory>,
     progress: Arc<Progress>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn answer<T: Serialize>(result: Result<T, TandemError>) -> RpcResult<Value> {
@@ -252,11 +250,7 @@ impl LanguageServer for TandemServer {
         let window = params.capabilities.window.as_ref();
         let progress = window.and_then(|w| w.work_done_progress).unwrap_or(false);
         self.progress.set_supported(progress);
-        *self
-            .edit_capabilities
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) =
-            EditCapabilities::from_client(&params.capabilities);
+        *write_lock(&self.edit_capabilities) = EditCapabilities::from_client(&params.capabilities);
         let folders: Vec<PathBuf> = match &params.workspace_folders {
             Some(folders) => folder_paths(folders),
             None => params

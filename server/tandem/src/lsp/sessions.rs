@@ -15,8 +15,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
+use tandem_ai::sync::lock;
 
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::ImageContent;
@@ -72,10 +73,6 @@ pub struct Sessions {
     deps: SessionDeps,
     /// The workspace folders, first one first; the process's directory when there are none.
     folders: Mutex<Vec<PathBuf>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Sessions {

@@ -16,8 +16,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
+use tandem_ai::sync::lock;
 
 use tandem_ai::registry::AgentDir;
 use tandem_coding::trust::{canonical, ProtectedResources, TrustDecision, TrustSource, TrustStore};
@@ -60,10 +61,6 @@ enum Answer {
 pub struct ProjectTrust {
     editor: Mutex<Option<bool>>,
     answers: Mutex<HashMap<PathBuf, Answer>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ProjectTrust {

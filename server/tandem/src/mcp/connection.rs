@@ -15,6 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
+use tandem_ai::process_group::{self, Signal};
 use tandem_ai::CancellationToken;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{ChildStderr, Command};
@@ -501,29 +502,7 @@ async fn forward_stderr(name: String, stderr: ChildStderr, tail: Arc<StderrTail>
     tail.done.send_replace(true);
 }
 
-#[derive(Clone, Copy)]
-enum Signal {
-    Term,
-    Kill,
-}
-
 /// Sends `signal` to the process group led by `pid` (the server and what it started).
-#[cfg(unix)]
 fn signal_group(pid: u32, signal: Signal) {
-    let Ok(pgid) = libc::pid_t::try_from(pid) else {
-        return;
-    };
-    let signal = match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: killpg only sends a signal; the group is the server's own (spawned with
-    // process_group(0), so its id is the server's pid, still unreaped or still populated).
-    unsafe {
-        libc::killpg(pgid, signal);
-    }
+    process_group::signal(pid, signal);
 }
-
-/// Without process groups, the `Child`'s kill-on-drop stops the server itself.
-#[cfg(not(unix))]
-fn signal_group(_pid: u32, _signal: Signal) {}

@@ -7,16 +7,15 @@
 //! snapshot is a cheap rope clone taken under the lock, which is released at once, so
 //! `didChange` notifications are never held up by an edit waiting for the user.
 //!
-//! Paths become `file://` URIs with [`Uri::from_file_path`]. Clients percent-encode URIs in
+//! Paths become `file://` URIs with [`crate::uri`]. Clients percent-encode URIs in
 //! slightly different ways, so when the exact string is not open the open URIs are compared
 //! by the path they decode to.
 
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::{Mutex, RwLock};
+use tandem_ai::sync::{lock, read_lock};
 
 use ropey::Rope;
-use tower_lsp_server::ls_types::Uri;
 
 use crate::lsp::documents::DocumentStore;
 use crate::lsp::position::PositionEncoding;
@@ -40,14 +39,9 @@ pub trait OpenDocuments: Send + Sync {
     fn encoding(&self) -> PositionEncoding;
 }
 
-/// The `file://` URI of an absolute `path`.
-pub fn path_to_uri(path: &Path) -> Option<Uri> {
-    Uri::from_file_path(path)
-}
-
 /// Looks `path` up in `store`: by the exact URI first, then by decoded path.
 pub fn find_in_store(store: &DocumentStore, path: &Path) -> Option<OpenDocument> {
-    let exact = path_to_uri(path).map(|uri| uri.as_str().to_owned());
+    let exact = crate::uri::from_path(path).map(|uri| uri.as_str().to_owned());
     let uri = match exact {
         Some(uri) if store.is_open(&uri) => uri,
         _ => store
@@ -65,33 +59,27 @@ pub fn find_in_store(store: &DocumentStore, path: &Path) -> Option<OpenDocument>
 
 /// Whether the `file:` URI `uri` designates `path`.
 fn uri_names_path(uri: &str, path: &Path) -> bool {
-    let Ok(parsed) = Uri::from_str(uri) else {
-        return false;
-    };
-    if parsed.scheme().as_str() != "file" {
-        return false;
-    }
-    parsed.to_file_path().is_some_and(|p| p == path)
+    crate::uri::to_path(uri).is_some_and(|p| p == path)
 }
 
 impl OpenDocuments for Mutex<DocumentStore> {
     fn find(&self, path: &Path) -> Option<OpenDocument> {
-        let store = self.lock().unwrap_or_else(|p| p.into_inner());
+        let store = lock(self);
         find_in_store(&store, path)
     }
 
     fn encoding(&self) -> PositionEncoding {
-        self.lock().unwrap_or_else(|p| p.into_inner()).encoding()
+        lock(self).encoding()
     }
 }
 
 impl OpenDocuments for RwLock<DocumentStore> {
     fn find(&self, path: &Path) -> Option<OpenDocument> {
-        let store = self.read().unwrap_or_else(|p| p.into_inner());
+        let store = read_lock(self);
         find_in_store(&store, path)
     }
 
     fn encoding(&self) -> PositionEncoding {
-        self.read().unwrap_or_else(|p| p.into_inner()).encoding()
+        read_lock(self).encoding()
     }
 }

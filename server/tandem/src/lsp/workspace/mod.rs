@@ -29,6 +29,7 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
+use tandem_ai::sync::read_lock;
 
 use tandem_agent::BoxFuture;
 use tandem_coding::workspace::{
@@ -125,7 +126,7 @@ impl LspWorkspace {
     }
 
     fn settings(&self) -> WorkspaceSettings {
-        *self.settings.read().unwrap_or_else(|p| p.into_inner())
+        *read_lock(&self.settings)
     }
 
     /// `path` relative to the root holding it, for questions and labels.
@@ -152,14 +153,14 @@ impl LspWorkspace {
             Some(doc) => {
                 let uri = Uri::from_str(&doc.uri)
                     .ok()
-                    .or_else(|| buffers::path_to_uri(&path));
+                    .or_else(|| crate::uri::from_path(&path));
                 let base = Base::Open {
                     version: doc.version,
                     text: doc.text,
                 };
                 (uri, base)
             }
-            None => (buffers::path_to_uri(&path), read_disk(&path).await?),
+            None => (crate::uri::from_path(&path), read_disk(&path).await?),
         };
         let uri = uri.ok_or_else(|| {
             WorkspaceError::Client(format!(

@@ -2,7 +2,8 @@
 //! from a script (or never answers, to test timeouts).
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+use tandem_ai::sync::lock;
 
 use tandem_agent::BoxFuture;
 use tower_lsp_server::ls_types::{
@@ -52,10 +53,6 @@ pub struct FakeClient {
     sent: Mutex<Vec<Sent>>,
     edit_replies: Mutex<VecDeque<Reply>>,
     question_replies: Mutex<VecDeque<Reply>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl FakeClient {
