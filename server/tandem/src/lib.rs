@@ -8,6 +8,7 @@ pub mod cli;
 pub mod demo;
 mod demo_editor;
 mod demo_lsp;
+pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod run;

@@ -1,7 +1,7 @@
 //! The `tandem` binary: parses the command line and starts a front door (language server, ACP
 //! agent, print/JSON modes, demo) from the `tandem` library.
 
-use tandem::{acp, cli, demo, lsp, run};
+use tandem::{acp, cli, demo, logging, lsp, run};
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -24,6 +24,14 @@ fn main() -> ExitCode {
     };
     for warning in &parsed.warnings {
         eprintln!("Warning: {warning}");
+    }
+    // Print and JSON modes report problems in plain words themselves; the log is for the rest.
+    let default_level = match &parsed.command {
+        Command::Print(_) | Command::Json(_) | Command::ListModels { .. } => "error",
+        _ => "warn",
+    };
+    if let Err(e) = logging::init(&parsed.log, default_level) {
+        eprintln!("Warning: {e}");
     }
     match parsed.command {
         Command::ListModels { search } => list_models(search.as_deref()),

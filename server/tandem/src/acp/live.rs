@@ -154,10 +154,7 @@ impl AcpSession {
 
 fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
     if let Err(e) = cx.send_notification(SessionNotification::new(id.to_string(), update)) {
-        eprintln!(
-            "tandem acp: session {id}: could not send an update: {}",
-            e.message
-        );
+        tracing::warn!("session {id}: could not send an update: {}", e.message);
     }
 }
 

@@ -82,7 +82,7 @@ fn reply<T: Serialize>(responder: Responder, result: Result<T, Error>) {
             Err(e) => responder.respond_with_error(e),
         };
     if let Err(e) = sent {
-        eprintln!("tandem acp: could not send a response: {}", e.message);
+        tracing::warn!("could not send a response: {}", e.message);
     }
 }
 
@@ -350,7 +350,7 @@ impl AcpAgent {
         let (prepared, manager) = prepared;
         let mcp = connect_for_session(&prepared.loaded, &servers, &cwd).await;
         for w in mcp.warnings() {
-            eprintln!("tandem acp: warning: {w}");
+            tracing::warn!("{w}");
         }
         let id = manager.session_id().to_string();
         let mut roots = vec![cwd.clone()];
@@ -392,7 +392,7 @@ impl AcpAgent {
                         model,
                         extra_tools: tools,
                     },
-                    &|w| eprintln!("tandem acp: warning: {w}"),
+                    &|w| tracing::warn!("{w}"),
                 )
             })
             .await
@@ -452,7 +452,7 @@ impl AcpAgent {
         }
         if answer == TrustAnswer::TrustAlways {
             if let Err(e) = TrustStore::new(agent_dir.path()).save(&resources.dir, true) {
-                eprintln!("tandem acp: warning: {e}");
+                tracing::warn!("{e}");
             }
         }
         let cwd = session.cwd.clone();
@@ -463,7 +463,7 @@ impl AcpAgent {
         let Ok(loaded) = loaded else { return };
         let mcp = connect_for_session(&loaded, &servers, &cwd).await;
         for w in mcp.warnings() {
-            eprintln!("tandem acp: warning: {w}");
+            tracing::warn!("{w}");
         }
         let (s, run, tools) = (session.clone(), self.run.clone(), mcp.tools());
         let applied = tokio::task::spawn_blocking(move || {
@@ -480,7 +480,7 @@ impl AcpAgent {
                 },
                 &s.registry,
                 tools,
-                &|w| eprintln!("tandem acp: warning: {w}"),
+                &|w| tracing::warn!("{w}"),
             )
         })
         .await;
@@ -497,11 +497,11 @@ impl AcpAgent {
             }
             Ok(Err(e)) => {
                 mcp.shutdown().await;
-                eprintln!("tandem acp: the trusted configuration could not be loaded: {e:#}");
+                tracing::warn!("the trusted configuration could not be loaded: {e:#}");
             }
             Err(e) => {
                 mcp.shutdown().await;
-                eprintln!("tandem acp: loading the trusted configuration failed: {e}");
+                tracing::warn!("loading the trusted configuration failed: {e}");
             }
         }
     }
@@ -554,7 +554,7 @@ impl AcpAgent {
     fn cancel(&self, id: &str) {
         match self.get(id) {
             Ok(session) => session.cancel(),
-            Err(_) => eprintln!("tandem acp: session/cancel for unknown session {id}; ignored"),
+            Err(_) => tracing::warn!("session/cancel for unknown session {id}; ignored"),
         }
     }
 
@@ -747,13 +747,11 @@ fn prepare(
     let loaded = settings::load(agent_dir.path(), cwd, trusted);
     problems.extend(loaded.errors.iter().map(ToString::to_string));
     let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
-    let model = choose_model(&registry, run, &loaded, manager, &|w| {
-        eprintln!("tandem acp: warning: {w}")
-    })
-    .map_err(setup_error_any)?;
+    let model = choose_model(&registry, run, &loaded, manager, &|w| tracing::warn!("{w}"))
+        .map_err(setup_error_any)?;
     problems.extend(registry.load_errors().iter().map(ToString::to_string));
     for p in &problems {
-        eprintln!("tandem acp: warning: {p}");
+        tracing::warn!("{p}");
     }
     Ok(Prepared {
         loaded,

@@ -193,9 +193,10 @@ impl AcpWorkspace {
     fn notify(&self, update: SessionUpdate) {
         let note = SessionNotification::new(self.session_id.clone(), update);
         if let Err(e) = self.cx.send_notification(note) {
-            eprintln!(
-                "tandem acp: session {}: could not send an update: {}",
-                self.session_id, e.message
+            tracing::warn!(
+                "session {}: could not send an update: {}",
+                self.session_id,
+                e.message
             );
         }
     }
@@ -401,8 +402,8 @@ impl AcpWorkspace {
         match self.read_through_client(path).await {
             Ok(text) => Ok(FileContent::Text(text)),
             Err(e) if meta.is_ok() => {
-                eprintln!(
-                    "tandem acp: session {}: {e}; reading {} from disk",
+                tracing::warn!(
+                    "session {}: {e}; reading {} from disk",
                     self.session_id,
                     path.display()
                 );
@@ -476,7 +477,7 @@ impl AcpWorkspace {
         if ending.is_some() {
             let kill = KillTerminalRequest::new(sid.clone(), terminal_id.clone());
             if let Err(e) = ask_client(&self.cx, kill, "terminal/kill").await {
-                eprintln!("tandem acp: session {sid}: {e}");
+                tracing::warn!("session {sid}: {e}");
             }
         }
         let output = ask_client(
@@ -507,7 +508,7 @@ impl AcpWorkspace {
     async fn release(&self, terminal_id: &agent_client_protocol::v1::schema::TerminalId) {
         let release = ReleaseTerminalRequest::new(self.session_id.clone(), terminal_id.clone());
         if let Err(e) = ask_client(&self.cx, release, "terminal/release").await {
-            eprintln!("tandem acp: session {}: {e}", self.session_id);
+            tracing::warn!("session {}: {e}", self.session_id);
         }
     }
 }

@@ -15,6 +15,8 @@ use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 use tandem_ai::ThinkingLevel;
 use tandem_coding::tools::ALL_TOOLS;
 
+use crate::logging::LogOptions;
+
 use super::command::{
     Command, OutputMode, Parsed, RunArgs, SessionChoice, ToolSelection, TrustAction,
 };
@@ -138,6 +140,15 @@ struct OptionArgs {
     /// Ignore this folder's project configuration for this run [alias: -na]
     #[arg(long, global = true)]
     no_approve: bool,
+
+    /// How much to log (off, error, warn, info, debug, trace, or target=level directives);
+    /// default: $TANDEM_LOG, else warn (error in print and JSON modes)
+    #[arg(long, value_name = "LEVEL", global = true)]
+    log_level: Option<String>,
+
+    /// Append the log to this file instead of stderr
+    #[arg(long, value_name = "PATH", global = true)]
+    log_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -303,7 +314,15 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
             None => Command::Print(run),
         },
     };
-    Ok(Parsed { command, warnings })
+    let log = LogOptions {
+        level: o.log_level,
+        file: o.log_file,
+    };
+    Ok(Parsed {
+        command,
+        warnings,
+        log,
+    })
 }
 
 /// `@path` arguments apart from messages (pi: any argument starting with `@`).

@@ -128,4 +128,6 @@ pub struct Parsed {
     pub command: Command,
     /// Things that were ignored, e.g. unknown tool names.
     pub warnings: Vec<String>,
+    /// `--log-level`, `--log-file`.
+    pub log: crate::logging::LogOptions,
 }

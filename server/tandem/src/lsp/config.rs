@@ -179,7 +179,7 @@ impl ServerConfig {
             Origin::Fork(path) => SessionManager::fork_from(path, cwd, &dir).map_err(file_error)?,
         };
         let run = self.run_args();
-        let warn = |w: &str| eprintln!("tandem lsp: warning: {w}");
+        let warn = |w: &str| tracing::warn!("{w}");
         // The registry's own problems are part of this error when they leave no model.
         let model = choose_model(&registry, &run, &loaded, &manager, &warn).map_err(setup)?;
         problems.extend(registry.load_errors().iter().map(ToString::to_string));
@@ -193,7 +193,7 @@ impl ServerConfig {
         ));
         let mcp = connect_mcp(&loaded, cwd);
         for w in mcp.warnings() {
-            eprintln!("tandem lsp: warning: {w}");
+            tracing::warn!("{w}");
         }
         let session = build_session(
             SessionPlan {
@@ -233,13 +233,13 @@ impl ServerConfig {
         let agent_dir = self.agent_dir().map_err(|e| anyhow!("{e}"))?;
         let loaded = settings::load(agent_dir.path(), cwd, true);
         for e in &loaded.errors {
-            eprintln!("tandem lsp: warning: {e}");
+            tracing::warn!("{e}");
         }
         let registry = ModelRegistry::load(agent_dir.clone());
         let run = self.run_args();
         let mcp = connect_mcp(&loaded, cwd);
         for w in mcp.warnings() {
-            eprintln!("tandem lsp: warning: {w}");
+            tracing::warn!("{w}");
         }
         reconfigure_session(
             session,
@@ -253,7 +253,7 @@ impl ServerConfig {
             },
             &registry,
             mcp.tools(),
-            &|w| eprintln!("tandem lsp: warning: {w}"),
+            &|w| tracing::warn!("{w}"),
         )?;
         Ok(mcp)
     }

@@ -217,12 +217,12 @@ impl Progress {
         match tokio::time::timeout(CREATE_TIMEOUT, request).await {
             Ok(Ok(())) => Some(token),
             Ok(Err(e)) => {
-                eprintln!("tandem lsp: the client refused progress token {token}: {e}");
+                tracing::warn!("the client refused progress token {token}: {e}");
                 self.lock().remove(&token);
                 None
             }
             Err(_) => {
-                eprintln!("tandem lsp: no answer to window/workDoneProgress/create for {token}");
+                tracing::warn!("no answer to window/workDoneProgress/create for {token}");
                 self.lock().remove(&token);
                 None
             }
@@ -245,10 +245,10 @@ pub fn cancel(progress: &Progress, sessions: &Sessions, token: &str) {
     match progress.take(token) {
         Some(session) => {
             if let Err(e) = sessions.abort(&session) {
-                eprintln!("tandem lsp: cancel {token}: {}", e.message);
+                tracing::warn!("cancel {token}: {}", e.message);
             }
         }
-        None => eprintln!("tandem lsp: cancel of unknown progress token {token}; ignored"),
+        None => tracing::warn!("cancel of unknown progress token {token}; ignored"),
     }
 }
 

@@ -61,8 +61,22 @@ fn parse<R: Request>(params: Value) -> RpcResult<R> {
 }
 
 impl TandemServer {
-    /// A server talking to `client`.
+    /// A server talking to `client`. Its warnings and errors are also shown in the editor's
+    /// log (`window/logMessage`).
     pub fn new(client: Client) -> Self {
+        let (mirror, mut mirrored) = tokio::sync::mpsc::unbounded_channel();
+        crate::logging::set_mirror(mirror);
+        let log_client = client.clone();
+        tokio::spawn(async move {
+            while let Some((level, text)) = mirrored.recv().await {
+                let typ = if level == tracing::Level::ERROR {
+                    MessageType::ERROR
+                } else {
+                    MessageType::WARNING
+                };
+                log_client.log_message(typ, text).await;
+            }
+        });
         let events = Arc::new(AtomicBool::new(false));
         let config = Arc::new(ServerConfig::default());
         let sink = Arc::new(ClientEvents::new(client.clone(), events.clone()));
@@ -105,10 +119,14 @@ impl TandemServer {
         }
     }
 
+    /// Reports bad configuration values: shown to the user (`window/showMessage` Warning, as
+    /// the spec says) and logged (which the editor also gets as `window/logMessage`).
     async fn warn(&self, warnings: Vec<String>) {
         for w in warnings {
-            eprintln!("tandem lsp: warning: {w}");
-            self.client.log_message(MessageType::WARNING, w).await;
+            tracing::warn!("{w}");
+            self.client
+                .show_message(MessageType::WARNING, format!("Tandem: {w}"))
+                .await;
         }
     }
 
@@ -223,7 +241,7 @@ impl TandemServer {
                 };
                 progress::cancel(&self.progress, &self.sessions, &token);
             }
-            Err(e) => eprintln!("tandem lsp: window/workDoneProgress/cancel: {e}; ignored"),
+            Err(e) => tracing::warn!("window/workDoneProgress/cancel: {e}; ignored"),
         }
     }
 
@@ -265,9 +283,7 @@ impl LanguageServer for TandemServer {
             .apply_initialization_options(params.initialization_options.as_ref());
         self.warn(warnings).await;
         if !pos::ropey_counts_lsp_lines() {
-            eprintln!(
-                "tandem lsp: warning: ropey counts Unicode line breaks; positions may be off"
-            );
+            tracing::warn!("ropey counts Unicode line breaks; positions may be off");
         }
         Ok(InitializeResult {
             capabilities: capabilities(encoding),
@@ -307,14 +323,14 @@ impl LanguageServer for TandemServer {
         let doc = params.text_document;
         let result = lock(&self.docs).change(doc.uri.as_str(), doc.version, &changes);
         if let Err(e) = result {
-            eprintln!("tandem lsp: {e}");
+            tracing::warn!("{e}");
         }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         self.memory.forget(params.text_document.uri.as_str());
         if let Err(e) = lock(&self.docs).close(params.text_document.uri.as_str()) {
-            eprintln!("tandem lsp: {e}");
+            tracing::warn!("{e}");
         }
     }
 

@@ -212,7 +212,7 @@ impl Sessions {
     /// Shows each configuration problem not shown before, as a warning.
     fn report(&self, problems: &[String]) {
         for problem in problems {
-            eprintln!("tandem lsp: warning: {problem}");
+            tracing::warn!("{problem}");
             if lock(&self.reported).insert(problem.clone()) {
                 self.show(MessageType::WARNING, format!("Tandem: {problem}"));
             }
@@ -259,7 +259,7 @@ impl Sessions {
                 step.await;
             }
             if let Err(e) = session.prompt(&text, images).await {
-                eprintln!("tandem lsp: session {id}: the prompt failed: {e}");
+                tracing::warn!("session {id}: the prompt failed: {e}");
                 let message = format!("the prompt failed: {e}");
                 // A persistence failure comes after the core's own `settled`; anything else
                 // happened before the run started, so the run is settled here.
@@ -278,7 +278,7 @@ impl Sessions {
                     .is_ok()
             {
                 if let Err(e) = session.run_late_messages().await {
-                    eprintln!("tandem lsp: session {id}: the queued messages failed: {e}");
+                    tracing::warn!("session {id}: the queued messages failed: {e}");
                 }
                 busy.store(false, Ordering::Release);
             }
@@ -301,7 +301,7 @@ impl Sessions {
             let agent_dir = match config.agent_dir() {
                 Ok(dir) => dir,
                 Err(e) => {
-                    eprintln!("tandem lsp: cannot ask about project trust: {e}");
+                    tracing::warn!("cannot ask about project trust: {e}");
                     return;
                 }
             };
@@ -334,7 +334,7 @@ impl Sessions {
                     );
                     editor.show_message(MessageType::ERROR, message).await;
                 }
-                Err(e) => eprintln!("tandem lsp: loading the trusted configuration failed: {e}"),
+                Err(e) => tracing::warn!("loading the trusted configuration failed: {e}"),
             }
         })
     }

@@ -165,8 +165,8 @@ impl ProjectTrust {
         let answer = match with_timeout(SHOW_MESSAGE_REQUEST, timeout, call).await {
             Ok(item) => TrustAnswer::from_title(item.map(|i| i.title).as_deref()),
             Err(e) => {
-                eprintln!(
-                    "tandem lsp: the trust question for {} got no answer ({e}); not trusted",
+                tracing::warn!(
+                    "the trust question for {} got no answer ({e}); not trusted",
                     dir.display()
                 );
                 // An editor that refuses the request (Helix has no dialogs) is told how to

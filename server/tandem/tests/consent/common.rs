@@ -93,3 +93,24 @@ pub fn read_trust(sandbox: &Sandbox) -> Value {
         .map(|t| serde_json::from_str(&t).unwrap())
         .unwrap_or(json!({}))
 }
+
+/// What the user reads on stderr: the CLI's own lines, without the log's (the harness turns
+/// the log all the way up with `TANDEM_LOG=trace`; log lines start with a timestamp).
+pub fn user_stderr(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !is_log_line(l))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn is_log_line(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let (Some(time), Some(level)) = (words.next(), words.next()) else {
+        return false;
+    };
+    time.len() > 20
+        && time.as_bytes()[..4].iter().all(u8::is_ascii_digit)
+        && time.contains('T')
+        && ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"].contains(&level)
+}

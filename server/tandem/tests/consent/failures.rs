@@ -7,6 +7,7 @@ use tandem_tests::mock_llm::MockResponse;
 use tandem_tests::wire::{Turn, WireApi};
 
 use crate::client::Client;
+use crate::common::user_stderr;
 use crate::harness::*;
 use crate::support::Sandbox;
 
@@ -53,7 +54,11 @@ fn no_usable_model_is_an_error_naming_what_to_set_in_every_front_door() {
         let run = cli(&sandbox, args);
         assert_eq!(run.code, Some(1), "{args:?}");
         assert_eq!(run.stdout, "", "{args:?}");
-        assert_eq!(run.stderr, format!("Error: {expected}\n"), "{args:?}");
+        assert_eq!(
+            user_stderr(&run.stderr),
+            format!("Error: {expected}\n"),
+            "{args:?}"
+        );
     }
     assert!(sandbox.requests().is_empty());
 
@@ -265,7 +270,12 @@ fn print_and_json_modes_retry_only_transient_statuses() {
             Some(error) => {
                 assert_eq!(run.code, Some(1), "{}", case.name);
                 assert_eq!(run.stdout, "", "{}", case.name);
-                assert_eq!(run.stderr, format!("{error}\n"), "{}", case.name);
+                assert_eq!(
+                    user_stderr(&run.stderr),
+                    format!("{error}\n"),
+                    "{}",
+                    case.name
+                );
             }
             None => {
                 assert_eq!(run.code, Some(0), "{}: {}", case.name, run.stderr);
@@ -358,7 +368,7 @@ fn a_key_that_is_a_word_does_not_mask_the_providers_name() {
     let run = cli(&sandbox, &["--model", "ollama/qwen", "-p", "hi"]);
     assert_eq!(run.code, Some(1));
     assert_eq!(
-        run.stderr,
+        user_stderr(&run.stderr),
         "ollama returned HTTP 404 Not Found: {\"error\":{\"message\":\"model qwen not found, try \
          pulling it with ollama pull\",\"type\":\"not_found\"}}\n"
     );
@@ -387,14 +397,14 @@ fn a_failing_key_command_makes_its_provider_unavailable_and_says_why() {
     );
     let run = cli(&sandbox, &["--model", "vault/m", "-p", "hi"]);
     assert_eq!(run.code, Some(1));
+    let said = user_stderr(&run.stderr);
     assert!(
-        run.stderr.starts_with(&format!(
+        said.starts_with(&format!(
             "Error: Could not get the API key for provider vault from \"apiKey\" in {}: the \
              command `",
             sandbox.agent_dir.join("models.json").display()
-        )) && run.stderr.contains("vault is locked"),
-        "{}",
-        run.stderr
+        )) && said.contains("vault is locked"),
+        "{said}"
     );
     assert!(sandbox.requests().is_empty());
     // Once per process: each run tried it once, however often the key was needed.

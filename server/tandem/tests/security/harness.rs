@@ -167,8 +167,8 @@ pub fn assert_files_clean(sandbox: &Sandbox) -> usize {
 }
 
 /// The environment every front door gets: the sandbox, the most verbose logging settings that
-/// exist anywhere (Tandem installs no tracing subscriber; these are set to show that nothing
-/// changes), and the env-var key.
+/// exist anywhere (`TANDEM_LOG=trace` turns Tandem's own log all the way up; the others are set
+/// to show that nothing changes), and the env-var key.
 pub fn command(sandbox: &Sandbox, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
     cmd.args(args)

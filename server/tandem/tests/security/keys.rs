@@ -1,6 +1,6 @@
-//! API keys and auth headers never appear in what a front door outputs: stdout, stderr (the only
-//! log Tandem has: it installs no tracing subscriber, so `RUST_LOG=trace` changes nothing — the
-//! runs set it anyway), LSP / ACP messages, session files, error messages.
+//! API keys and auth headers never appear in what a front door outputs: stdout, stderr (where
+//! the log goes; the runs set `TANDEM_LOG=trace`, the most Tandem logs), LSP / ACP messages,
+//! session files, error messages.
 //!
 //! Keys come from each source pi knows: models.json `apiKey` (literal, and an environment
 //! variable's name), auth.json, `--api-key`, plus a custom auth header from models.json
