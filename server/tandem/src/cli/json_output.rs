@@ -22,9 +22,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tandem_agent::AgentEvent;
-use tandem_ai::{
-    Api, AssistantBlock, AssistantMessage, AssistantMessageEvent, PartialMessage, ToolResultMessage,
-};
+use tandem_ai::{Api, AssistantBlock, AssistantMessage, AssistantMessageEvent, PartialMessage};
 use tandem_coding::session::json::to_js_line;
 
 /// Turns events into pi's JSON lines, remembering the assistant message being streamed.
@@ -118,7 +116,6 @@ impl JsonLines {
 #[serde(tag = "role", rename_all = "camelCase")]
 enum WithRole<'a> {
     Assistant(&'a AssistantMessage),
-    ToolResult(&'a ToolResultMessage),
 }
 
 /// The partial message as pi prints it: with its role, and with the provider's scratch fields on

@@ -10,10 +10,6 @@
 //! Usage errors exit with 1, as pi's do (clap's own default would be 2); `--help` and `--version`
 //! exit with 0.
 
-// The run modes that use most of this module are wired into main.rs separately; until then
-// several public items are only exercised by tests.
-#![allow(dead_code)]
-
 pub mod args;
 pub mod command;
 pub mod input;
