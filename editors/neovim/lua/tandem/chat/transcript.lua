@@ -1,0 +1,340 @@
+-- The chat buffer's content as it grows: the state line on top, then every session's events as
+-- render.lua words them, appended in the order they arrive.
+--
+-- The buffer is the transcript; no copy of it is kept. The chat is an append log, so a change
+-- never needs the whole of it redrawn: streamed text goes where the last line ends
+-- (nvim_buf_set_text at a tracked column), so a delta costs work proportional to its own length,
+-- never to the message's; a tool's line is rewritten in place (an extmark follows it); everything
+-- else is appended. What that takes (the column, which session and which streamed block were
+-- written last, the extmark of each tool line) is kept here, and forgotten with the buffer.
+
+local render = require('tandem.chat.render')
+local state = require('tandem.chat.state')
+local window = require('tandem.chat.window')
+local config = require('tandem.config')
+
+local M = {}
+
+local api = vim.api
+
+local ns = api.nvim_create_namespace('tandem-chat')
+--- Byte length of the buffer's last line: where the next delta goes.
+local col = 0
+---@type string? the session whose events were written last
+local rendered = nil
+---@type table<string, string> by session: the role of the last message header written
+local headers = {}
+---@type table<string, string> by session: the block being streamed, 'text:<i>' | 'thinking:<i>'
+local blocks = {}
+---@type table<tandem.Tool, integer> the extmark on each tool call's line
+local marks = setmetatable({}, { __mode = 'k' })
+--- The row of the last tool line appended (consecutive tool lines share one block).
+local last_tool_row = -1
+
+--- The chat buffer, made (with the state line in it) on first use, and again after a wipe.
+---@return integer
+function M.buf()
+  local b = window.get()
+  if b then
+    return b
+  end
+  b = window.create()
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, -1, false, { render.state_line(state.current_session()) })
+  vim.bo[b].modifiable = false
+  col = 0
+  rendered = nil
+  headers, blocks = {}, {}
+  marks = setmetatable({}, { __mode = 'k' })
+  state.forget_tools()
+  return b
+end
+
+-- Writing -------------------------------------------------------------------------------------
+
+local function writing(fn)
+  local b = M.buf()
+  vim.bo[b].modifiable = true
+  local ok, err = pcall(fn, b)
+  vim.bo[b].modifiable = false
+  if not ok then
+    error(err, 0)
+  end
+end
+
+--- Appends whole lines at the end. Ends every streamed block.
+---@param lines string[]
+function M.append(lines)
+  writing(function(b)
+    -- One blank line between blocks, never two.
+    if #lines > 1 and lines[1] == '' then
+      local count = api.nvim_buf_line_count(b)
+      if count > 1 and api.nvim_buf_get_lines(b, count - 1, count, false)[1] == '' then
+        lines = vim.list_slice(lines, 2)
+      end
+    end
+    api.nvim_buf_set_lines(b, -1, -1, false, lines)
+  end)
+  col = #lines[#lines]
+  blocks = {}
+  window.follow_end()
+end
+
+--- Appends `text` where the last line ends; each new line after the first gets `prefix`.
+---@param text string
+---@param prefix? string
+local function stream(text, prefix)
+  local parts = render.stream(text, prefix)
+  if not parts then
+    return
+  end
+  writing(function(b)
+    local row = api.nvim_buf_line_count(b) - 1
+    if not pcall(api.nvim_buf_set_text, b, row, col, row, col, parts) then
+      -- The tracked column is off (the buffer was changed behind our back): measure it again.
+      col = #(api.nvim_buf_get_lines(b, row, row + 1, false)[1] or '')
+      api.nvim_buf_set_text(b, row, col, row, col, parts)
+    end
+  end)
+  if #parts == 1 then
+    col = col + #parts[1]
+  else
+    col = #parts[#parts]
+  end
+  window.follow_end()
+end
+
+--- Replaces the text of line `row` (0-based). The line itself stays, and so do the extmarks
+--- on it (nvim_buf_set_lines would move them to the next line).
+local function set_line(row, text)
+  writing(function(b)
+    local last = api.nvim_buf_line_count(b) - 1
+    local old = api.nvim_buf_get_lines(b, row, row + 1, false)[1] or ''
+    api.nvim_buf_set_text(b, row, 0, row, #old, { text })
+    if row == last then
+      -- The line streamed text would continue is gone: start a new block next time.
+      col = #text
+      blocks = {}
+    end
+  end)
+end
+
+--- Rewrites the state line, when there is a buffer to show it.
+function M.set_state_line()
+  if window.get() then
+    set_line(0, render.state_line(state.current_session()))
+  end
+end
+
+--- The chat's lines ({} when there is no buffer).
+---@return string[]
+function M.lines()
+  local b = window.get()
+  if not b then
+    return {}
+  end
+  return api.nvim_buf_get_lines(b, 0, -1, false)
+end
+
+-- Structure -----------------------------------------------------------------------------------
+
+--- Writes a divider naming session `s`; its later events start fresh blocks and headers.
+---@param s tandem.Session
+---@param note? string
+function M.divider(s, note)
+  -- The first session needs none: the state line names it.
+  if rendered ~= nil then
+    M.append(render.divider(note, s.id))
+  end
+  headers[s.id] = nil
+  rendered = s.id
+end
+
+--- Events that write nothing to the buffer.
+local SILENT = {
+  agent_start = true,
+  agent_end = true,
+  turn_start = true,
+  turn_end = true,
+  toolcall_delta = true,
+  tool_update = true,
+  queue_update = true,
+  settled = true,
+}
+
+--- Before an event of `s` is applied and written: makes sure there is a buffer, and writes a
+--- divider when another session was written last. Silent events do neither.
+---@param s tandem.Session
+---@param kind string the event's type
+function M.enter(s, kind)
+  if SILENT[kind] then
+    return
+  end
+  M.buf()
+  if rendered ~= s.id then
+    if rendered ~= nil then
+      M.divider(s, 'session')
+    end
+    rendered = s.id
+  end
+end
+
+local function header(s, role)
+  if headers[s.id] ~= role then
+    M.append(render.header(role))
+    headers[s.id] = role
+  end
+end
+
+--- Starts streaming block `key` of `s` unless it is the one being streamed.
+local function begin_block(s, key, first_line)
+  if blocks[s.id] == key then
+    return
+  end
+  M.append({ '', first_line })
+  blocks[s.id] = key
+end
+
+-- Tool lines ----------------------------------------------------------------------------------
+
+local function tool_row(tool)
+  local b = window.get()
+  if not marks[tool] or not b then
+    return nil
+  end
+  return api.nvim_buf_get_extmark_by_id(b, ns, marks[tool], {})[1]
+end
+
+--- The line of tool call `id` of `s`, appended (pending) when it has none yet.
+---@return tandem.Tool
+local function tool_with_line(s, id)
+  local tool = s.tools[id]
+  if marks[tool] then
+    return tool
+  end
+  local b = M.buf()
+  local count = api.nvim_buf_line_count(b)
+  local last = api.nvim_buf_get_lines(b, count - 1, count, false)[1] or ''
+  -- A blank line before the first of a run of tool lines.
+  if last:match('^%- [^ ]+ ') and blocks[s.id] == nil and last_tool_row == count - 1 then
+    M.append({ render.tool_line(tool, 'pending') })
+  else
+    M.append({ '', render.tool_line(tool, 'pending') })
+  end
+  local row = api.nvim_buf_line_count(b) - 1
+  last_tool_row = row
+  marks[tool] = api.nvim_buf_set_extmark(b, ns, row, 0, { right_gravity = false })
+  return tool
+end
+
+local function update_tool(tool, status, extra)
+  local row = tool_row(tool)
+  if row then
+    set_line(row, render.tool_line(tool, status, extra))
+  else
+    M.append({ render.tool_line(tool, status, extra) })
+  end
+end
+
+-- Events --------------------------------------------------------------------------------------
+
+local writers = {}
+
+function writers.message_start(s, e)
+  if e.role == 'user' then
+    header(s, 'user')
+    M.append(render.user_message(e.text or ''))
+  elseif e.role == 'assistant' then
+    header(s, 'assistant')
+    blocks[s.id] = nil
+  else
+    local lines = render.other_message(e.role, e.text)
+    if lines then
+      M.append(lines)
+    end
+  end
+end
+
+function writers.text_delta(s, e)
+  begin_block(s, 'text:' .. tostring(e.contentIndex or 0), '')
+  stream(e.delta or '')
+end
+
+function writers.thinking_delta(s, e)
+  local key = 'thinking:' .. tostring(e.contentIndex or 0)
+  if config.options.chat.show_thinking then
+    begin_block(s, key, render.THINKING_PREFIX)
+    stream(e.delta or '', render.THINKING_PREFIX)
+  elseif blocks[s.id] ~= key then
+    begin_block(s, key, render.THINKING_HIDDEN)
+  end
+end
+
+function writers.toolcall_start(s, e)
+  tool_with_line(s, e.toolCallId)
+end
+
+writers.toolcall_end = writers.toolcall_start
+
+function writers.tool_start(s, e)
+  update_tool(tool_with_line(s, e.toolCallId), 'running')
+end
+
+function writers.tool_end(s, e)
+  local tool = tool_with_line(s, e.toolCallId)
+  if e.isError then
+    update_tool(tool, 'failed', render.first_line(e.text))
+  else
+    update_tool(tool, 'done')
+  end
+  if type(e.diff) == 'string' and e.diff ~= '' then
+    M.append(render.diff(tool, e.diff, config.options.chat.max_diff_lines or 0))
+  end
+end
+
+function writers.message_end(_, e, repaired)
+  local message = e.message or {}
+  if message.role ~= 'assistant' then
+    return
+  end
+  for _, block in ipairs(render.message_end(message, repaired)) do
+    M.append(block)
+  end
+end
+
+function writers.retry_start(s, e)
+  M.append(render.retry_start(e))
+  headers[s.id] = nil
+end
+
+function writers.retry_end(_, e)
+  local lines = render.retry_end(e)
+  if lines then
+    M.append(lines)
+  end
+end
+
+function writers.compaction_start(_, e)
+  M.append(render.compaction_start(e))
+end
+
+function writers.compaction_end(_, e)
+  M.append(render.compaction_end(e))
+end
+
+function writers.error(_, e)
+  M.append(render.error(e.message, 'the run failed'))
+end
+
+--- Writes event `e` of `s`, once state.apply has taken it (`repaired` is what apply returned).
+---@param s tandem.Session
+---@param e table
+---@param repaired boolean
+function M.write(s, e, repaired)
+  local writer = writers[e.type]
+  if writer then
+    writer(s, e, repaired)
+  end
+end
+
+return M
