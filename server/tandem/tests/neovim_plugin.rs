@@ -579,6 +579,75 @@ async fn the_chat_renders_a_synthetic_event_stream() {
     assert_eq!(r["sessions"], json!({"A": false, "B": true}), "{ctx}");
 }
 
+/// The chat's pure modules without the editor (editors/neovim/tests/chat_render.lua): a session
+/// taken through `chat/state.lua` by events, and `chat/render.lua`'s lines for it (state line,
+/// tool lines, the question about an edit with its preview, a cut diff, a repaired message, a
+/// prompt's context), with vim.api, vim.fn, vim.bo and vim.wo raising on any use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_state_and_render_modules_make_lines_without_the_editor_api() {
+    let out = run_offline("chat_render").await;
+    let ctx = &out.context;
+    let cases = &out.result["cases"];
+    let expected = json!({
+        "editor_api_blocked": true,
+        "no_session": "Tandem: no session yet (:TandemAsk {question})",
+        "idle": "Tandem: idle · session 0197e3a1",
+        "pending": "- … `edit`",
+        "running": "- ▶ Edit main.py",
+        "state_running": "Tandem: running: Edit main.py · mock/mock-model · session 0197e3a1",
+        "question": [
+            "",
+            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+            "```diff",
+            "-len(valus)",
+            "+len(values)",
+            "```",
+        ],
+        "answer": ["→ dismissed"],
+        "change_after_tool_end": true,
+        "done": "- ✓ Edit main.py",
+        "diff_cut": [
+            "  main.py: +1 -1",
+            "  ```diff",
+            "  --- a/main.py",
+            "  +++ b/main.py",
+            "  @@ -1,2 +1,2 @@",
+            "  … 3 more lines",
+            "  ```",
+        ],
+        "diff_summary": ["  main.py: +1 -1"],
+        "failed": "- ✗ `bash` — Command exited with code 2",
+        "state_queued":
+            "Tandem: running · mock/mock-model · session 0197e3a1 · queued: 1 steering, 0 follow-up",
+        "sequence": ["next", "next", "gap", "stale"],
+        "repaired": true,
+        "message_end": [
+            ["", "_(some of the stream was missed; the whole message:)_"],
+            ["Partial answer."],
+            ["", "**Error:** 429 Too Many Requests", "retry later"],
+        ],
+        "state_settled":
+            "Tandem: settled (error) · mock/mock-model · session 0197e3a1 · queued: 1 steering, 0 follow-up",
+        "prompt": [
+            "",
+            "_Context: main.py (Python) · Selection: 1:1 to 2:36 · with diagnostics_",
+            "",
+            "Explain these lines",
+        ],
+        "stream": ["one", "> two", "> three"],
+        "divider": ["", "── new session 0197e3a1 ──"],
+    });
+    let expected = expected.as_object().expect("an object");
+    for (case, want) in expected {
+        assert_eq!(&cases[case], want, "case {case}\n{ctx}");
+    }
+    assert_eq!(
+        cases.as_object().map(|c| c.len()),
+        Some(expected.len()),
+        "cases reported but not checked: {cases}\n{ctx}"
+    );
+}
+
 /// :TandemModel, :TandemThinking, :TandemSessions, :TandemNew and :TandemFollowUp
 /// (editors/neovim/tests/sessions.lua), answered through a stubbed vim.ui.select.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
