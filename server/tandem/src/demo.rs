@@ -25,7 +25,7 @@ use crate::uri::string_from_path as path_to_uri;
 
 use crate::cli::command::SessionChoice;
 use crate::cli::{OutputMode, RunArgs};
-use crate::run::{execute, runtime, setup_with};
+use crate::run::{execute, runtime, setup};
 
 /// The demo workspace, built into the binary so the demo runs from anywhere.
 const FILES: &[(&str, &str)] = &[
@@ -113,8 +113,8 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
                 m
             });
             return rt.block_on(async move {
-                let setup = setup_with(&args, &workspace, model)?;
-                execute(&setup.session, vec![(task, Vec::new())], mode).await
+                let started = setup(&args, &workspace, model, false).await?;
+                execute(started.session, vec![(task, Vec::new())], mode).await
             });
         }
         eprintln!("Demo workspace: {}", workspace.display());

@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use cli::{Command, OutputMode, RunArgs};
+use tandem::host::SessionOptions;
 use tandem_ai::registry::{AgentDir, ModelRegistry};
 
 fn main() -> ExitCode {
@@ -38,8 +39,8 @@ fn main() -> ExitCode {
         Command::Print(run) => run_print(run),
         Command::Json(run) => run_json(run),
         Command::Demo { real, mode, run } => run_demo(real, mode, run),
-        Command::Lsp(run) => run_lsp(run),
-        Command::Acp(run) => run_acp(run),
+        Command::Lsp(options) => run_lsp(options),
+        Command::Acp(options) => run_acp(options),
         Command::Trust { dir, action } => trust(dir, action),
     }
 }
@@ -109,7 +110,7 @@ fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
 }
 
 /// `tandem lsp`: the language server on stdin/stdout until the client sends `exit`.
-fn run_lsp(_run: RunArgs) -> ExitCode {
+fn run_lsp(options: SessionOptions) -> ExitCode {
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {
@@ -117,7 +118,7 @@ fn run_lsp(_run: RunArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    rt.block_on(lsp::server::serve_stdio());
+    rt.block_on(lsp::server::serve_stdio(options));
     // Stdin is read on a blocking thread that never returns by itself; do not wait for it (or
     // for a tool still running after the abort).
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -125,7 +126,7 @@ fn run_lsp(_run: RunArgs) -> ExitCode {
 }
 
 /// `tandem acp`: the ACP agent on stdin/stdout until stdin closes.
-fn run_acp(run: RunArgs) -> ExitCode {
+fn run_acp(options: SessionOptions) -> ExitCode {
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {
@@ -133,7 +134,7 @@ fn run_acp(run: RunArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let served = rt.block_on(acp::serve_stdio(run));
+    let served = rt.block_on(acp::serve_stdio(options));
     // Stdin is read on a blocking thread; do not wait for it, or for a tool still stopping.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     match served {

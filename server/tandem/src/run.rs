@@ -1,5 +1,7 @@
 //! Print and JSON modes: set up an [`AgentSession`] from the command line and pi's
 //! configuration, send the prompts, and print the final answer (text) or every event (JSON).
+//! The session is the host's ([`crate::host`]); this front door's translator is pi's JSON lines
+//! and its transport standard output.
 //!
 //! Exit status: 0 when the last answer completed; 1 on any setup error (no usable model among
 //! them: the scripted demo model never stands in) or when the run ended in an error or was
@@ -15,28 +17,21 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _};
-use tandem_agent::AgentTool;
-use tandem_ai::registry::{AgentDir, ModelRegistry};
+use serde_json::Value;
+use tandem_ai::registry::AgentDir;
 use tandem_ai::{ImageContent, Model, StopReason};
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
-use tandem_coding::session::{self, SessionManager};
-use tandem_coding::settings::{self, LoadedSettings};
+use tandem_coding::session;
 use tandem_coding::trust::{untrusted_note, ProtectedResources, TrustDecision, TrustSource};
 use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
 
 use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::{input, text_output, OutputMode, RunArgs};
-use crate::mcp::{connect_for_session, McpTools};
-use crate::setup::{build_session, choose_model, decide_trust, ChosenModel, SessionPlan};
-
-/// Everything a run needs, set up.
-pub struct Setup {
-    /// The session.
-    pub session: AgentSession,
-    /// The MCP servers of settings.json, connected (stop them with `shutdown` at the end).
-    pub mcp: McpTools,
-}
+use crate::host::pump::{Batching, Translate, Transport};
+use crate::host::setup::{decide_trust, prepare, SessionRequest, Started};
+use crate::host::turns::Live;
+use crate::host::{Origin, SessionOptions};
 
 /// Builds the runtime the modes run on.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -45,12 +40,6 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("could not start the async runtime")
-}
-
-fn print_settings_errors(loaded: &LoadedSettings) {
-    for e in &loaded.errors {
-        eprintln!("Warning: {e}");
-    }
 }
 
 /// Finds a session by path or by id prefix among the sessions of `dir`.
@@ -78,131 +67,75 @@ fn find_session(reference: &str, dir: &Path, cwd: &Path) -> anyhow::Result<PathB
     }
 }
 
-fn open_session(run: &RunArgs, agent_dir: &AgentDir, cwd: &Path) -> anyhow::Result<SessionManager> {
-    let dir = run
-        .session_dir
-        .clone()
-        .unwrap_or_else(|| session::default_session_dir(agent_dir, cwd));
-    Ok(match &run.session {
-        SessionChoice::New => SessionManager::create(cwd, &dir),
-        SessionChoice::InMemory => SessionManager::in_memory(cwd),
-        SessionChoice::Continue => {
-            SessionManager::continue_recent(cwd, &dir).with_context(|| {
-                format!("could not continue the latest session in {}", dir.display())
-            })?
-        }
-        SessionChoice::Open(reference) => {
-            let path = find_session(reference, &dir, cwd)?;
-            SessionManager::open(&path)?
-        }
-        SessionChoice::Fork(reference) => {
-            let path = find_session(reference, &dir, cwd)?;
-            SessionManager::fork_from(&path, cwd, &dir)?
-        }
+/// The session's origin for the command line's choice (a reference resolved to its file).
+fn origin(
+    choice: &SessionChoice,
+    options: &SessionOptions,
+    agent_dir: &AgentDir,
+    cwd: &Path,
+) -> anyhow::Result<Origin> {
+    let dir = options.session_dir(agent_dir, cwd);
+    Ok(match choice {
+        SessionChoice::New => Origin::New,
+        SessionChoice::InMemory => Origin::InMemory,
+        SessionChoice::Continue => Origin::Continue,
+        SessionChoice::Open(reference) => Origin::Open(find_session(reference, &dir, cwd)?),
+        SessionChoice::Fork(reference) => Origin::Fork(find_session(reference, &dir, cwd)?),
     })
 }
 
-/// Sets up the session for `run` in `cwd`: project trust, settings, the model (an error when
-/// none can be used, before anything starts), then the MCP servers and the session.
-pub async fn setup(run: &RunArgs, cwd: &Path) -> anyhow::Result<Setup> {
-    let prepared = prepare(run, cwd, None)?;
-    let mcp = connect_for_session(&prepared.settings, &[], cwd).await;
-    for w in mcp.warnings() {
-        eprintln!("Warning: {w}");
-    }
-    match prepared.build(run, cwd, mcp.tools()) {
-        Ok(session) => Ok(Setup { session, mcp }),
-        Err(e) => {
-            mcp.shutdown().await;
-            Err(e)
-        }
-    }
-}
-
-/// Like [`setup`] without MCP servers, with `model` replacing the model choice (the demo's
-/// scripted model).
-pub fn setup_with(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Result<Setup> {
-    let prepared = prepare(run, cwd, model)?;
-    let session = prepared.build(run, cwd, Vec::new())?;
-    Ok(Setup {
-        session,
-        mcp: McpTools::default(),
-    })
-}
-
-/// Everything decided before anything is started.
-struct Prepared {
-    agent_dir: AgentDir,
-    settings: LoadedSettings,
-    registry: Arc<ModelRegistry>,
-    manager: SessionManager,
-    model: ChosenModel,
-}
-
-fn prepare(run: &RunArgs, cwd: &Path, model: Option<Model>) -> anyhow::Result<Prepared> {
+/// Sets up the session for `run` in `cwd` (the host's setup over the disk): project trust,
+/// settings, the model (an error when none can be used, before anything starts), then — with
+/// `mcp` — the MCP servers, and the session. `model` replaces the model choice (the demo's
+/// scripted model). Problems are printed to stderr as warnings.
+pub async fn setup(
+    run: &RunArgs,
+    cwd: &Path,
+    model: Option<Model>,
+    mcp: bool,
+) -> anyhow::Result<Started> {
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
-    let trusted = trust_for_run(&agent_dir, cwd, run.approve);
-    let settings = settings::load(agent_dir.path(), cwd, trusted);
-    print_settings_errors(&settings);
-    let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
-    let manager = open_session(run, &agent_dir, cwd)?;
-    let warn = |w: &str| eprintln!("Warning: {w}");
-    let model = match model {
-        Some(model) => ChosenModel::given(model, run.thinking.unwrap_or_default()),
-        // A failure names the broken configuration files itself.
-        None => choose_model(&registry, run, &settings, &manager, &warn)?,
-    };
-    for e in registry.load_errors() {
-        eprintln!("Warning: {e}");
-    }
-    Ok(Prepared {
+    let mut trust_problems = Vec::new();
+    let trust = trust_for_run(&agent_dir, cwd, run.options.approve, &mut trust_problems);
+    let prepared = prepare(SessionRequest {
+        origin: origin(&run.session, &run.options, &agent_dir, cwd)?,
         agent_dir,
-        settings,
-        registry,
-        manager,
+        cwd: cwd.to_path_buf(),
+        options: &run.options,
+        trust,
+        trust_problems,
         model,
-    })
-}
-
-impl Prepared {
-    fn build(
-        self,
-        run: &RunArgs,
-        cwd: &Path,
-        extra_tools: Vec<Arc<dyn AgentTool>>,
-    ) -> anyhow::Result<AgentSession> {
-        let workspace = Arc::new(DiskWorkspace::new(
-            [cwd.to_path_buf()],
-            PermissionPolicy::AllowAll,
-        ));
-        build_session(
-            SessionPlan {
-                agent_dir: &self.agent_dir,
-                settings: &self.settings,
-                registry: self.registry,
-                cwd,
-                run,
-                session: self.manager,
-                workspace,
-                bash_policy: BashPolicy::Allow,
-                model: self.model,
-                extra_tools,
-            },
-            &|w| eprintln!("Warning: {w}"),
-        )
+    })?;
+    let workspace = Arc::new(DiskWorkspace::new(
+        [cwd.to_path_buf()],
+        PermissionPolicy::AllowAll,
+    ));
+    let started = if mcp {
+        prepared.start(workspace, BashPolicy::Allow, &[]).await?
+    } else {
+        prepared.build(workspace, BashPolicy::Allow)?
+    };
+    for p in &started.problems {
+        eprintln!("Warning: {p}");
     }
+    Ok(started)
 }
 
 /// Project trust where nobody can be asked (as pi's print and JSON modes): a folder that would
 /// need a question is not trusted, and stderr says what was left out and how to trust it.
-fn trust_for_run(agent_dir: &AgentDir, cwd: &Path, approve: Option<bool>) -> bool {
-    let decision = decide_trust(agent_dir, cwd, approve, &mut |w| eprintln!("Warning: {w}"));
+fn trust_for_run(
+    agent_dir: &AgentDir,
+    cwd: &Path,
+    approve: Option<bool>,
+    problems: &mut Vec<String>,
+) -> TrustDecision {
+    let decision = decide_trust(agent_dir, cwd, approve, &mut |w| problems.push(w));
     let resources = match &decision {
         TrustDecision::Ask(resources) => Some(resources.clone()),
         TrustDecision::Decided { .. } => None,
     };
     let (trusted, source) = decision.or_untrusted();
-    match (trusted, source) {
+    match (trusted, &source) {
         (true, _) | (false, TrustSource::CommandLine) => {}
         (false, TrustSource::Saved(path)) => eprintln!(
             "Note: {} is not trusted (saved in trust.json for {}); its project configuration is \
@@ -216,7 +149,7 @@ fn trust_for_run(agent_dir: &AgentDir, cwd: &Path, approve: Option<bool>) -> boo
             eprintln!("Note: {}", untrusted_note(cwd, &resources));
         }
     }
-    trusted
+    TrustDecision::Decided { trusted, source }
 }
 
 fn home() -> Option<PathBuf> {
@@ -252,9 +185,9 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
         let prompts = prompts(&run, &cwd)?;
         let rt = runtime()?;
         rt.block_on(async move {
-            let setup = setup(&run, &cwd).await?;
-            let outcome = execute(&setup.session, prompts, mode).await;
-            setup.mcp.shutdown().await;
+            let started = setup(&run, &cwd, None, true).await?;
+            let outcome = execute(started.session, prompts, mode).await;
+            started.mcp.shutdown().await;
             outcome
         })
     })();
@@ -268,68 +201,109 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
     }
 }
 
-/// Sends `prompts` and prints as `mode` says; `Ok(false)` when the run ended badly.
+/// pi's JSON lines, one per event.
+struct JsonEvents(JsonLines);
+
+impl Translate for JsonEvents {
+    type Out = Value;
+
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Value> {
+        let value = match event {
+            AgentSessionEvent::Agent(e) => self.0.agent_event(e),
+            AgentSessionEvent::Session(e) => serde_json::to_value(e),
+        };
+        value.into_iter().collect()
+    }
+
+    fn delta_len(_: &Value) -> Option<usize> {
+        None
+    }
+
+    fn merge(_: &mut Value, next: Value) -> Option<Value> {
+        Some(next)
+    }
+}
+
+/// Nothing (text mode prints only the final answer).
+struct Silent;
+
+impl Translate for Silent {
+    type Out = ();
+
+    fn translate(&mut self, _: &AgentSessionEvent) -> Vec<()> {
+        Vec::new()
+    }
+
+    fn delta_len(_: &()) -> Option<usize> {
+        None
+    }
+
+    fn merge(_: &mut (), next: ()) -> Option<()> {
+        Some(next)
+    }
+}
+
+/// Standard output, one line per message.
+struct Stdout;
+
+impl Transport<Value> for Stdout {
+    async fn send(&mut self, line: Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = JsonLines::write_line(&mut out, &line);
+        let _ = out.flush();
+    }
+}
+
+impl Transport<()> for Stdout {
+    async fn send(&mut self, _: ()) {}
+}
+
+/// Sends `prompts` to `session` one after another and prints as `mode` says; `Ok(false)` when
+/// the run ended badly. Ctrl-C aborts the running turn and sends no more.
 pub async fn execute(
-    session: &AgentSession,
+    session: AgentSession,
     prompts: Vec<(String, Vec<ImageContent>)>,
     mode: OutputMode,
 ) -> anyhow::Result<bool> {
-    // The JSON printer reports how many `agent_settled` events it has written, so the run can
-    // wait for the last one before returning.
-    let (settled_tx, mut settled_rx) = tokio::sync::watch::channel(0usize);
-    let printer = (mode == OutputMode::Json).then(|| {
-        let header = session.with_session(|s| s.header().clone());
-        let mut rx = session.subscribe();
-        tokio::spawn(async move {
+    let live = match mode {
+        OutputMode::Json => {
+            let header = session.with_session(|s| s.header().clone());
             if let Ok(h) = JsonLines::header(&header) {
-                let _ = JsonLines::write_line(&mut std::io::stdout().lock(), &h);
+                Stdout.send(h).await;
             }
-            let mut lines = JsonLines::new();
-            while let Some(event) = rx.recv().await {
-                let value = match &event {
-                    AgentSessionEvent::Agent(e) => lines.agent_event(e),
-                    AgentSessionEvent::Session(e) => serde_json::to_value(e),
-                };
-                if let Ok(v) = value {
-                    let mut out = std::io::stdout().lock();
-                    let _ = JsonLines::write_line(&mut out, &v);
-                    let _ = out.flush();
-                }
-                if event.kind() == "agent_settled" {
-                    settled_tx.send_modify(|n| *n += 1);
-                }
-            }
-        })
-    });
+            Live::start(
+                session,
+                JsonEvents(JsonLines::new()),
+                Stdout,
+                Batching::NONE,
+            )
+        }
+        OutputMode::Text => Live::start(session, Silent, Stdout, Batching::NONE),
+    };
     let abort_on_ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     tokio::pin!(abort_on_ctrl_c);
-    let mut sent = 0usize;
     for (text, images) in prompts {
-        sent += 1;
-        let prompt = session.prompt(&text, images);
-        tokio::pin!(prompt);
-        tokio::select! {
-            result = &mut prompt => result?,
+        let turn = live.turn(&text, images, async {});
+        tokio::pin!(turn);
+        let (result, aborted) = tokio::select! {
+            result = &mut turn => (result, false),
             _ = &mut abort_on_ctrl_c => {
-                session.abort();
-                prompt.await?;
-                break;
+                live.session().abort();
+                (turn.await, true)
             }
-        }
-        if session
+        };
+        result.map_err(|_| anyhow!("a turn is already running"))??;
+        let failed = live
+            .session()
             .last_assistant()
-            .is_some_and(|m| matches!(m.stop_reason, StopReason::Error | StopReason::Aborted))
-        {
+            .is_some_and(|m| matches!(m.stop_reason, StopReason::Error | StopReason::Aborted));
+        if aborted || failed {
             break;
         }
     }
-    let last = session.last_assistant();
-    if printer.is_some() {
-        let _ = settled_rx.wait_for(|n| *n >= sent).await;
-    }
-    let Some(last) = last else {
+    let Some(last) = live.session().last_assistant() else {
         bail!("The model gave no answer");
     };
     match mode {

@@ -76,6 +76,11 @@ impl TrustDecision {
         TrustDecision::Decided { trusted, source }
     }
 
+    /// Whether this is a decision to trust (a pending question is not).
+    pub fn trusted(&self) -> bool {
+        matches!(self, TrustDecision::Decided { trusted: true, .. })
+    }
+
     /// The decision where nobody can be asked: a question means not trusted.
     pub fn or_untrusted(self) -> (bool, TrustSource) {
         match self {

@@ -1,11 +1,11 @@
-//! One live ACP session: the agent session, its workspace, and the task that forwards its events
-//! to the client as `session/update` notifications.
+//! One live ACP session: the host's [`Live`] session, its workspace, and this front door's
+//! translator and transport for the host's event pump.
 //!
-//! Updates and the prompt's answer must reach the client in order: every update of a turn
-//! before the `session/prompt` response. The forwarder counts the `agent_settled` events it has
-//! sent; a turn answers only once that count has passed the turn's. Streamed deltas are gathered
-//! for up to 16 ms and neighbouring ones merged, so a fast stream costs a few dozen larger
-//! notifications a second, not one per provider chunk.
+//! Updates and the prompt's answer must reach the client in order: every update of a turn before
+//! the `session/prompt` response. The host's turn runner answers only once the pump has sent the
+//! end of the turn's run. Streamed deltas are batched by the pump; neighbouring message or
+//! thought chunks merge, so a fast stream costs a few dozen larger notifications a second, not
+//! one per provider chunk, and a slow one is not delayed.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,11 +17,12 @@ use agent_client_protocol::v1::schema::{
 };
 use tandem_ai::registry::ModelRegistry;
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
-use tokio::sync::{mpsc, watch};
 
 use super::modes::{config_options, Mode};
 use super::updates::Translator;
 use super::workspace::{AcpWorkspace, ClientConnection};
+use crate::host::pump::{Batching, Translate, Transport};
+use crate::host::turns::Live;
 use crate::mcp::{McpServerConfig, McpTools};
 use tandem_coding::trust::ProtectedResources;
 
@@ -39,6 +40,8 @@ pub struct FirstTurn {
 pub struct AcpSession {
     /// The session id (the session file's id).
     pub id: String,
+    /// The host's live session (turns, events).
+    pub live: Arc<Live>,
     /// The agent session.
     pub session: Arc<AgentSession>,
     /// Files, questions and terminals through the client.
@@ -52,12 +55,8 @@ pub struct AcpSession {
     /// What the first turn must do before it runs: ask about the folder's trust, show
     /// configuration problems.
     pub first_turn: Mutex<FirstTurn>,
-    /// A turn is running.
-    pub running: AtomicBool,
     /// The running turn was cancelled.
     pub cancelled: AtomicBool,
-    /// How many `agent_settled` events the forwarder has sent.
-    pub settled: watch::Receiver<u64>,
     cx: ClientConnection,
 }
 
@@ -72,27 +71,29 @@ impl AcpSession {
         cx: ClientConnection,
     ) -> Arc<AcpSession> {
         let id = session.with_session(|s| s.session_id().to_string());
-        let session = Arc::new(session);
-        let (settled_tx, settled) = watch::channel(0u64);
-        tokio::spawn(forward(
-            id.clone(),
-            session.subscribe(),
-            workspace.clone(),
-            cx.clone(),
-            settled_tx,
-            cwd.clone(),
-        ));
+        let live = Live::start(
+            session,
+            AcpUpdates {
+                translator: Translator::new(&cwd),
+                workspace: workspace.clone(),
+            },
+            AcpTransport {
+                id: id.clone(),
+                cx: cx.clone(),
+                workspace: workspace.clone(),
+            },
+            Batching::EDITOR,
+        );
         Arc::new(AcpSession {
             id,
-            session,
+            session: live.session().clone(),
+            live,
             workspace,
             cwd,
             registry,
             mcp: Mutex::new(mcp),
             first_turn: Mutex::new(FirstTurn::default()),
-            running: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
-            settled,
             cx,
         })
     }
@@ -143,7 +144,7 @@ impl AcpSession {
 
     /// Cancels the running turn: aborts the agent, ends open questions, kills terminals.
     pub fn cancel(&self) {
-        if self.running.load(Ordering::Acquire) {
+        if self.live.is_busy() {
             self.cancelled.store(true, Ordering::Release);
         }
         // Abort first: a question the cancel ends must not let the run go on to the model.
@@ -158,103 +159,63 @@ fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
     }
 }
 
-/// Most events merged into one batch.
-const BATCH: usize = 4096;
-/// How long streamed deltas are gathered before they go out (about one frame).
-const COALESCE: std::time::Duration = std::time::Duration::from_millis(16);
-
-/// A text or thinking delta (what a stream is made of).
-fn is_delta(event: &AgentSessionEvent) -> bool {
-    use tandem_agent::AgentEvent;
-    use tandem_ai::AssistantMessageEvent as E;
-    match event {
-        AgentSessionEvent::Agent(e) => matches!(
-            e.as_ref(),
-            AgentEvent::MessageUpdate {
-                assistant_message_event: E::TextDelta { .. }
-                    | E::ThinkingDelta { .. }
-                    | E::ToolcallDelta { .. }
-            }
-        ),
-        AgentSessionEvent::Session(_) => false,
-    }
-}
-
-async fn forward(
-    id: String,
-    mut events: mpsc::Receiver<AgentSessionEvent>,
+/// This front door's translator: `session/update`s, with what the workspace knows of each call
+/// (its diff, its terminal).
+struct AcpUpdates {
+    translator: Translator,
     workspace: Arc<AcpWorkspace>,
-    cx: ClientConnection,
-    settled: watch::Sender<u64>,
-    cwd: PathBuf,
-) {
-    let mut translator = Translator::new(&cwd);
-    while let Some(first) = events.recv().await {
-        let mut batch = vec![first];
-        if is_delta(&batch[0]) {
-            // A stream is coming: gather it for a moment (in order, whatever arrives), up to the
-            // first event that is not a delta.
-            let deadline = tokio::time::Instant::now() + COALESCE;
-            while batch.len() < BATCH {
-                match tokio::time::timeout_at(deadline, events.recv()).await {
-                    Ok(Some(event)) => {
-                        let more = is_delta(&event);
-                        batch.push(event);
-                        if !more {
-                            break;
-                        }
-                    }
-                    Ok(None) | Err(_) => break,
-                }
-            }
-        } else {
-            while batch.len() < BATCH {
-                match events.try_recv() {
-                    Ok(event) => batch.push(event),
-                    Err(_) => break,
-                }
-            }
-        }
-        let mut settles = 0;
-        let mut updates = Vec::new();
-        for event in &batch {
-            if event.kind() == "agent_settled" {
-                settles += 1;
-            }
-            updates.extend(translator.translate(event, workspace.as_ref()));
-        }
-        for update in merge_chunks(updates) {
-            let call = match &update {
-                SessionUpdate::ToolCall(call) => Some(call.tool_call_id.0.to_string()),
-                _ => None,
-            };
-            send(&cx, &id, update);
-            if let Some(call) = call {
-                workspace.mark_announced(&call);
-            }
-        }
-        if settles > 0 {
-            settled.send_modify(|n| *n += settles);
-        }
-    }
 }
 
-/// Joins neighbouring text chunks of the same kind.
-fn merge_chunks(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
-    let mut out: Vec<SessionUpdate> = Vec::with_capacity(updates.len());
-    for update in updates {
-        let merged = match (out.last_mut(), &update) {
-            (Some(SessionUpdate::AgentMessageChunk(a)), SessionUpdate::AgentMessageChunk(b))
-            | (Some(SessionUpdate::AgentThoughtChunk(a)), SessionUpdate::AgentThoughtChunk(b)) => {
+impl Translate for AcpUpdates {
+    type Out = SessionUpdate;
+
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<SessionUpdate> {
+        self.translator.translate(event, self.workspace.as_ref())
+    }
+
+    fn delta_len(update: &SessionUpdate) -> Option<usize> {
+        match update {
+            SessionUpdate::AgentMessageChunk(c) | SessionUpdate::AgentThoughtChunk(c) => {
+                match &c.content {
+                    ContentBlock::Text(t) => Some(t.text.len()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn merge(held: &mut SessionUpdate, next: SessionUpdate) -> Option<SessionUpdate> {
+        let merged = match (&mut *held, &next) {
+            (SessionUpdate::AgentMessageChunk(a), SessionUpdate::AgentMessageChunk(b))
+            | (SessionUpdate::AgentThoughtChunk(a), SessionUpdate::AgentThoughtChunk(b)) => {
                 append(a, b)
             }
             _ => false,
         };
-        if !merged {
-            out.push(update);
+        (!merged).then_some(next)
+    }
+}
+
+/// `session/notification`s to the client; a tool call announced is marked for the workspace
+/// (whose permission requests name it).
+struct AcpTransport {
+    id: String,
+    cx: ClientConnection,
+    workspace: Arc<AcpWorkspace>,
+}
+
+impl Transport<SessionUpdate> for AcpTransport {
+    async fn send(&mut self, update: SessionUpdate) {
+        let call = match &update {
+            SessionUpdate::ToolCall(call) => Some(call.tool_call_id.0.to_string()),
+            _ => None,
+        };
+        send(&self.cx, &self.id, update);
+        if let Some(call) = call {
+            self.workspace.mark_announced(&call);
         }
     }
-    out
 }
 
 fn append(into: &mut ContentChunk, more: &ContentChunk) -> bool {
@@ -288,6 +249,19 @@ mod tests {
 
     fn chunk(s: &str) -> ContentChunk {
         ContentChunk::new(ContentBlock::Text(TextContent::new(s)))
+    }
+
+    /// What the pump sends for `updates` held together: neighbours merged where they can be.
+    fn merge_chunks(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
+        let mut out: Vec<SessionUpdate> = Vec::new();
+        for update in updates {
+            let leftover = match out.last_mut() {
+                Some(held) => AcpUpdates::merge(held, update),
+                None => Some(update),
+            };
+            out.extend(leftover);
+        }
+        out
     }
 
     #[test]

@@ -19,7 +19,7 @@ use agent_client_protocol::v1::schema::{
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::{Model, ThinkingLevel};
 
-use crate::cli::models::is_available;
+use crate::host::models::is_available;
 
 /// What edits need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -15,11 +15,10 @@ use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 use tandem_ai::ThinkingLevel;
 use tandem_coding::tools::ALL_TOOLS;
 
+use crate::host::{SessionOptions, ToolSelection};
 use crate::logging::LogOptions;
 
-use super::command::{
-    Command, OutputMode, Parsed, RunArgs, SessionChoice, ToolSelection, TrustAction,
-};
+use super::command::{Command, OutputMode, Parsed, RunArgs, SessionChoice, TrustAction};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -241,6 +240,34 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
         }
     }
     let tools = tool_selection(o.tools.as_deref(), o.no_tools, &mut warnings);
+    // What a protocol server or `tandem trust` cannot use, to refuse by name.
+    let session_flags: Vec<&str> = [
+        (o.continue_session, "--continue"),
+        (o.session.is_some(), "--session"),
+        (o.fork.is_some(), "--fork"),
+        (o.no_session, "--no-session"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    let option_flags: Vec<&str> = [
+        (o.provider.is_some(), "--provider"),
+        (o.model.is_some(), "--model"),
+        (o.thinking.is_some(), "--thinking"),
+        (o.api_key.is_some(), "--api-key"),
+        (o.tools.is_some(), "--tools"),
+        (o.no_tools, "--no-tools"),
+        (o.session_dir.is_some(), "--session-dir"),
+        (o.system_prompt.is_some(), "--system-prompt"),
+        (!o.append_system_prompt.is_empty(), "--append-system-prompt"),
+        (o.no_context_files, "--no-context-files"),
+        (o.approve, "--approve"),
+        (o.no_approve, "--no-approve"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    let has_messages = !cli.messages.is_empty();
     let session = if o.no_session {
         SessionChoice::InMemory
     } else if let Some(fork) = o.fork {
@@ -254,21 +281,23 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
     };
     let (file_args, messages) = split_file_args(cli.messages);
     let run = RunArgs {
-        provider: o.provider,
-        model: o.model,
-        thinking: o.thinking,
-        api_key: o.api_key,
-        tools,
-        session,
-        session_dir: o.session_dir,
-        system_prompt: o.system_prompt,
-        append_system_prompt: o.append_system_prompt,
-        no_context_files: o.no_context_files,
-        approve: match (o.approve, o.no_approve) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
+        options: SessionOptions {
+            provider: o.provider,
+            model: o.model,
+            thinking: o.thinking,
+            api_key: o.api_key,
+            tools,
+            session_dir: o.session_dir,
+            system_prompt: o.system_prompt,
+            append_system_prompt: o.append_system_prompt,
+            no_context_files: o.no_context_files,
+            approve: match (o.approve, o.no_approve) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
         },
+        session,
         messages,
         file_args,
     };
@@ -292,9 +321,35 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
                      it speaks its protocol on stdin/stdout"
                 )));
             }
+            let serves = matches!(sub, Sub::Lsp { .. } | Sub::Acp);
+            if serves && (has_messages || !session_flags.is_empty()) {
+                let given = if has_messages {
+                    "messages".to_string()
+                } else {
+                    session_flags.join(", ")
+                };
+                return Err(usage_error(format!(
+                    "{given} cannot be used with `tandem {name}`: the client sends the prompts \
+                     and opens the sessions"
+                )));
+            }
+            if matches!(sub, Sub::Trust { .. })
+                && (has_messages || !session_flags.is_empty() || !option_flags.is_empty())
+            {
+                let mut given: Vec<&str> = session_flags.clone();
+                given.extend(&option_flags);
+                if has_messages {
+                    given.push("messages");
+                }
+                return Err(usage_error(format!(
+                    "{} cannot be used with `tandem trust`: it only saves or shows a folder's \
+                     trust",
+                    given.join(", ")
+                )));
+            }
             match sub {
-                Sub::Lsp { .. } => Command::Lsp(run),
-                Sub::Acp => Command::Acp(run),
+                Sub::Lsp { .. } => Command::Lsp(run.options),
+                Sub::Acp => Command::Acp(run.options),
                 Sub::Demo { real } => Command::Demo { real, mode, run },
                 Sub::Trust { dir, deny, status } => Command::Trust {
                     dir,

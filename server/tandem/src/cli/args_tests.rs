@@ -14,7 +14,11 @@ fn command(args: &[&str]) -> Command {
 
 fn run(args: &[&str]) -> RunArgs {
     match command(args) {
-        Command::Print(run) | Command::Json(run) | Command::Lsp(run) | Command::Acp(run) => run,
+        Command::Print(run) | Command::Json(run) => run,
+        Command::Lsp(options) | Command::Acp(options) => RunArgs {
+            options,
+            ..RunArgs::default()
+        },
         Command::Demo { run, .. } => run,
         other => panic!("{args:?}: expected a run, got {other:?}"),
     }
@@ -84,16 +88,19 @@ fn model_options() {
         "--api-key",
         "sk-1",
     ]);
-    assert_eq!(r.provider.as_deref(), Some("openai"));
-    assert_eq!(r.model.as_deref(), Some("gpt-4o:high"));
-    assert_eq!(r.thinking, Some(ThinkingLevel::Low));
-    assert_eq!(r.api_key.as_deref(), Some("sk-1"));
+    assert_eq!(r.options.provider.as_deref(), Some("openai"));
+    assert_eq!(r.options.model.as_deref(), Some("gpt-4o:high"));
+    assert_eq!(r.options.thinking, Some(ThinkingLevel::Low));
+    assert_eq!(r.options.api_key.as_deref(), Some("sk-1"));
 }
 
 #[test]
 fn every_thinking_level_parses_and_a_bad_one_lists_them() {
     for level in ThinkingLevel::ALL {
-        assert_eq!(run(&["--thinking", level.as_str()]).thinking, Some(level));
+        assert_eq!(
+            run(&["--thinking", level.as_str()]).options.thinking,
+            Some(level)
+        );
     }
     let text = error(&["--thinking", "max"]);
     assert!(
@@ -106,19 +113,22 @@ fn every_thinking_level_parses_and_a_bad_one_lists_them() {
 
 #[test]
 fn tools() {
-    assert_eq!(run(&[]).tools, ToolSelection::Default);
+    assert_eq!(run(&[]).options.tools, ToolSelection::Default);
     assert_eq!(
-        run(&["--tools", "read, grep,,ls"]).tools,
+        run(&["--tools", "read, grep,,ls"]).options.tools,
         ToolSelection::Only(vec!["read".into(), "grep".into(), "ls".into()])
     );
     assert_eq!(
-        run(&["-t", "bash"]).tools,
+        run(&["-t", "bash"]).options.tools,
         ToolSelection::Only(vec!["bash".into()])
     );
-    assert_eq!(run(&["--no-tools"]).tools, ToolSelection::Only(vec![]));
-    assert_eq!(run(&["-nt"]).tools, ToolSelection::Only(vec![]));
     assert_eq!(
-        run(&["--no-tools", "--tools", "read"]).tools,
+        run(&["--no-tools"]).options.tools,
+        ToolSelection::Only(vec![])
+    );
+    assert_eq!(run(&["-nt"]).options.tools, ToolSelection::Only(vec![]));
+    assert_eq!(
+        run(&["--no-tools", "--tools", "read"]).options.tools,
         ToolSelection::Only(vec!["read".into()])
     );
     let parsed = parse(&["--tools", "read,fly"]).expect("parses");
@@ -129,7 +139,7 @@ fn tools() {
     let Command::Print(r) = parsed.command else {
         panic!("print")
     };
-    assert_eq!(r.tools, ToolSelection::Only(vec!["read".into()]));
+    assert_eq!(r.options.tools, ToolSelection::Only(vec!["read".into()]));
 }
 
 #[test]
@@ -156,7 +166,7 @@ fn session_choices_follow_pi_precedence() {
         SessionChoice::InMemory
     );
     let r = run(&["--session-dir", "/tmp/s"]);
-    assert_eq!(r.session_dir, Some(PathBuf::from("/tmp/s")));
+    assert_eq!(r.options.session_dir, Some(PathBuf::from("/tmp/s")));
 }
 
 #[test]
@@ -186,13 +196,16 @@ fn prompt_and_context_options() {
         "Two.",
         "--no-context-files",
     ]);
-    assert_eq!(r.system_prompt.as_deref(), Some("Be brief."));
-    assert_eq!(r.append_system_prompt, vec!["One.", "Two."]);
-    assert!(r.no_context_files);
-    assert!(run(&["-nc"]).no_context_files);
+    assert_eq!(r.options.system_prompt.as_deref(), Some("Be brief."));
+    assert_eq!(r.options.append_system_prompt, vec!["One.", "Two."]);
+    assert!(r.options.no_context_files);
+    assert!(run(&["-nc"]).options.no_context_files);
     // A repeated single-value option keeps the last value, as pi does.
     assert_eq!(
-        run(&["--model", "a", "--model", "b"]).model.as_deref(),
+        run(&["--model", "a", "--model", "b"])
+            .options
+            .model
+            .as_deref(),
         Some("b")
     );
 }
@@ -217,20 +230,22 @@ fn list_models_with_and_without_search() {
 
 #[test]
 fn subcommands_take_the_shared_options_before_or_after() {
-    assert_eq!(command(&["lsp"]), Command::Lsp(RunArgs::default()));
+    assert_eq!(command(&["lsp"]), Command::Lsp(SessionOptions::default()));
     // vscode-languageclient appends --stdio for its stdio transport.
     assert_eq!(
         command(&["lsp", "--stdio"]),
-        Command::Lsp(RunArgs::default())
+        Command::Lsp(SessionOptions::default())
     );
-    assert_eq!(command(&["acp"]), Command::Acp(RunArgs::default()));
+    assert_eq!(command(&["acp"]), Command::Acp(SessionOptions::default()));
     assert_eq!(
-        run(&["--model", "gpt-5", "lsp"]).model.as_deref(),
+        run(&["--model", "gpt-5", "lsp"]).options.model.as_deref(),
         Some("gpt-5")
     );
     assert_eq!(
-        run(&["acp", "--model", "gpt-5", "--no-session"]).session,
-        SessionChoice::InMemory
+        run(&["acp", "--model", "gpt-5", "--approve"])
+            .options
+            .approve,
+        Some(true)
     );
     assert_eq!(
         command(&["demo"]),

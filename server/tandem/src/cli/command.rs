@@ -1,11 +1,11 @@
 //! What the command line asks for, as plain data: a [`Command`] and the [`RunArgs`] of a run.
 //!
 //! These types say nothing about how flags are spelled (that is [`super::args`]); choices are
-//! typed ([`SessionChoice`], [`ToolSelection`], [`OutputMode`]) so run modes match on meaning.
+//! typed ([`SessionChoice`], [`OutputMode`], the host's `ToolSelection`) so run modes match on meaning.
 
 use std::path::PathBuf;
 
-use tandem_ai::ThinkingLevel;
+use crate::host::SessionOptions;
 
 /// What the output of a run looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -15,16 +15,6 @@ pub enum OutputMode {
     Text,
     /// The session header, then every event as one JSON line (pi's `--mode json`).
     Json,
-}
-
-/// Which built-in tools the agent gets.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ToolSelection {
-    /// pi's default set: read, bash, edit, write.
-    #[default]
-    Default,
-    /// Exactly these (empty for `--no-tools`).
-    Only(Vec<String>),
 }
 
 /// Which session a run writes to, in pi's precedence: `--no-session`, then `--fork`, then
@@ -47,29 +37,12 @@ pub enum SessionChoice {
 /// Everything a run needs from the command line, checked.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunArgs {
-    /// `--provider`.
-    pub provider: Option<String>,
-    /// `--model`: `provider/id`, a bare id or a fuzzy pattern, optionally with `:thinking`.
-    pub model: Option<String>,
-    /// `--thinking`.
-    pub thinking: Option<ThinkingLevel>,
-    /// `--api-key`: a key for the chosen model's provider, for this run only.
-    pub api_key: Option<String>,
-    /// `--tools` / `--no-tools`.
-    pub tools: ToolSelection,
+    /// The session's options: `--provider`, `--model`, `--thinking`, `--api-key`, `--tools`,
+    /// `--session-dir`, `--system-prompt`, `--append-system-prompt`, `--no-context-files`,
+    /// `--approve` / `--no-approve`.
+    pub options: SessionOptions,
     /// `--session`, `--fork`, `--continue`, `--no-session`.
     pub session: SessionChoice,
-    /// `--session-dir`: where session files are kept and looked up.
-    pub session_dir: Option<PathBuf>,
-    /// `--system-prompt`: replaces the default system prompt.
-    pub system_prompt: Option<String>,
-    /// `--append-system-prompt`, in the order given.
-    pub append_system_prompt: Vec<String>,
-    /// `--no-context-files`: skip AGENTS.md / CLAUDE.md.
-    pub no_context_files: bool,
-    /// `--approve` (`Some(true)`) / `--no-approve` (`Some(false)`): this run's project-trust
-    /// decision, over any saved one.
-    pub approve: Option<bool>,
     /// Message arguments, in order (the first becomes part of the initial prompt).
     pub messages: Vec<String>,
     /// `@file` arguments without their `@`, in order.
@@ -97,10 +70,11 @@ pub enum Command {
         /// Model, session and tool options.
         run: RunArgs,
     },
-    /// `tandem lsp`: the language server on stdin/stdout.
-    Lsp(RunArgs),
-    /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout.
-    Acp(RunArgs),
+    /// `tandem lsp`: the language server on stdin/stdout, with the sessions' default options.
+    Lsp(SessionOptions),
+    /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout, with the sessions'
+    /// options.
+    Acp(SessionOptions),
     /// `tandem trust [--deny | --status] [DIR]`.
     Trust {
         /// The folder; the current directory when absent.

@@ -10,8 +10,8 @@ use std::io::{self, Write};
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::Model;
 
-use super::model_pattern::compare_ids;
-use super::models::{is_available, no_models_message};
+use crate::host::compare_ids;
+use crate::host::models::{is_available, no_models_message};
 
 /// pi's compact token counts: `200K`, `1M`, `16.4K`, `512`.
 pub fn format_token_count(count: u64) -> String {

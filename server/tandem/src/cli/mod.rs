@@ -1,11 +1,11 @@
-//! The `tandem` command line: pi's flags, model choice, the first prompt, and the two print-mode
-//! outputs (final text, or pi's JSON event lines).
+//! The `tandem` command line: pi's flags, the first prompt, and the two print-mode outputs
+//! (final text, or pi's JSON event lines).
 //!
 //! Everything here is independent of the session layer: parsing yields a [`Command`] whose
-//! [`RunArgs`] the run modes consume; [`models`] picks the model from the registry plus settings
-//! defaults handed in; [`input`] builds the prompts from `@file` arguments and piped stdin (read
-//! through a reader parameter, so tests need no real stdin); [`json_output`] and [`text_output`]
-//! turn the agent's events and final message into what pi prints.
+//! [`RunArgs`] the run modes consume (the model is chosen by the host, [`crate::host::models`]);
+//! [`input`] builds the prompts from `@file` arguments and piped stdin (read through a reader
+//! parameter, so tests need no real stdin); [`json_output`] and [`text_output`] turn the agent's
+//! events and final message into what pi prints.
 //!
 //! Usage errors exit with 1, as pi's do (clap's own default would be 2); `--help` and `--version`
 //! exit with 0.
@@ -15,10 +15,6 @@ pub mod command;
 pub mod input;
 pub mod json_output;
 pub mod list_models;
-pub mod model_flag;
-mod model_pattern;
-pub mod models;
-mod suggest;
 pub mod text_output;
 pub mod trust;
 

@@ -12,7 +12,7 @@ use tandem_ai::registry::AgentDir;
 use tandem_coding::trust::{canonical, ProtectedResources, TrustDecision, TrustSource, TrustStore};
 
 use super::TrustAction;
-use crate::setup::decide_trust;
+use crate::host::setup::decide_trust;
 
 /// Runs `tandem trust` for `dir`; the report goes to `out`, errors to `err`. Returns false on
 /// failure.

@@ -17,12 +17,12 @@ use tandem_protocol::Diagnostic;
 use tandem_protocol::{SessionId, TandemError};
 
 use super::actions::DiagnosticMemory;
-use super::config::Origin;
 use super::context::{build, render, ContextDiagnostic, ContextRequest, Severity};
 use super::documents::DocumentStore;
 use super::position as pos;
 use super::progress::Progress;
 use super::sessions::Sessions;
+use crate::host::Origin;
 
 /// What running a command needs from the server.
 #[derive(Clone)]
@@ -37,16 +37,13 @@ pub struct CommandDeps {
     pub progress: Arc<Progress>,
 }
 
-/// Builds a session on the blocking pool: setup reads settings and session files and may run a
-/// `!command` API key, none of which may stall the runtime's workers.
+/// Creates a new session (the host's setup runs its blocking parts on the blocking pool).
 pub async fn create_session(
     sessions: Arc<Sessions>,
     origin: Origin,
     cwd: Option<String>,
 ) -> Result<SessionId, TandemError> {
-    tokio::task::spawn_blocking(move || sessions.create(origin, cwd.as_deref()))
-        .await
-        .unwrap_or_else(|e| Err(TandemError::internal(format!("session setup failed: {e}"))))
+    sessions.create(origin, cwd.as_deref()).await
 }
 
 /// Runs `command` with `arguments`: `Ok(None)` for `tandem.abort`, the session otherwise.

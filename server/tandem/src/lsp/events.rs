@@ -1,23 +1,20 @@
 //! From a session's [`AgentSessionEvent`]s to `tandem/event` notifications.
 //!
-//! The core reports every provider chunk; an editor wants a few messages per frame. So deltas
-//! (text, thinking, tool arguments) are coalesced with [`Event::try_coalesce`] and flushed when
-//! a different event arrives, when [`FLUSH_AFTER`] has passed since the first pending delta, or
-//! when the pending text reaches [`FLUSH_BYTES`]. Nothing else is ever held back, so the order
-//! of events is the order the session produced them, and each session numbers its own stream
-//! with a [`Sequencer`].
+//! [`LspEvents`] is this front door's translator for the host's event pump
+//! ([`crate::host::pump`]), which batches the deltas (text, thinking, tool arguments: merged
+//! with [`Event::try_coalesce`]) and keeps the session's order; [`EventTransport`] numbers each
+//! session's stream with a [`Sequencer`] and sends it.
 //!
 //! The mapping itself ([`Mapper::map`]) is a pure function of the events so far, tested without
 //! a client. It also remembers how the run is going: when the last assistant message ended in
 //! an error (after retries), an `error` event goes out just before `settled`, so a client learns
 //! that the run failed for good without inspecting every `message_end`. Failures the core does
-//! not report as events (a prompt that could not start) arrive on [`forward_with`]'s second
-//! channel from [`super::sessions`].
+//! not report as events (a prompt that could not start) come from the host's turn runner and
+//! become `error` (and `settled`) the same way ([`Translate::failed`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tandem_ai::sync::lock;
 
 use serde_json::Value;
@@ -32,12 +29,8 @@ use tandem_protocol::events::{
 };
 use tandem_protocol::requests::QueueState;
 use tandem_protocol::{SessionId, ToolCallId};
-use tokio::sync::mpsc;
 
-/// The longest a delta waits for more deltas before it is sent.
-pub const FLUSH_AFTER: Duration = Duration::from_millis(16);
-/// A pending delta this large is sent at once.
-pub const FLUSH_BYTES: usize = 16 * 1024;
+use crate::host::pump::{Failure, Translate, Transport};
 
 /// Where numbered notifications go (the LSP client in the server, a channel in tests).
 pub trait EventSink: Send + Sync + 'static {
@@ -395,133 +388,88 @@ fn message_text(message: &Value) -> String {
     }
 }
 
-/// Forwards one session's events to `sink` until the session is dropped; records each queue
-/// update in `queue` for `tandem/state`.
-#[cfg(test)]
-pub async fn forward(
-    session: SessionId,
-    cwd: PathBuf,
-    events: mpsc::Receiver<AgentSessionEvent>,
-    sink: Arc<dyn EventSink>,
+/// The language server's translator: protocol events for a session's events, recording each
+/// queue update for `tandem/state`.
+pub struct LspEvents {
+    mapper: Mapper,
     queue: Arc<Mutex<QueueState>>,
-) {
-    let (_keep, extra) = mpsc::unbounded_channel();
-    forward_with(session, cwd, events, extra, sink, queue).await
 }
 
-/// Forwards one session's events like `forward`, plus protocol events the server adds to the
-/// stream itself (`extra`: a prompt that failed before the core reported anything). The
-/// session's own events go first when both are ready, so an added event follows everything
-/// the session emitted before it.
-pub async fn forward_with(
-    session: SessionId,
-    cwd: PathBuf,
-    mut events: mpsc::Receiver<AgentSessionEvent>,
-    mut extra: mpsc::UnboundedReceiver<Event>,
-    sink: Arc<dyn EventSink>,
-    queue: Arc<Mutex<QueueState>>,
-) {
-    let mut seq = Sequencer::new();
-    let mut mapper = Mapper::new(cwd);
-    let mut pending: Option<Event> = None;
-    // When the pending delta must go out: FLUSH_AFTER after it began, however fast more comes.
-    let mut due = tokio::time::Instant::now();
-    let mut extra_open = true;
-    loop {
-        let next = match &pending {
-            None => receive(&mut events, &mut extra, &mut extra_open).await,
-            Some(_) => {
-                let next = receive(&mut events, &mut extra, &mut extra_open);
-                match tokio::time::timeout_at(due, next).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        if let Some(p) = pending.take() {
-                            sink.send(seq.wrap(&session, p)).await;
-                        }
-                        continue;
-                    }
-                }
-            }
-        };
-        let mapped = match next {
-            Next::Closed => break,
-            Next::Session(e) => mapper.map(&e),
-            Next::Added(e) => vec![e],
-        };
-        for event in mapped {
+impl LspEvents {
+    /// A translator for a session working in `cwd`, whose queue state goes to `queue`.
+    pub fn new(cwd: PathBuf, queue: Arc<Mutex<QueueState>>) -> Self {
+        LspEvents {
+            mapper: Mapper::new(cwd),
+            queue,
+        }
+    }
+}
+
+impl Translate for LspEvents {
+    type Out = Event;
+
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Event> {
+        let out = self.mapper.map(event);
+        for e in &out {
             if let Event::QueueUpdate {
                 steering,
                 follow_up,
-            } = &event
+            } = e
             {
-                let mut q = lock(&queue);
+                let mut q = lock(&self.queue);
                 q.steering = steering.clone();
                 q.follow_up = follow_up.clone();
             }
-            let leftover = match pending.as_mut() {
-                Some(p) => p.try_coalesce(event),
-                None => Some(event),
-            };
-            if let Some(event) = leftover {
-                if let Some(p) = pending.take() {
-                    sink.send(seq.wrap(&session, p)).await;
-                }
-                if event.is_delta() {
-                    pending = Some(event);
-                    due = tokio::time::Instant::now() + FLUSH_AFTER;
-                } else {
-                    sink.send(seq.wrap(&session, event)).await;
-                }
-            }
-            if pending
-                .as_ref()
-                .is_some_and(|p| delta_len(p) >= FLUSH_BYTES)
-            {
-                if let Some(p) = pending.take() {
-                    sink.send(seq.wrap(&session, p)).await;
-                }
-            }
+        }
+        out
+    }
+
+    fn failed(&mut self, failure: &Failure) -> Vec<Event> {
+        let mut out = vec![Event::Error {
+            message: failure.message.clone(),
+        }];
+        if failure.settles {
+            out.push(Event::Settled);
+        }
+        out
+    }
+
+    fn delta_len(event: &Event) -> Option<usize> {
+        match event {
+            Event::TextDelta { delta, .. }
+            | Event::ThinkingDelta { delta, .. }
+            | Event::ToolcallDelta { delta, .. } => Some(delta.len()),
+            _ => None,
         }
     }
-    if let Some(p) = pending.take() {
-        sink.send(seq.wrap(&session, p)).await;
+
+    fn merge(held: &mut Event, next: Event) -> Option<Event> {
+        held.try_coalesce(next)
     }
 }
 
-/// What [`receive`] got.
-enum Next {
-    /// An event of the session.
-    Session(AgentSessionEvent),
-    /// An event the server added.
-    Added(Event),
-    /// The session is gone.
-    Closed,
+/// Sends a session's events to the client as numbered `tandem/event` notifications.
+pub struct EventTransport {
+    session: SessionId,
+    seq: Sequencer,
+    sink: Arc<dyn EventSink>,
 }
 
-/// The next event: the session's first when both channels have one (cancel-safe).
-async fn receive(
-    events: &mut mpsc::Receiver<AgentSessionEvent>,
-    extra: &mut mpsc::UnboundedReceiver<Event>,
-    extra_open: &mut bool,
-) -> Next {
-    loop {
-        tokio::select! {
-            biased;
-            next = events.recv() => return next.map_or(Next::Closed, Next::Session),
-            added = extra.recv(), if *extra_open => match added {
-                Some(e) => return Next::Added(e),
-                None => *extra_open = false,
-            },
+impl EventTransport {
+    /// Numbers session `session`'s events from 1 and sends them to `sink`.
+    pub fn new(session: SessionId, sink: Arc<dyn EventSink>) -> Self {
+        EventTransport {
+            session,
+            seq: Sequencer::new(),
+            sink,
         }
     }
 }
 
-fn delta_len(event: &Event) -> usize {
-    match event {
-        Event::TextDelta { delta, .. }
-        | Event::ThinkingDelta { delta, .. }
-        | Event::ToolcallDelta { delta, .. } => delta.len(),
-        _ => 0,
+impl Transport<Event> for EventTransport {
+    async fn send(&mut self, event: Event) {
+        let notification = self.seq.wrap(&self.session, event);
+        self.sink.send(notification).await;
     }
 }
 

@@ -4,9 +4,29 @@ use tandem_agent::AgentEvent;
 use tandem_ai::AssistantMessageEvent;
 use tandem_coding::agent_session::{AgentSessionEvent, SessionEvent};
 use tandem_protocol::events::{Event, EventNotification};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::*;
+use crate::host::pump::{pump, Batching, PumpInput};
+
+/// Forwards `events` to `sink` as the server does, until the channel closes.
+async fn forward(
+    session: SessionId,
+    cwd: PathBuf,
+    events: mpsc::Receiver<AgentSessionEvent>,
+    sink: Arc<dyn EventSink>,
+    queue: Arc<Mutex<QueueState>>,
+) {
+    let (_keep, failures) = mpsc::unbounded_channel();
+    pump(
+        PumpInput { events, failures },
+        LspEvents::new(cwd, queue),
+        EventTransport::new(session, sink),
+        Batching::EDITOR,
+        watch::channel(0).0,
+    )
+    .await
+}
 
 struct Chan(mpsc::UnboundedSender<EventNotification>);
 
@@ -26,7 +46,8 @@ fn text(delta: &str) -> AgentSessionEvent {
     }))
 }
 
-#[tokio::test]
+// The clock stands still: every delta after the first falls inside the first one's window.
+#[tokio::test(start_paused = true)]
 async fn deltas_are_coalesced_and_numbered_in_order() {
     let (tx, rx) = mpsc::channel(16);
     let (out_tx, mut out) = mpsc::unbounded_channel();
@@ -57,31 +78,25 @@ async fn deltas_are_coalesced_and_numbered_in_order() {
     while let Ok(n) = out.try_recv() {
         got.push((n.seq, n.event));
     }
+    let delta = |d: &str| Event::TextDelta {
+        content_index: 0,
+        delta: d.into(),
+    };
     assert_eq!(
         got,
         vec![
+            // The first delta at once, the rest of its window merged.
+            (1, delta("a")),
+            (2, delta("bc")),
             (
-                1,
-                Event::TextDelta {
-                    content_index: 0,
-                    delta: "abc".into()
-                }
-            ),
-            (
-                2,
+                3,
                 Event::QueueUpdate {
                     steering: vec!["s".into()],
                     follow_up: vec![]
                 }
             ),
-            (
-                3,
-                Event::TextDelta {
-                    content_index: 0,
-                    delta: "d".into()
-                }
-            ),
-            (4, Event::Settled),
+            (4, delta("d")),
+            (5, Event::Settled),
         ]
     );
     assert_eq!(queue.lock().unwrap().steering, vec!["s".to_string()]);

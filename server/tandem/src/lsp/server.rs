@@ -31,12 +31,13 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use super::actions::{self, DiagnosticMemory};
 use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
 use super::commands::{self, create_session, prompt_with_context, CommandDeps, Run};
-use super::config::{capabilities, Origin, ServerConfig, SessionDeps};
+use super::config::{capabilities, ServerConfig, SessionDeps};
 use super::documents::{DocumentStore, TextChange};
 use super::position::{self as pos, PositionEncoding};
 use super::progress::{self, Progress};
 use super::sessions::Sessions;
 use super::workspace::client::EditCapabilities;
+use crate::host::{Origin, SessionOptions};
 use crate::uri::to_path as uri_path;
 
 /// The language server's state.
@@ -61,9 +62,10 @@ fn parse<R: Request>(params: Value) -> RpcResult<R> {
 }
 
 impl TandemServer {
-    /// A server talking to `client`. Its warnings and errors are also shown in the editor's
+    /// A server talking to `client`, whose sessions start from `options` (the command line's)
+    /// under the editor's configuration. Its warnings and errors are also shown in the editor's
     /// log (`window/logMessage`).
-    pub fn new(client: Client) -> Self {
+    pub fn new(client: Client, options: SessionOptions) -> Self {
         let (mirror, mut mirrored) = tokio::sync::mpsc::unbounded_channel();
         crate::logging::set_mirror(mirror);
         let log_client = client.clone();
@@ -78,7 +80,7 @@ impl TandemServer {
             }
         });
         let events = Arc::new(AtomicBool::new(false));
-        let config = Arc::new(ServerConfig::default());
+        let config = Arc::new(ServerConfig::new(options));
         let sink = Arc::new(ClientEvents::new(client.clone(), events.clone()));
         let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let docs = Arc::new(Mutex::new(DocumentStore::new(PositionEncoding::Utf16)));
@@ -104,8 +106,7 @@ impl TandemServer {
         self.sessions.clone()
     }
 
-    /// Builds a session on the blocking pool: setup reads settings and session files and may
-    /// run a `!command` API key, none of which may stall the runtime's workers.
+    /// Creates a session.
     async fn create(&self, origin: Origin, cwd: Option<String>) -> Result<SessionId, TandemError> {
         create_session(self.sessions.clone(), origin, cwd).await
     }
@@ -197,11 +198,7 @@ impl TandemServer {
 
     async fn sessions_fork(&self, params: Value) -> RpcResult<Value> {
         let p: SessionsForkParams = parse(params)?;
-        let sessions = self.sessions.clone();
-        let forked =
-            tokio::task::spawn_blocking(move || sessions.fork(&p.session, p.entry_id.as_deref()))
-                .await
-                .unwrap_or_else(|e| Err(TandemError::internal(format!("fork failed: {e}"))));
+        let forked = self.sessions.fork(&p.session, p.entry_id).await;
         answer(forked.map(|session| SessionResult { session }))
     }
 
@@ -295,8 +292,12 @@ impl LanguageServer for TandemServer {
         })
     }
 
+    /// Aborts every run and answers once they have ended and their events went out (at most
+    /// [`SHUTDOWN_WAIT`]), so a client waiting for `settled` gets it before the answer.
     async fn shutdown(&self) -> RpcResult<()> {
-        self.sessions.abort_all();
+        if !self.sessions.shutdown(SHUTDOWN_WAIT).await {
+            tracing::warn!("shutdown: a run did not end within {SHUTDOWN_WAIT:?}");
+        }
         Ok(())
     }
 
@@ -370,12 +371,16 @@ fn folder_paths(folders: &[WorkspaceFolder]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Serves the language server on stdin/stdout until `exit`, then aborts every run.
-pub async fn serve_stdio() {
+/// How long `shutdown` waits for the runs to end.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serves the language server on stdin/stdout until `exit`, then aborts every run. Sessions
+/// start from `options` (the command line's).
+pub async fn serve_stdio(options: SessionOptions) {
     let sessions: Arc<OnceLock<Arc<Sessions>>> = Arc::new(OnceLock::new());
     let slot = sessions.clone();
     let (service, socket) = LspService::build(move |client| {
-        let server = TandemServer::new(client);
+        let server = TandemServer::new(client, options.clone());
         let _ = slot.set(server.sessions());
         server
     })

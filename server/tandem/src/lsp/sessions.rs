@@ -1,22 +1,20 @@
-//! The server's live sessions: one [`AgentSession`] per id, each with its own event stream.
+//! The server's live sessions: one host [`Live`] session per id, each with its own event stream.
 //!
-//! Handlers never wait for a run: [`Sessions::prompt`] spawns the run and answers at once, or
-//! queues the text as steering / follow-up when the session is busy. A session's events are
-//! forwarded by a task of their own ([`super::events::forward`]), so sessions are independent:
-//! one streaming does not slow the others' requests.
+//! Handlers never wait for a run: [`Sessions::prompt`] starts the turn in a task of its own and
+//! answers at once, or queues the text as steering / follow-up when the session is busy. A
+//! session's events are forwarded by the host's pump with this front door's translator
+//! ([`LspEvents`]), so sessions are independent: one streaming does not slow the others'
+//! requests. A run that fails (it cannot start, or the agent's call fails for good) is reported
+//! to the session's stream as an `error` event before `settled`.
 //!
-//! A run that fails (it cannot start, or the agent's call fails for good) is reported to the
-//! session's stream as an `error` event before `settled`; failures before the core emits
-//! anything go through the forwarder's second channel ([`forward_with`]).
-//!
-//! Sessions are built by [`ServerConfig::build_session`] (the CLI's setup over the editor's
-//! workspace), so the server and `tandem -p` agree on every default.
+//! Sessions are set up by the host ([`crate::host::setup`]), so the server and `tandem -p` agree
+//! on every default and report the same problems.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, UNIX_EPOCH};
 use tandem_ai::sync::lock;
 
 use tandem_ai::registry::ModelRegistry;
@@ -25,20 +23,22 @@ use tandem_coding::agent_session::{AgentSession, SessionError};
 use tandem_coding::compaction::tokens::estimate_context_tokens;
 use tandem_coding::session::{self, time::format_iso, EntryKind, SessionManager};
 use tandem_coding::trust::ProtectedResources;
-use tandem_protocol::events::Event;
+use tandem_coding::BashPolicy;
 use tandem_protocol::requests::{
     CompactResult, ImageInput, ModelEntry, ModelInfo, QueueState, SessionInfo, StateResult,
     TokenStats, TrustState, WhenBusy,
 };
 use tandem_protocol::{methods, SessionId, TandemError};
-use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::MessageType;
 
-use super::config::{from_core, to_core, BuildError, Built, Origin, ServerConfig, SessionDeps};
-use super::events::{forward_with, EventSink};
-use super::trust::TrustNow;
+use super::config::{from_core, to_core, ServerConfig, SessionDeps};
+use super::events::{EventSink, EventTransport, LspEvents};
 use super::workspace::LspWorkspace;
-use crate::cli::models::is_available;
+use crate::host::models::is_available;
+use crate::host::pump::Batching;
+use crate::host::setup::{apply_trust, prepare, SessionRequest, SetupError, TrustLater};
+use crate::host::turns::Live;
+use crate::host::Origin;
 use crate::mcp::McpTools;
 
 /// One live session.
@@ -47,11 +47,9 @@ pub struct SessionEntry {
     pub session: Arc<AgentSession>,
     /// Its working directory.
     pub cwd: PathBuf,
+    live: Arc<Live>,
     workspace: Arc<LspWorkspace>,
-    busy: Arc<AtomicBool>,
     queue: Arc<Mutex<QueueState>>,
-    /// Events the server adds to the session's stream (a failed prompt's `error`).
-    added: mpsc::UnboundedSender<Event>,
     /// The session's MCP servers (stopped when the entry is dropped, or replaced when the
     /// folder becomes trusted).
     mcp: Mutex<McpTools>,
@@ -124,8 +122,12 @@ impl Sessions {
     }
 
     /// Creates a session (new, opened or forked, as `origin` says) in `cwd` (default: the
-    /// root).
-    pub fn create(&self, origin: Origin, cwd: Option<&str>) -> Result<SessionId, TandemError> {
+    /// root). Setup reads files and may run a `!command` key: it runs on the blocking pool.
+    pub async fn create(
+        &self,
+        origin: Origin,
+        cwd: Option<&str>,
+    ) -> Result<SessionId, TandemError> {
         if let Origin::Open(path) = &origin {
             // A file already live keeps one writer: answer with the live session.
             let wanted = std::fs::canonicalize(path).ok();
@@ -138,17 +140,15 @@ impl Sessions {
             }
         }
         let cwd = cwd.map(PathBuf::from).unwrap_or_else(|| self.root());
-        let built = self
-            .config
-            .build_session(&origin, &cwd, &self.folders(), &self.deps);
-        let built = match built {
-            Ok(built) => built,
+        let started = self.start(origin.clone(), cwd.clone()).await;
+        let (started, workspace) = match started {
+            Ok(started) => started,
             Err(e) => {
-                let error = match (e, &origin) {
-                    (BuildError::SessionFile(reason), Origin::Open(p) | Origin::Fork(p)) => {
-                        TandemError::session_file(&p.display().to_string(), reason)
+                let error = match (&e, origin.file()) {
+                    (SetupError::SessionFile(reason), Some(path)) => {
+                        TandemError::session_file(&path.display().to_string(), reason)
                     }
-                    (e, _) => {
+                    _ => {
                         // Editors without the event stream (Helix, or a plugin that only runs
                         // commands) still learn why nothing runs; a plugin with the stream shows
                         // the request's error itself.
@@ -161,44 +161,75 @@ impl Sessions {
                 return Err(error);
             }
         };
-        self.report(&built.problems);
-        let Built {
-            session,
-            workspace,
-            mcp,
-            trust,
-            problems,
-        } = built;
-        let session = Arc::new(session);
-        let id = SessionId(session.with_session(|s| s.session_id().to_string()));
+        self.report(&started.problems);
+        let id = SessionId(started.session.with_session(|s| s.session_id().to_string()));
         let queue = Arc::new(Mutex::new(QueueState::default()));
-        let (added, extra) = mpsc::unbounded_channel();
-        tokio::spawn(forward_with(
-            id.clone(),
-            cwd.clone(),
-            session.subscribe(),
-            extra,
-            self.sink.clone(),
-            queue.clone(),
-        ));
-        let (trusted, pending) = match trust {
-            TrustNow::Decided { trusted, .. } => (trusted, None),
-            TrustNow::Pending(resources) => (false, Some(resources)),
-        };
+        let live = Live::start(
+            started.session,
+            LspEvents::new(cwd.clone(), queue.clone()),
+            EventTransport::new(id.clone(), self.sink.clone()),
+            Batching::EDITOR,
+        );
         let entry = SessionEntry {
-            session,
+            session: live.session().clone(),
             cwd,
+            live,
             workspace,
-            busy: Arc::new(AtomicBool::new(false)),
             queue,
-            added,
-            mcp: Mutex::new(mcp),
-            trusted: AtomicBool::new(trusted),
-            pending_trust: Mutex::new(pending),
-            problems,
+            mcp: Mutex::new(started.mcp),
+            trusted: AtomicBool::new(started.trusted),
+            pending_trust: Mutex::new(started.pending),
+            problems: started.problems,
         };
         lock(&self.map).insert(id.clone(), Arc::new(entry));
         Ok(id)
+    }
+
+    /// The host's setup over the editor's workspace: `cwd` and the workspace folders.
+    async fn start(
+        &self,
+        origin: Origin,
+        cwd: PathBuf,
+    ) -> Result<(crate::host::setup::Started, Arc<LspWorkspace>), SetupError> {
+        let agent_dir = self
+            .config
+            .agent_dir()
+            .map_err(|e| SetupError::AgentDir(e.to_string()))?;
+        let folders = self.folders();
+        let config = self.config.clone();
+        let prepared = {
+            let (cwd, folders) = (cwd.clone(), folders.clone());
+            tokio::task::spawn_blocking(move || {
+                let mut trust_problems = Vec::new();
+                let trust = config
+                    .trust()
+                    .now(&agent_dir, &cwd, &folders, &mut |w| trust_problems.push(w));
+                prepare(SessionRequest {
+                    agent_dir,
+                    cwd,
+                    options: &config.session_options(),
+                    origin,
+                    trust,
+                    trust_problems,
+                    model: None,
+                })
+            })
+            .await
+            .map_err(|e| SetupError::Build(anyhow::anyhow!("the setup task failed: {e}")))??
+        };
+        let mut roots = vec![cwd.clone()];
+        roots.extend(folders.iter().filter(|f| !cwd.starts_with(f)).cloned());
+        let workspace = Arc::new(LspWorkspace::new(
+            roots,
+            self.deps.documents.clone(),
+            self.deps.editor.clone(),
+            self.config.workspace_handle(),
+        ));
+        // The workspace decides, following `bashPermission` as it is now.
+        let started = prepared
+            .start(workspace.clone(), BashPolicy::Ask, &[])
+            .await?;
+        Ok((started, workspace))
     }
 
     /// Shows `message` in the editor (from any thread inside the runtime).
@@ -219,8 +250,8 @@ impl Sessions {
         }
     }
 
-    /// Sends `text` to the session: a spawned run when idle (`Ok(false)`), steering or a
-    /// follow-up when busy (`Ok(true)`: queued).
+    /// Sends `text` to the session: a turn in a task of its own when idle (`Ok(false)`),
+    /// steering or a follow-up when busy (`Ok(true)`: queued).
     pub async fn prompt(
         &self,
         id: &SessionId,
@@ -229,75 +260,43 @@ impl Sessions {
         when_busy: WhenBusy,
     ) -> Result<bool, TandemError> {
         let entry = self.get(id)?;
-        if entry
-            .busy
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            let queued = match when_busy {
-                WhenBusy::Steer => entry.session.steer(&text).await,
-                WhenBusy::FollowUp => entry.session.follow_up(&text).await,
-            };
-            queued.map_err(|e| TandemError::internal(e.to_string()))?;
-            return Ok(true);
-        }
-        let images = images
+        let images: Vec<ImageContent> = images
             .into_iter()
             .map(|i| ImageContent {
                 data: i.data,
                 mime_type: i.mime_type,
             })
             .collect();
-        entry.workspace.reset_run_approvals();
-        let session = entry.session.clone();
-        let busy = entry.busy.clone();
-        let added = entry.added.clone();
-        let id = id.clone();
-        let trust = self.trust_step(&entry);
-        tokio::spawn(async move {
-            if let Some(step) = trust {
-                step.await;
+        if !entry.live.is_busy() {
+            entry.workspace.reset_run_approvals();
+            let before = self.trust_step(entry.clone());
+            match entry.live.spawn_turn(text.clone(), images, before, |_| {}) {
+                Ok(()) => return Ok(false),
+                // Another prompt started it meanwhile: this one joins the queue.
+                Err(_busy) => {}
             }
-            if let Err(e) = session.prompt(&text, images).await {
-                tracing::warn!("session {id}: the prompt failed: {e}");
-                let message = format!("the prompt failed: {e}");
-                // A persistence failure comes after the core's own `settled`; anything else
-                // happened before the run started, so the run is settled here.
-                let settled = !matches!(e, SessionError::Persistence(_));
-                let _ = added.send(Event::Error { message });
-                if settled {
-                    let _ = added.send(Event::Settled);
-                }
-            }
-            busy.store(false, Ordering::Release);
-            // A steering or follow-up message that arrived while the run was ending (after
-            // its last look at the queues) would wait for the next prompt: run it now.
-            while session.has_late_messages()
-                && busy
-                    .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-            {
-                if let Err(e) = session.run_late_messages().await {
-                    tracing::warn!("session {id}: the queued messages failed: {e}");
-                }
-                busy.store(false, Ordering::Release);
-            }
-        });
-        Ok(false)
+        }
+        let queued = match when_busy {
+            WhenBusy::Steer => entry.session.steer(&text).await,
+            WhenBusy::FollowUp => entry.session.follow_up(&text).await,
+        };
+        queued.map_err(|e| TandemError::internal(e.to_string()))?;
+        Ok(true)
     }
 
-    /// The work a run does first when its folder's trust is still pending: ask (once per
-    /// folder), and when trusted give the session the project's configuration. `None` when
-    /// nothing is pending. The question is asked from the run's task, never a handler.
+    /// The work a turn does first when its folder's trust is still pending: ask (once per
+    /// folder), and when trusted give the session the project's configuration. The question is
+    /// asked from the turn's task, never a handler.
     fn trust_step(
         &self,
-        entry: &Arc<SessionEntry>,
-    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
-        let resources = lock(&entry.pending_trust).take()?;
+        entry: Arc<SessionEntry>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let config = self.config.clone();
         let editor = self.deps.editor.clone();
-        let entry = entry.clone();
-        Some(async move {
+        async move {
+            let Some(resources) = lock(&entry.pending_trust).take() else {
+                return;
+            };
             let agent_dir = match config.agent_dir() {
                 Ok(dir) => dir,
                 Err(e) => {
@@ -313,30 +312,40 @@ impl Sessions {
             if !trusted {
                 return;
             }
-            let (session, workspace, cwd) = (
+            let options = config.session_options();
+            let applied = apply_trust(
                 entry.session.clone(),
-                entry.workspace.clone(),
-                entry.cwd.clone(),
-            );
-            let applied = tokio::task::spawn_blocking(move || {
-                config.trust_session(&session, workspace, &cwd)
-            })
+                TrustLater {
+                    agent_dir: &agent_dir,
+                    cwd: &entry.cwd,
+                    options: &options,
+                    workspace: entry.workspace.clone(),
+                    bash_policy: BashPolicy::Ask,
+                    servers: &[],
+                },
+            )
             .await;
             match applied {
-                Ok(Ok(mcp)) => {
-                    *lock(&entry.mcp) = mcp;
+                Ok((mcp, problems)) => {
+                    let old = std::mem::replace(&mut *lock(&entry.mcp), mcp);
+                    old.shutdown().await;
                     entry.trusted.store(true, Ordering::Release);
+                    for problem in problems {
+                        tracing::warn!("{problem}");
+                        editor
+                            .show_message(MessageType::WARNING, format!("Tandem: {problem}"))
+                            .await;
+                    }
                 }
-                Ok(Err(e)) => {
+                Err(e) => {
                     let message = format!(
                         "Tandem: the folder is trusted, but its configuration could not be \
                          loaded: {e:#}"
                     );
                     editor.show_message(MessageType::ERROR, message).await;
                 }
-                Err(e) => tracing::warn!("loading the trusted configuration failed: {e}"),
             }
-        })
+        }
     }
 
     /// Aborts the session's run (nothing when idle).
@@ -345,11 +354,27 @@ impl Sessions {
         Ok(())
     }
 
-    /// Aborts every session's run (shutdown).
+    /// Aborts every session's run.
     pub fn abort_all(&self) {
         for entry in lock(&self.map).values() {
             entry.session.abort();
         }
+    }
+
+    /// Aborts every run and waits up to `limit` for them to end and their events (the last
+    /// `settled` among them) to be sent; whether all did.
+    pub async fn shutdown(&self, limit: Duration) -> bool {
+        let entries: Vec<_> = lock(&self.map).values().cloned().collect();
+        for entry in &entries {
+            entry.session.abort();
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut all = true;
+        for entry in &entries {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            all &= entry.live.idle(left).await;
+        }
+        all
     }
 
     /// The session's state.
@@ -368,7 +393,7 @@ impl Sessions {
             session: id.clone(),
             model: Some(model),
             thinking_level: from_core(thinking),
-            running: entry.busy.load(Ordering::Acquire),
+            running: entry.live.is_busy(),
             queued,
             message_count: count,
             session_file: s.session_file().map(|p| p.display().to_string()),
@@ -387,23 +412,34 @@ impl Sessions {
     /// Forks session `id` at `entry_id` (the current leaf when `None`) into a new live session
     /// whose file holds the path from the root to that entry. Refused while `id` runs; an
     /// unknown entry is -32602 naming `entryId`.
-    pub fn fork(&self, id: &SessionId, entry_id: Option<&str>) -> Result<SessionId, TandemError> {
+    pub async fn fork(
+        &self,
+        id: &SessionId,
+        entry_id: Option<String>,
+    ) -> Result<SessionId, TandemError> {
         let entry = self.get(id)?;
-        if entry.busy.load(Ordering::Acquire) {
+        if entry.live.is_busy() {
             return Err(TandemError::busy(id, methods::SESSIONS_FORK));
         }
-        let forked = entry.session.with_session(|s| s.fork(entry_id));
-        let forked = forked.map_err(|e| match e {
-            session::SessionError::EntryNotFound { id: missing } => TandemError::invalid_params(
-                methods::SESSIONS_FORK,
-                Some("entryId"),
-                format!("entryId: session {id} has no entry {missing}"),
-            ),
-            e => TandemError::session_file(id.as_str(), e),
-        })?;
-        let path = write_fork(&forked)?;
+        let (session, source) = (entry.session.clone(), id.clone());
+        let path = tokio::task::spawn_blocking(move || {
+            let forked = session.with_session(|s| s.fork(entry_id.as_deref()));
+            let forked = forked.map_err(|e| match e {
+                session::SessionError::EntryNotFound { id: missing } => {
+                    TandemError::invalid_params(
+                        methods::SESSIONS_FORK,
+                        Some("entryId"),
+                        format!("entryId: session {source} has no entry {missing}"),
+                    )
+                }
+                e => TandemError::session_file(source.as_str(), e),
+            })?;
+            write_fork(&forked)
+        })
+        .await
+        .unwrap_or_else(|e| Err(TandemError::internal(format!("fork failed: {e}"))))?;
         let cwd = entry.cwd.to_str().map(str::to_string);
-        self.create(Origin::Open(path), cwd.as_deref())
+        self.create(Origin::Open(path), cwd.as_deref()).await
     }
 
     /// Sets the session's model to `provider/id`.
@@ -450,7 +486,7 @@ impl Sessions {
         instructions: Option<String>,
     ) -> Result<CompactResult, TandemError> {
         let entry = self.get(id)?;
-        if entry.busy.load(Ordering::Acquire) {
+        if entry.live.is_busy() {
             return Err(TandemError::busy(id, tandem_protocol::methods::COMPACT));
         }
         match entry.session.compact(instructions).await {
@@ -502,7 +538,7 @@ impl Sessions {
             session::list_all_sessions(&dir)
         } else {
             let cwd = cwd.map(PathBuf::from).unwrap_or_else(|| self.root());
-            session::list_sessions(&session::default_session_dir(&dir, &cwd))
+            session::list_sessions(&self.config.session_options().session_dir(&dir, &cwd))
         };
         Ok(list.sessions.iter().map(session_info).collect())
     }

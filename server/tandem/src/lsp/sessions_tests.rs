@@ -8,6 +8,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::*;
+use crate::lsp::config::SessionDeps;
 use crate::lsp::documents::DocumentStore;
 use crate::lsp::position::PositionEncoding;
 use crate::lsp::workspace::client::{ClientError, EditCapabilities, EditorClient};
@@ -69,7 +70,7 @@ async fn fork_at_an_entry_holds_the_path_to_it() {
         editor: Arc::new(NoEditor),
     };
     let sessions = Sessions::new(Arc::new(NoEvents), config, deps, project);
-    let id = sessions.create(Origin::New, None).unwrap();
+    let id = sessions.create(Origin::New, None).await.unwrap();
     let entry = sessions.get(&id).unwrap();
     entry.session.prompt("hello", Vec::new()).await.unwrap();
     let file = sessions.session_file(&id).unwrap();
@@ -82,7 +83,7 @@ async fn fork_at_an_entry_holds_the_path_to_it() {
         .unwrap()
         .to_string();
 
-    let forked = sessions.fork(&id, Some(&user)).unwrap();
+    let forked = sessions.fork(&id, Some(user.clone())).await.unwrap();
     assert_ne!(forked, id);
     let fork_file = sessions.session_file(&forked).unwrap();
     let after = lines(&fork_file);
@@ -93,10 +94,13 @@ async fn fork_at_an_entry_holds_the_path_to_it() {
     assert_eq!(sessions.state(&id).unwrap().message_count, 2);
 
     // No entry id: a copy of the current branch, ending at the answer.
-    let copy = sessions.fork(&id, None).unwrap();
+    let copy = sessions.fork(&id, None).await.unwrap();
     assert_eq!(sessions.state(&copy).unwrap().message_count, 2);
 
-    let e = sessions.fork(&id, Some("nope1234")).unwrap_err();
+    let e = sessions
+        .fork(&id, Some("nope1234".into()))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, -32602);
     assert_eq!(e.data, Some(json!({"field": "entryId"})));
     assert!(e.message.contains("entryId") && e.message.contains("nope1234"));

@@ -28,42 +28,32 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 
 use super::workspace::client::{with_timeout, ClientError, SHOW_MESSAGE_REQUEST};
 use super::workspace::EditorClient;
-use crate::setup::decide_trust;
-
-/// Trust as far as it is known when a session is built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TrustNow {
-    /// Decided.
-    Decided {
-        /// Whether the project's configuration is used.
-        trusted: bool,
-        /// Why.
-        source: TrustSource,
-    },
-    /// The user must be asked; until then the session is built untrusted.
-    Pending(ProtectedResources),
-}
-
-impl TrustNow {
-    /// Whether the session is built with the project's configuration.
-    pub fn trusted(&self) -> bool {
-        matches!(self, TrustNow::Decided { trusted: true, .. })
-    }
-}
+use crate::host::setup::decide_trust;
 
 enum Answer {
     Known(bool),
     Asking(watch::Receiver<Option<bool>>),
 }
 
-/// The server's trust state: the editor's say and the answers given in this process.
+/// The server's trust state: the command line's and the editor's say, and the answers given in
+/// this process.
 #[derive(Default)]
 pub struct ProjectTrust {
+    command_line: Option<bool>,
     editor: Mutex<Option<bool>>,
     answers: Mutex<HashMap<PathBuf, Answer>>,
 }
 
 impl ProjectTrust {
+    /// Trust with the command line's decision (`--approve`: `Some(true)`, `--no-approve`:
+    /// `Some(false)`).
+    pub fn new(command_line: Option<bool>) -> Self {
+        ProjectTrust {
+            command_line,
+            ..ProjectTrust::default()
+        }
+    }
+
     /// Records the editor's own trust for its workspace folders (`None`: it has none).
     pub fn set_editor(&self, trusted: Option<bool>) {
         *lock(&self.editor) = trusted;
@@ -74,33 +64,39 @@ impl ProjectTrust {
         *lock(&self.editor)
     }
 
-    /// Trust for a session in `cwd` as far as it is known without asking; `folders` are the
-    /// editor's workspace folders. `warn` hears a broken trust.json. Blocking (reads files).
+    /// Trust for a session in `cwd` as far as it is known without asking (`Ask`: build it
+    /// untrusted and ask before its first run); `folders` are the editor's workspace folders.
+    /// In order: `--no-approve`, the editor's own trust for its folders, `--approve`, this
+    /// server's earlier answers, then trust.json and `defaultProjectTrust`. `warn` hears a
+    /// broken trust.json. Blocking (reads files).
     pub fn now(
         &self,
         agent_dir: &AgentDir,
         cwd: &Path,
         folders: &[PathBuf],
         warn: &mut dyn FnMut(String),
-    ) -> TrustNow {
+    ) -> TrustDecision {
+        if self.command_line == Some(false) {
+            return TrustDecision::Decided {
+                trusted: false,
+                source: TrustSource::CommandLine,
+            };
+        }
         let dir = canonical(cwd);
         let in_editor = folders.iter().any(|f| dir.starts_with(canonical(f)));
         if let (true, Some(trusted)) = (in_editor, self.editor()) {
-            return TrustNow::Decided {
+            return TrustDecision::Decided {
                 trusted,
                 source: TrustSource::Editor,
             };
         }
         if let Some(Answer::Known(trusted)) = lock(&self.answers).get(&dir) {
-            return TrustNow::Decided {
+            return TrustDecision::Decided {
                 trusted: *trusted,
                 source: TrustSource::User,
             };
         }
-        match decide_trust(agent_dir, &dir, None, warn) {
-            TrustDecision::Decided { trusted, source } => TrustNow::Decided { trusted, source },
-            TrustDecision::Ask(resources) => TrustNow::Pending(resources),
-        }
+        decide_trust(agent_dir, &dir, self.command_line, warn)
     }
 
     /// Asks the user about `resources` (once per folder; later callers get the same answer) and
@@ -316,7 +312,7 @@ mod tests {
 
     fn pending(trust: &ProjectTrust, d: &Dirs, folders: &[PathBuf]) -> ProtectedResources {
         match trust.now(&d.agent, &d.project, folders, &mut |w| panic!("{w}")) {
-            TrustNow::Pending(resources) => resources,
+            TrustDecision::Ask(resources) => resources,
             other => panic!("expected a question, got {other:?}"),
         }
     }
@@ -329,7 +325,7 @@ mod tests {
         let folders = vec![d.project.clone()];
         assert_eq!(
             trust.now(&d.agent, &d.project, &folders, &mut |w| panic!("{w}")),
-            TrustNow::Decided {
+            TrustDecision::Decided {
                 trusted: false,
                 source: TrustSource::Editor
             }
@@ -423,7 +419,7 @@ mod tests {
         // A new server decides from trust.json without asking.
         assert_eq!(
             ProjectTrust::default().now(&d.agent, &d.project, &[], &mut |w| panic!("{w}")),
-            TrustNow::Decided {
+            TrustDecision::Decided {
                 trusted: true,
                 source: TrustSource::Saved(d.project.clone())
             }

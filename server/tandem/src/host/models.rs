@@ -9,14 +9,14 @@
 //! `--thinking`, else a `:<level>` suffix of `--model`, else the resumed session's, else settings'
 //! `defaultThinkingLevel`, else `medium`; then clamped to what the model supports.
 //!
-//! `--model` itself is resolved by [`super::model_flag`]. Finding the key is a separate step,
+//! `--model` (or an editor's `model` setting) is resolved by [`super::model_flag`]. Finding the key is a separate step,
 //! [`require_key`].
 
 use tandem_ai::registry::{KeyError, ModelRegistry};
 use tandem_ai::{Api, Model, ThinkingLevel};
 
-use super::command::RunArgs;
 use super::model_flag::resolve_model_flag;
+use super::options::SessionOptions;
 use super::suggest::closest;
 
 /// The thinking level when nothing else sets one (pi's default).
@@ -195,7 +195,7 @@ pub(super) fn provider_default<'m>(models: &[&'m Model], provider: &str) -> Opti
 /// messages. Does not look up the key: see [`require_key`].
 pub fn choose_model(
     registry: &ModelRegistry,
-    run: &RunArgs,
+    run: &SessionOptions,
     defaults: &ModelDefaults,
     resumed: Option<&ResumedSession>,
 ) -> Result<ModelChoice, ModelError> {
@@ -276,7 +276,7 @@ pub fn choose_model(
 
 /// pi's "No models available", with what to set and where, and every key that is configured but
 /// cannot be used (a failing `!command`, an expired login). A broken models.json is added by
-/// the caller ([`crate::setup::choose_model`]) to every model error. May run key commands (once
+/// the caller ([`super::setup::choose_model`]) to every model error. May run key commands (once
 /// per process).
 pub fn no_models_message(registry: &ModelRegistry) -> String {
     let dir = registry.agent_dir();

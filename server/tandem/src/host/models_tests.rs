@@ -33,10 +33,10 @@ fn flag(
     (format!("{}/{}", r.model.provider, r.model.id), r.thinking)
 }
 
-fn with_model(model: &str) -> RunArgs {
-    RunArgs {
+fn with_model(model: &str) -> SessionOptions {
+    SessionOptions {
         model: Some(model.into()),
-        ..RunArgs::default()
+        ..SessionOptions::default()
     }
 }
 
@@ -161,9 +161,9 @@ fn the_command_line_wins_and_thinking_is_clamped() {
 #[test]
 fn a_provider_alone_picks_its_default_model() {
     let (_dir, r) = registry(&[]);
-    let run = RunArgs {
+    let run = SessionOptions {
         provider: Some("groq".into()),
-        ..RunArgs::default()
+        ..SessionOptions::default()
     };
     let choice = choose_model(&r, &run, &ModelDefaults::default(), None).expect("ok");
     assert_eq!(choice.model.id, "openai/gpt-oss-120b");
@@ -175,9 +175,9 @@ fn a_provider_alone_picks_its_default_model() {
     };
     let choice = choose_model(&r, &run, &defaults, None).expect("ok");
     assert_eq!(choice.model.id, "llama-3.3-70b-versatile");
-    let run = RunArgs {
+    let run = SessionOptions {
         provider: Some("nope".into()),
-        ..RunArgs::default()
+        ..SessionOptions::default()
     };
     assert!(matches!(
         choose_model(&r, &run, &ModelDefaults::default(), None),
@@ -188,9 +188,9 @@ fn a_provider_alone_picks_its_default_model() {
 #[test]
 fn an_api_key_needs_a_model() {
     let (_dir, r) = registry(&[]);
-    let run = RunArgs {
+    let run = SessionOptions {
         api_key: Some("sk".into()),
-        ..RunArgs::default()
+        ..SessionOptions::default()
     };
     let err = choose_model(&r, &run, &ModelDefaults::default(), None).expect_err("no model");
     assert_eq!(err, ModelError::ApiKeyWithoutModel);
@@ -207,7 +207,7 @@ fn an_api_key_needs_a_model() {
 fn settings_defaults_then_first_available_then_an_error_saying_what_to_set() {
     let (_dir, r) = registry(&[("OPENAI_API_KEY", "k"), ("GROQ_API_KEY", "g")]);
     let none = ModelDefaults::default();
-    let choice = choose_model(&r, &RunArgs::default(), &none, None).expect("ok");
+    let choice = choose_model(&r, &SessionOptions::default(), &none, None).expect("ok");
     assert_eq!(
         (choice.model.provider.as_str(), choice.model.id.as_str()),
         ("openai", "gpt-5.4")
@@ -222,7 +222,7 @@ fn settings_defaults_then_first_available_then_an_error_saying_what_to_set() {
         model: Some("claude-sonnet-4-6".into()),
         thinking_level: Some(ThinkingLevel::High),
     };
-    let choice = choose_model(&r, &RunArgs::default(), &defaults, None).expect("ok");
+    let choice = choose_model(&r, &SessionOptions::default(), &defaults, None).expect("ok");
     assert_eq!(choice.source, ModelSource::Settings);
     assert_eq!(choice.thinking_level, ThinkingLevel::High);
     let err = require_key(&r, &choice.model, None).expect_err("no anthropic key");
@@ -238,7 +238,7 @@ fn settings_defaults_then_first_available_then_an_error_saying_what_to_set() {
 
     // Nothing usable: an error naming what to set, never the scripted model.
     let (_dir, empty) = registry(&[]);
-    let err = choose_model(&empty, &RunArgs::default(), &none, None).expect_err("no model");
+    let err = choose_model(&empty, &SessionOptions::default(), &none, None).expect_err("no model");
     let ModelError::NoModels(text) = &err else {
         panic!("expected NoModels, got {err:?}");
     };
@@ -267,8 +267,13 @@ fn no_model_names_a_failing_key_command() {
     )
     .expect("write");
     let r = ModelRegistry::load(AgentDir::new(dir.path()));
-    let err = choose_model(&r, &RunArgs::default(), &ModelDefaults::default(), None)
-        .expect_err("no model");
+    let err = choose_model(
+        &r,
+        &SessionOptions::default(),
+        &ModelDefaults::default(),
+        None,
+    )
+    .expect_err("no model");
     let text = err.to_string();
     assert!(r.load_errors()[0]
         .to_string()
@@ -291,7 +296,8 @@ fn a_resumed_session_keeps_its_model_and_thinking_when_it_can() {
         thinking_level: Some(ThinkingLevel::High),
         ..ModelDefaults::default()
     };
-    let choice = choose_model(&r, &RunArgs::default(), &defaults, Some(&resumed)).expect("ok");
+    let choice =
+        choose_model(&r, &SessionOptions::default(), &defaults, Some(&resumed)).expect("ok");
     assert_eq!(choice.model.id, "claude-haiku-4-5");
     assert_eq!(choice.source, ModelSource::Session);
     assert_eq!(choice.thinking_level, ThinkingLevel::Low);
@@ -300,7 +306,7 @@ fn a_resumed_session_keeps_its_model_and_thinking_when_it_can() {
         model: Some(("openai".into(), "gpt-4o".into())),
         thinking_level: None,
     };
-    let choice = choose_model(&r, &RunArgs::default(), &defaults, Some(&gone)).expect("ok");
+    let choice = choose_model(&r, &SessionOptions::default(), &defaults, Some(&gone)).expect("ok");
     assert_eq!(choice.source, ModelSource::FirstAvailable);
     assert_eq!(choice.model.id, "claude-opus-4-6");
     assert_eq!(choice.thinking_level, ThinkingLevel::High);

@@ -32,7 +32,7 @@ fn is_alias(id: &str) -> bool {
 }
 
 /// Orders ids roughly as JavaScript's `localeCompare` does: case-insensitively first.
-pub(crate) fn compare_ids(a: &str, b: &str) -> Ordering {
+pub fn compare_ids(a: &str, b: &str) -> Ordering {
     a.to_lowercase()
         .cmp(&b.to_lowercase())
         .then_with(|| b.cmp(a))

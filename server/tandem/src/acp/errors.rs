@@ -1,0 +1,50 @@
+//! Answers and the JSON-RPC errors of the ACP agent.
+
+use agent_client_protocol::Error;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::host::setup::SetupError;
+
+/// A request's responder.
+pub type Responder = agent_client_protocol::v1::Responder<Value>;
+
+/// Answers `responder` with `result`.
+pub fn reply<T: Serialize>(responder: Responder, result: Result<T, Error>) {
+    let sent =
+        match result.and_then(|r| serde_json::to_value(r).map_err(Error::into_internal_error)) {
+            Ok(value) => responder.respond(value),
+            Err(e) => responder.respond_with_error(e),
+        };
+    if let Err(e) = sent {
+        tracing::warn!("could not send a response: {}", e.message);
+    }
+}
+
+/// -32602 with the reason.
+pub fn invalid_params(message: impl Into<String>) -> Error {
+    Error::invalid_params().data(Value::String(message.into()))
+}
+
+/// -32603 with the reason.
+pub fn internal(message: impl Into<String>) -> Error {
+    Error::internal_error().data(Value::String(message.into()))
+}
+
+/// The protocol's "session not found".
+pub fn unknown_session(id: &str) -> Error {
+    agent_client_protocol::v1::schema::Error::session_not_found(id.to_string()).into()
+}
+
+/// A session that could not be set up: a missing key asks the client to authenticate (-32000,
+/// "authentication required"), anything else is an internal error with the reason. Either way
+/// the data is the host's message, configuration problems included.
+pub fn setup_error(e: SetupError) -> Error {
+    let text = e.to_string();
+    match &e {
+        SetupError::Model(failed) if failed.needs_key() => {
+            Error::auth_required().data(Value::String(text))
+        }
+        _ => internal(text),
+    }
+}

@@ -1,0 +1,107 @@
+//! Turns of the ACP agent: `session/prompt` (run by the host's turn runner, answered when the
+//! turn's updates are out) and `session/cancel`.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, StopReason as AcpStop};
+use agent_client_protocol::Error;
+use serde_json::Value;
+use tandem_ai::StopReason;
+use tandem_coding::agent_session::SessionError;
+
+use super::errors::{internal, invalid_params, reply, Responder};
+use super::live::AcpSession;
+use super::{prompt, AcpAgent};
+
+impl AcpAgent {
+    /// `session/prompt`: refused at once while the session runs a turn; otherwise the turn
+    /// runs in a task of its own (after the first turn's questions) and answers when it ends.
+    pub(super) fn prompt(self: Arc<Self>, request: PromptRequest, responder: Responder) {
+        let id = request.session_id.0.to_string();
+        let session = match self.get(&id) {
+            Ok(s) => s,
+            Err(e) => return reply::<()>(responder, Err(e)),
+        };
+        let prompt = match prompt::convert(&request.prompt, &session.cwd) {
+            Ok(p) => p,
+            Err(e) => return reply::<()>(responder, Err(invalid_params(e))),
+        };
+        if session.live.is_busy() {
+            return reply::<()>(responder, Err(busy(&id)));
+        }
+        session.cancelled.store(false, Ordering::Release);
+        session.workspace.begin_turn();
+        let before = {
+            let (agent, session) = (self.clone(), session.clone());
+            async move { agent.first_turn(&session).await }
+        };
+        let answered = session.clone();
+        let started = session
+            .live
+            .spawn_turn(prompt.text, prompt.images, before, move |result| {
+                let cancelled = answered.cancelled.load(Ordering::Acquire);
+                reply(responder, turn_answer(&answered, result, cancelled));
+            });
+        if started.is_err() {
+            // A prompt that slipped in since the check above: answered "busy" already.
+            tracing::warn!("session {id}: a second prompt was refused (busy)");
+        }
+    }
+
+    /// `session/cancel`.
+    pub(super) fn cancel(&self, id: &str) {
+        match self.get(id) {
+            Ok(session) => session.cancel(),
+            Err(_) => tracing::warn!("session/cancel for unknown session {id}; ignored"),
+        }
+    }
+}
+
+fn busy(id: &str) -> Error {
+    Error::invalid_request().data(Value::String(format!(
+        "session {id} is already running a prompt; send session/cancel or wait for its answer"
+    )))
+}
+
+/// The answer to a finished turn.
+fn turn_answer(
+    session: &AcpSession,
+    result: Result<(), SessionError>,
+    cancelled: bool,
+) -> Result<PromptResponse, Error> {
+    match result {
+        Ok(()) => {}
+        Err(SessionError::Busy) => return Err(busy(&session.id)),
+        Err(SessionError::Expansion(e)) => return Err(invalid_params(e)),
+        Err(e) => {
+            return Err(internal(format!(
+                "the turn ran but the session file could not be written: {e}"
+            )))
+        }
+    }
+    if cancelled {
+        return Ok(PromptResponse::new(AcpStop::Cancelled));
+    }
+    let Some(last) = session.session.last_assistant() else {
+        return Err(internal("the model gave no answer"));
+    };
+    let stop = match last.stop_reason {
+        StopReason::Stop | StopReason::ToolUse => AcpStop::EndTurn,
+        StopReason::Length => AcpStop::MaxTokens,
+        StopReason::Aborted => AcpStop::Cancelled,
+        StopReason::Error => {
+            let message = last
+                .error_message
+                .unwrap_or_else(|| "the model call failed".to_string());
+            if message.contains("stop_reason \"refusal\"")
+                || message.contains("stop_reason \"sensitive\"")
+            {
+                AcpStop::Refusal
+            } else {
+                return Err(internal(message));
+            }
+        }
+    };
+    Ok(PromptResponse::new(stop))
+}

@@ -1,0 +1,86 @@
+//! What a front door asks of a session, as plain data: [`SessionOptions`] (model, tools, prompts,
+//! trust — the options every front door shares, whether they came from the command line or an
+//! editor's configuration) and [`Origin`] (where the session's history comes from).
+
+use std::path::{Path, PathBuf};
+
+use tandem_ai::registry::AgentDir;
+use tandem_ai::ThinkingLevel;
+use tandem_coding::session;
+
+/// Which built-in tools the agent gets.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ToolSelection {
+    /// pi's default set: read, bash, edit, write.
+    #[default]
+    Default,
+    /// Exactly these (empty for `--no-tools`).
+    Only(Vec<String>),
+}
+
+/// The options of a session that do not depend on the front door. `tandem -p` takes them from
+/// its flags; `tandem lsp` and `tandem acp` from theirs, with the editor's configuration over
+/// them where it has a say (the model and thinking level).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionOptions {
+    /// The provider (`--provider`).
+    pub provider: Option<String>,
+    /// The model: `provider/id`, a bare id or a fuzzy pattern, optionally with `:thinking`.
+    pub model: Option<String>,
+    /// The thinking level.
+    pub thinking: Option<ThinkingLevel>,
+    /// A key for the chosen model's provider, kept for the session only.
+    pub api_key: Option<String>,
+    /// The built-in tools.
+    pub tools: ToolSelection,
+    /// Where session files are kept and looked up (default: the agent directory's folder for
+    /// the working directory).
+    pub session_dir: Option<PathBuf>,
+    /// Replaces the default system prompt.
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt, in order.
+    pub append_system_prompt: Vec<String>,
+    /// Skip AGENTS.md / CLAUDE.md.
+    pub no_context_files: bool,
+    /// This process's project-trust decision (`--approve` / `--no-approve`), over any saved one.
+    pub approve: Option<bool>,
+}
+
+impl SessionOptions {
+    /// The folder holding the session files of `cwd`.
+    pub fn session_dir(&self, agent_dir: &AgentDir, cwd: &Path) -> PathBuf {
+        self.session_dir
+            .clone()
+            .unwrap_or_else(|| session::default_session_dir(agent_dir, cwd))
+    }
+
+    /// Whether a model was asked for by name (then a folder trusted later keeps it).
+    pub fn names_model(&self) -> bool {
+        self.model.is_some() || self.provider.is_some()
+    }
+}
+
+/// Where a session's history comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A new session file (written after the first answer).
+    New,
+    /// Nothing written to disk.
+    InMemory,
+    /// The most recent session of the working directory, or a new one when there is none.
+    Continue,
+    /// This stored session file, continued in place.
+    Open(PathBuf),
+    /// A new session file copied from this one.
+    Fork(PathBuf),
+}
+
+impl Origin {
+    /// The stored file this origin reads, if any.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Origin::Open(path) | Origin::Fork(path) => Some(path),
+            Origin::New | Origin::InMemory | Origin::Continue => None,
+        }
+    }
+}

@@ -1,0 +1,627 @@
+//! Setting a session up, one way for every front door.
+//!
+//! The CLI, the language server and the ACP agent differ only in where files and consent come
+//! from (the [`Workspace`] they build), how bash is allowed, how a project-trust question is
+//! asked, and which extra MCP servers a client names. Everything else happens here, so
+//! `tandem -p`, `tandem lsp` and `tandem acp` agree on every default and report the same
+//! problems:
+//!
+//! 1. The front door decides the folder's trust as far as it can without asking
+//!    ([`decide_trust`], or the editor's say), and calls [`prepare`] with a [`SessionRequest`]:
+//!    settings loaded with that decision, the models and keys, the session's history opened
+//!    from its [`Origin`], and the model chosen with its key ([`choose_model`]). Nothing has
+//!    started yet: no usable model, an unreadable session file or no agent directory is a
+//!    [`SetupError`] naming what to fix.
+//! 2. It builds its workspace for the session's id and calls [`Prepared::start`]: the MCP
+//!    servers of the settings (plus the client's) start, then the resources, system prompt and
+//!    tools are assembled into an [`AgentSession`].
+//!
+//! Every non-fatal problem (a broken settings.json, models.json, auth.json or trust.json, an MCP
+//! server that did not start, a resource that did not load, a skipped session line, a model
+//! that could not be restored) is collected as one line in [`Started::problems`], for the front
+//! door to show its user. A folder trusted after its session was built (a question answered
+//! later) gets the project's configuration through [`apply_trust`], with the same assembly.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tandem_agent::{default_stream_fn, AgentTool};
+use tandem_ai::registry::{AgentDir, ModelRegistry};
+use tandem_ai::sync::lock;
+use tandem_ai::{Model, StreamOptions, ThinkingLevel};
+use tandem_coding::agent_session::{AgentSession, AgentSessionOptions, Reconfiguration};
+use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
+use tandem_coding::session::SessionManager;
+use tandem_coding::settings::{self, LoadedSettings};
+use tandem_coding::tools::{self, DEFAULT_TOOLS};
+use tandem_coding::trust::{self, ProtectedResources, TrustDecision, TrustInputs};
+use tandem_coding::{BashPolicy, ShellSettings, ToolEnv, Workspace};
+
+use super::models::{self, require_key, ModelDefaults, ModelError, ResumedSession};
+use super::options::{Origin, SessionOptions, ToolSelection};
+use crate::mcp::{connect_for_session, McpServerConfig, McpTools};
+
+/// Whether `cwd`'s protected project configuration may be used, as far as that can be decided
+/// without asking: `command_line` (`--approve` / `--no-approve`), the nearest decision in
+/// trust.json, then `defaultProjectTrust` of the agent directory's settings. `warn` hears a
+/// trust.json that cannot be read. Blocking (reads two small files).
+pub fn decide_trust(
+    agent_dir: &AgentDir,
+    cwd: &Path,
+    command_line: Option<bool>,
+    warn: &mut dyn FnMut(String),
+) -> TrustDecision {
+    // Only the agent directory's settings may say how untrusted folders are treated.
+    let global = settings::load(agent_dir.path(), cwd, false);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    trust::decide(
+        &TrustInputs {
+            dir: cwd,
+            agent_dir: agent_dir.path(),
+            command_line,
+            default: global.global.default_project_trust(),
+            home: home.as_deref(),
+        },
+        warn,
+    )
+}
+
+/// The model a session runs on, chosen and with its key found.
+#[derive(Debug, Clone)]
+pub struct ChosenModel {
+    /// The model.
+    pub model: Model,
+    /// Its thinking level (clamped to what it supports).
+    pub thinking_level: ThinkingLevel,
+    /// The key given with the options (`--api-key`), kept for the session; keys from auth.json,
+    /// the environment or models.json are looked up per call.
+    pub runtime_key: Option<String>,
+}
+
+/// Why no model could be chosen, with the configuration problems that may be the cause (a broken
+/// models.json or auth.json), so a broken file is never hidden behind "no key" or "not found".
+#[derive(Debug, thiserror::Error)]
+#[error("{error}{}", problems_text(.problems))]
+pub struct ModelSetupError {
+    /// What failed.
+    pub error: Box<ModelError>,
+    /// The registry's load problems, one line each.
+    pub problems: Vec<String>,
+}
+
+impl ModelSetupError {
+    /// Whether a key (or a provider with one) would fix it: what ACP calls "authentication
+    /// required" and the language server "no model".
+    pub fn needs_key(&self) -> bool {
+        matches!(*self.error, ModelError::Key(_) | ModelError::NoModels(_))
+    }
+}
+
+fn problems_text(problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("\nConfiguration problem: {p}"))
+        .collect()
+}
+
+/// Chooses the model for a session over `session`'s history (its last model when it has
+/// messages) and finds its key. No usable model, or a chosen model without a key, is a
+/// [`ModelSetupError`] naming what to set and any broken configuration file. `warn` hears notes
+/// such as a resumed model that no longer exists. May run a `!command` key (blocking).
+pub fn choose_model(
+    registry: &ModelRegistry,
+    options: &SessionOptions,
+    loaded: &LoadedSettings,
+    session: &SessionManager,
+    warn: &mut dyn FnMut(String),
+) -> Result<ChosenModel, ModelSetupError> {
+    // A session with messages keeps its model (model and thinking-level entries alone, as a
+    // new session records before its first message, do not count).
+    let context = session.build_context();
+    let resumed = (!context.messages.is_empty()).then(|| ResumedSession {
+        model: context.model.map(|m| (m.provider, m.model_id)),
+        thinking_level: Some(context.thinking_level),
+    });
+    let merged = &loaded.merged;
+    let defaults = ModelDefaults {
+        provider: merged.default_provider.clone(),
+        model: merged.default_model.clone(),
+        thinking_level: merged.default_thinking_level,
+    };
+    let failed = |error: ModelError| ModelSetupError {
+        error: Box::new(error),
+        problems: registry
+            .load_errors()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    };
+    let choice =
+        models::choose_model(registry, options, &defaults, resumed.as_ref()).map_err(failed)?;
+    for w in choice.warnings {
+        warn(w);
+    }
+    let key = require_key(registry, &choice.model, options.api_key.as_deref()).map_err(failed)?;
+    Ok(ChosenModel {
+        model: choice.model,
+        thinking_level: choice.thinking_level,
+        // Only an explicit key (`--api-key`) is fixed for the session. A key resolved from
+        // auth.json, the environment or models.json belongs to the first model's provider: it
+        // must not be sent to another provider after a model switch, so it is resolved per call.
+        runtime_key: key.and(options.api_key.clone()),
+    })
+}
+
+/// Switches `session` to `model` (the user's choice from the registry's list), refusing a model
+/// whose key is missing or cannot be read, as setup does. The thinking level is clamped to what
+/// the new model supports. May run a `!command` key (blocking).
+pub fn switch_model(
+    session: &AgentSession,
+    registry: &ModelRegistry,
+    model: Model,
+) -> Result<(), SetupError> {
+    require_key(registry, &model, None).map_err(|error| ModelSetupError {
+        error: Box::new(error),
+        problems: Vec::new(),
+    })?;
+    let failed = |e| SetupError::Build(anyhow::anyhow!("could not switch the model: {e}"));
+    let level = session.agent().with_state(|s| s.thinking_level);
+    let effective = model.effective_thinking(level);
+    session.set_model(model).map_err(failed)?;
+    if effective != level {
+        session.set_thinking_level(effective).map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// Why a session could not be set up. Each names what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// pi's agent directory cannot be found (no HOME, no PI_CODING_AGENT_DIR).
+    #[error("{0}")]
+    AgentDir(String),
+    /// The session's history could not be read (a file to open, fork or continue).
+    #[error("{0}")]
+    SessionFile(String),
+    /// No usable model.
+    #[error(transparent)]
+    Model(#[from] ModelSetupError),
+    /// The session could not be assembled (its first entries could not be recorded).
+    #[error("the session could not be set up: {0:#}")]
+    Build(anyhow::Error),
+}
+
+/// What a front door asks for.
+pub struct SessionRequest<'a> {
+    /// pi's agent directory.
+    pub agent_dir: AgentDir,
+    /// The working directory (absolute).
+    pub cwd: PathBuf,
+    /// Model, tools, prompts.
+    pub options: &'a SessionOptions,
+    /// Where the history comes from.
+    pub origin: Origin,
+    /// The folder's trust as far as the front door knows it; [`TrustDecision::Ask`] builds an
+    /// untrusted session whose question is the front door's to ask.
+    pub trust: TrustDecision,
+    /// Problems the front door found deciding trust (an unreadable trust.json).
+    pub trust_problems: Vec<String>,
+    /// A model to use as given instead of choosing one (the demo's scripted model).
+    pub model: Option<Model>,
+}
+
+/// A session decided but not started: no MCP server runs yet.
+pub struct Prepared {
+    agent_dir: AgentDir,
+    cwd: PathBuf,
+    options: SessionOptions,
+    settings: LoadedSettings,
+    registry: Arc<ModelRegistry>,
+    manager: SessionManager,
+    model: ChosenModel,
+    trusted: bool,
+    pending: Option<ProtectedResources>,
+    problems: Vec<String>,
+}
+
+/// Decides everything a session needs before anything starts (blocking: reads the
+/// configuration files, may run a `!command` key). See the module docs.
+pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {
+    let SessionRequest {
+        agent_dir,
+        cwd,
+        options,
+        origin,
+        trust,
+        trust_problems,
+        model,
+    } = request;
+    let mut problems = trust_problems;
+    let (trusted, pending) = match trust {
+        TrustDecision::Decided { trusted, .. } => (trusted, None),
+        TrustDecision::Ask(resources) => (false, Some(resources)),
+    };
+    let loaded = settings::load(agent_dir.path(), &cwd, trusted);
+    problems.extend(loaded.errors.iter().map(ToString::to_string));
+    let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
+    let manager = open_history(&origin, options, &agent_dir, &cwd)?;
+    let model = match model {
+        Some(model) => ChosenModel {
+            thinking_level: model.effective_thinking(options.thinking.unwrap_or_default()),
+            model,
+            runtime_key: None,
+        },
+        // A failure names the broken configuration files: the registry's, and those found so
+        // far (a settings.json that did not load may be why the wrong model was chosen).
+        None => {
+            let chosen = choose_model(&registry, options, &loaded, &manager, &mut |w| {
+                problems.push(w)
+            });
+            chosen.map_err(|mut e| {
+                e.problems.splice(0..0, problems.iter().cloned());
+                e
+            })?
+        }
+    };
+    problems.extend(registry.load_errors().iter().map(ToString::to_string));
+    if let Some(path) = manager.session_file() {
+        for skipped in &manager.load_report().skipped {
+            problems.push(format!(
+                "{}: line {} was skipped ({})",
+                path.display(),
+                skipped.line,
+                skipped.reason
+            ));
+        }
+    }
+    Ok(Prepared {
+        agent_dir,
+        cwd,
+        options: options.clone(),
+        settings: loaded,
+        registry,
+        manager,
+        model,
+        trusted,
+        pending,
+        problems,
+    })
+}
+
+/// Opens the session's history as `origin` says.
+fn open_history(
+    origin: &Origin,
+    options: &SessionOptions,
+    agent_dir: &AgentDir,
+    cwd: &Path,
+) -> Result<SessionManager, SetupError> {
+    let dir = options.session_dir(agent_dir, cwd);
+    let failed = |e: tandem_coding::session::SessionError| SetupError::SessionFile(e.to_string());
+    Ok(match origin {
+        Origin::New => SessionManager::create(cwd, &dir),
+        Origin::InMemory => SessionManager::in_memory(cwd),
+        Origin::Continue => SessionManager::continue_recent(cwd, &dir).map_err(|e| {
+            SetupError::SessionFile(format!(
+                "could not continue the latest session in {}: {e}",
+                dir.display()
+            ))
+        })?,
+        Origin::Open(path) => SessionManager::open(path).map_err(failed)?,
+        Origin::Fork(path) => SessionManager::fork_from(path, cwd, &dir).map_err(failed)?,
+    })
+}
+
+/// A session set up, with what its front door keeps beside it.
+pub struct Started {
+    /// The session.
+    pub session: AgentSession,
+    /// Its MCP servers (stop them with `shutdown` when the session ends).
+    pub mcp: McpTools,
+    /// The models and keys it was set up with (for model switches).
+    pub registry: Arc<ModelRegistry>,
+    /// Whether the project's configuration is in use.
+    pub trusted: bool,
+    /// The folder's trust question, when it must still be asked.
+    pub pending: Option<ProtectedResources>,
+    /// Problems and notes for the user, one line each (see the module docs).
+    pub problems: Vec<String>,
+}
+
+impl Prepared {
+    /// The id of the session that will be started.
+    pub fn session_id(&self) -> &str {
+        self.manager.session_id()
+    }
+
+    /// Starts the MCP servers of the settings and `servers` (a client's), then builds the
+    /// session over `workspace`; the servers are stopped again when the build fails.
+    pub async fn start(
+        self,
+        workspace: Arc<dyn Workspace>,
+        bash_policy: BashPolicy,
+        servers: &[McpServerConfig],
+    ) -> Result<Started, SetupError> {
+        let mcp = connect_for_session(&self.settings, servers, &self.cwd).await;
+        let tools = mcp.tools();
+        let built =
+            tokio::task::spawn_blocking(move || self.build_with(workspace, bash_policy, tools))
+                .await
+                .map_err(|e| SetupError::Build(anyhow::anyhow!("the setup task failed: {e}")));
+        match built {
+            Ok(Ok(mut started)) => {
+                started.problems.extend(mcp.warnings().iter().cloned());
+                started.mcp = mcp;
+                Ok(started)
+            }
+            Ok(Err(e)) | Err(e) => {
+                mcp.shutdown().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Builds the session without MCP servers (blocking; the demo's in-process run).
+    pub fn build(
+        self,
+        workspace: Arc<dyn Workspace>,
+        bash_policy: BashPolicy,
+    ) -> Result<Started, SetupError> {
+        self.build_with(workspace, bash_policy, Vec::new())
+    }
+
+    fn build_with(
+        self,
+        workspace: Arc<dyn Workspace>,
+        bash_policy: BashPolicy,
+        extra_tools: Vec<Arc<dyn AgentTool>>,
+    ) -> Result<Started, SetupError> {
+        let Prepared {
+            agent_dir,
+            cwd,
+            options,
+            settings: loaded,
+            registry,
+            manager,
+            model,
+            trusted,
+            pending,
+            mut problems,
+        } = self;
+        let parts = assemble(
+            &Project {
+                agent_dir: &agent_dir,
+                settings: &loaded,
+                cwd: &cwd,
+                options: &options,
+                workspace,
+                bash_policy,
+            },
+            extra_tools,
+            &mut problems,
+        );
+        let session = AgentSession::new(AgentSessionOptions {
+            cwd: cwd.clone(),
+            model: model.model,
+            thinking_level: model.thinking_level,
+            tools: parts.tools,
+            system_prompt: parts.system_prompt,
+            session: manager,
+            settings: loaded.merged.clone(),
+            resources: Some(parts.resources),
+            registry: Some(registry.clone()),
+            runtime_api_key: model.runtime_key,
+            stream_fn: default_stream_fn(),
+            stream_options: StreamOptions::default(),
+        })
+        .map_err(|e| SetupError::Build(e.into()))?;
+        Ok(Started {
+            session,
+            mcp: McpTools::default(),
+            registry,
+            trusted,
+            pending,
+            problems,
+        })
+    }
+}
+
+/// What a folder trusted after its session was built needs: the session's own setup.
+pub struct TrustLater<'a> {
+    /// pi's agent directory.
+    pub agent_dir: &'a AgentDir,
+    /// The session's working directory.
+    pub cwd: &'a Path,
+    /// The options the session was set up with.
+    pub options: &'a SessionOptions,
+    /// The session's workspace.
+    pub workspace: Arc<dyn Workspace>,
+    /// The bash policy the session was built with.
+    pub bash_policy: BashPolicy,
+    /// The client's MCP servers, started again with the project's.
+    pub servers: &'a [McpServerConfig],
+}
+
+/// Gives `session` (built untrusted while its folder's trust was pending) the project's
+/// configuration now that the folder is trusted: settings, resources, system prompt, MCP servers
+/// and tools, and — for a session without messages whose model was not asked for by name — the
+/// model the new settings choose. Returns the new MCP servers (the caller keeps them and stops
+/// the old ones) and the problems found. Refused while the session runs.
+pub async fn apply_trust(
+    session: Arc<AgentSession>,
+    later: TrustLater<'_>,
+) -> anyhow::Result<(McpTools, Vec<String>)> {
+    let loaded = {
+        let (dir, cwd) = (later.agent_dir.clone(), later.cwd.to_path_buf());
+        tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, true)).await?
+    };
+    let mcp = connect_for_session(&loaded, later.servers, later.cwd).await;
+    let problems = Arc::new(Mutex::new(
+        loaded
+            .errors
+            .iter()
+            .map(ToString::to_string)
+            .chain(mcp.warnings().iter().cloned())
+            .collect::<Vec<_>>(),
+    ));
+    let applied = {
+        let tools = mcp.tools();
+        let (agent_dir, cwd, options) = (
+            later.agent_dir.clone(),
+            later.cwd.to_path_buf(),
+            later.options.clone(),
+        );
+        let (workspace, bash_policy, problems) =
+            (later.workspace, later.bash_policy, problems.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut found = Vec::new();
+            let registry = ModelRegistry::load(agent_dir.clone());
+            let result = reconfigure(
+                &session,
+                &Project {
+                    agent_dir: &agent_dir,
+                    settings: &loaded,
+                    cwd: &cwd,
+                    options: &options,
+                    workspace,
+                    bash_policy,
+                },
+                &registry,
+                tools,
+                &mut found,
+            );
+            lock(&problems).extend(found);
+            result
+        })
+        .await
+    };
+    match applied {
+        Ok(Ok(())) => {
+            let problems = std::mem::take(&mut *lock(&problems));
+            Ok((mcp, problems))
+        }
+        Ok(Err(e)) => {
+            mcp.shutdown().await;
+            Err(e)
+        }
+        Err(e) => {
+            mcp.shutdown().await;
+            Err(e.into())
+        }
+    }
+}
+
+/// What the project contributes to a session.
+struct Project<'a> {
+    agent_dir: &'a AgentDir,
+    settings: &'a LoadedSettings,
+    cwd: &'a Path,
+    options: &'a SessionOptions,
+    workspace: Arc<dyn Workspace>,
+    bash_policy: BashPolicy,
+}
+
+fn reconfigure(
+    session: &AgentSession,
+    project: &Project<'_>,
+    registry: &ModelRegistry,
+    extra_tools: Vec<Arc<dyn AgentTool>>,
+    problems: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let fresh = session.agent().with_state(|s| s.messages.is_empty());
+    let model = if fresh && !project.options.names_model() {
+        let chosen = session.with_session(|manager| {
+            choose_model(
+                registry,
+                project.options,
+                project.settings,
+                manager,
+                &mut |w| problems.push(w),
+            )
+        })?;
+        let current = session
+            .agent()
+            .with_state(|s| (s.model.clone(), s.thinking_level));
+        let same = current.0.provider == chosen.model.provider
+            && current.0.id == chosen.model.id
+            && current.1 == chosen.thinking_level;
+        (!same).then_some((chosen.model, chosen.thinking_level))
+    } else {
+        None
+    };
+    let parts = assemble(project, extra_tools, problems);
+    session.reconfigure(Reconfiguration {
+        settings: project.settings.merged.clone(),
+        resources: Some(parts.resources),
+        system_prompt: parts.system_prompt,
+        tools: parts.tools,
+        model,
+    })?;
+    Ok(())
+}
+
+/// Resources, tools and system prompt, assembled the same way for a new session and a
+/// reconfigured one.
+struct Parts {
+    resources: Arc<Resources>,
+    tools: Vec<Arc<dyn AgentTool>>,
+    system_prompt: String,
+}
+
+fn assemble(
+    project: &Project<'_>,
+    extra_tools: Vec<Arc<dyn AgentTool>>,
+    problems: &mut Vec<String>,
+) -> Parts {
+    let Project {
+        agent_dir,
+        settings: loaded,
+        cwd,
+        options,
+        workspace,
+        bash_policy,
+    } = project;
+    let merged = &loaded.merged;
+    let resources = Resources::load(
+        agent_dir.path(),
+        cwd,
+        loaded,
+        &ResourceOptions {
+            no_context_files: options.no_context_files,
+            system_prompt: options.system_prompt.clone(),
+            append_system_prompt: (!options.append_system_prompt.is_empty())
+                .then(|| options.append_system_prompt.join("\n\n")),
+            ..ResourceOptions::default()
+        },
+    );
+    problems.extend(resources.diagnostics.iter().map(ToString::to_string));
+    let env = Arc::new(
+        ToolEnv::new(workspace.clone(), *cwd).with_shell(ShellSettings {
+            shell: merged.shell_path.clone().map(PathBuf::from),
+            command_prefix: merged.shell_command_prefix.clone(),
+            policy: *bash_policy,
+        }),
+    );
+    let mut tool_names: Vec<String> = match &options.tools {
+        ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
+        ToolSelection::Only(names) => names.clone(),
+    };
+    let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
+    let mut tools = tools::tools(&env, &name_refs);
+    for tool in extra_tools {
+        if tool_names.iter().any(|n| n == tool.name()) {
+            problems.push(format!(
+                "the tool `{}` is already defined; the second one was left out",
+                tool.name()
+            ));
+            continue;
+        }
+        tool_names.push(tool.name().to_string());
+        tools.push(tool);
+    }
+    let system_prompt = resources.system_prompt_for(&tool_names, &today_utc());
+    Parts {
+        resources: Arc::new(resources),
+        tools,
+        system_prompt,
+    }
+}

@@ -1,0 +1,187 @@
+//! A live session: the [`AgentSession`], the pump forwarding its events ([`super::pump`]), and
+//! the turn runner every front door uses.
+//!
+//! One turn at a time: [`Live::turn`] refuses a second while one runs (the front door queues the
+//! text as steering or a follow-up instead, or answers "busy"). A turn's answer waits until the
+//! pump has delivered the end of its run, so a client never sees the answer before the events.
+//! A prompt that fails without the session reporting it (it could not start; its session file
+//! could not be written) is added to the stream as a [`Failure`]. A steering or follow-up message
+//! that arrives while a run is ending (after its last look at the queues) would wait for the
+//! next prompt: the turn runs it at once ([`AgentSession::run_late_messages`]).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tandem_ai::ImageContent;
+use tandem_coding::agent_session::{AgentSession, SessionError};
+use tokio::sync::{mpsc, watch};
+
+use super::pump::{pump, Batching, Failure, PumpInput, Translate, Transport};
+
+/// A prompt refused because a turn is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a turn is already running")]
+pub struct Busy;
+
+/// A live session; see the module docs.
+pub struct Live {
+    session: Arc<AgentSession>,
+    busy: watch::Sender<bool>,
+    settled: watch::Receiver<u64>,
+    failures: mpsc::UnboundedSender<Failure>,
+}
+
+impl Live {
+    /// Wraps `session` and starts forwarding its events through `translator` to `transport`.
+    /// Must be called inside the runtime.
+    pub fn start<T, S>(
+        session: AgentSession,
+        translator: T,
+        transport: S,
+        batching: Batching,
+    ) -> Arc<Live>
+    where
+        T: Translate,
+        S: Transport<T::Out>,
+    {
+        let (settled_tx, settled) = watch::channel(0u64);
+        let (failures, failed) = mpsc::unbounded_channel();
+        let input = PumpInput {
+            events: session.subscribe(),
+            failures: failed,
+        };
+        tokio::spawn(pump(input, translator, transport, batching, settled_tx));
+        Arc::new(Live {
+            session: Arc::new(session),
+            busy: watch::channel(false).0,
+            settled,
+            failures,
+        })
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Arc<AgentSession> {
+        &self.session
+    }
+
+    /// Whether a turn is running.
+    pub fn is_busy(&self) -> bool {
+        *self.busy.borrow()
+    }
+
+    /// Marks a turn as running; `Err(Busy)` when one already is.
+    fn claim(&self) -> Result<(), Busy> {
+        let mut claimed = false;
+        self.busy.send_if_modified(|busy| {
+            claimed = !*busy;
+            *busy = true;
+            claimed
+        });
+        if claimed {
+            Ok(())
+        } else {
+            Err(Busy)
+        }
+    }
+
+    fn release(&self) {
+        self.busy.send_replace(false);
+    }
+
+    /// Runs one turn in the calling task: `before` first (a trust question, say), then the
+    /// prompt, then waits until the pump has delivered its end. Returns the prompt's result once
+    /// the turn no longer counts as running (a client told the answer may send the next prompt
+    /// at once). `Err(Busy)` at once when a turn is running. Late messages are run by
+    /// [`Live::spawn_turn`]; a caller awaiting turns itself calls [`Live::run_late_messages`].
+    pub async fn turn(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        before: impl Future<Output = ()>,
+    ) -> Result<Result<(), SessionError>, Busy> {
+        self.claim()?;
+        Ok(self.run_claimed(text, images, before).await)
+    }
+
+    /// Starts a turn in a task of its own (as [`Live::turn`]), hands its result to `answer`,
+    /// then runs any late messages. When a turn is running, `answer` hears
+    /// [`SessionError::Busy`] at once and the result is `Err(Busy)`.
+    pub fn spawn_turn(
+        self: &Arc<Self>,
+        text: String,
+        images: Vec<ImageContent>,
+        before: impl Future<Output = ()> + Send + 'static,
+        answer: impl FnOnce(Result<(), SessionError>) + Send + 'static,
+    ) -> Result<(), Busy> {
+        if let Err(busy) = self.claim() {
+            answer(Err(SessionError::Busy));
+            return Err(busy);
+        }
+        let live = self.clone();
+        tokio::spawn(async move {
+            let result = live.run_claimed(&text, images, before).await;
+            answer(result);
+            live.run_late_messages().await;
+        });
+        Ok(())
+    }
+
+    /// The turn itself, once claimed; releases the claim at the end.
+    async fn run_claimed(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        before: impl Future<Output = ()>,
+    ) -> Result<(), SessionError> {
+        before.await;
+        let seen = *self.settled.borrow();
+        let result = self.session.prompt(text, images).await;
+        if let Err(e) = &result {
+            tracing::warn!("the prompt failed: {e}");
+            // A persistence failure comes after the session's own `agent_settled`; anything
+            // else happened before the run started, so the failure ends it.
+            let _ = self.failures.send(Failure {
+                message: format!("the prompt failed: {e}"),
+                settles: !matches!(e, SessionError::Persistence(_)),
+            });
+        }
+        self.delivered(seen).await;
+        self.release();
+        result
+    }
+
+    /// Runs steering or follow-up messages that arrived while the last run was ending.
+    pub async fn run_late_messages(&self) {
+        while self.session.has_late_messages() && self.claim().is_ok() {
+            let seen = *self.settled.borrow();
+            let ran = self.session.run_late_messages().await;
+            match ran {
+                Ok(true) => self.delivered(seen).await,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!("the queued messages failed: {e}");
+                    let _ = self.failures.send(Failure {
+                        message: format!("the queued messages failed: {e}"),
+                        settles: false,
+                    });
+                }
+            }
+            self.release();
+        }
+    }
+
+    /// Waits until the pump has delivered a run's end after `seen`.
+    async fn delivered(&self, seen: u64) {
+        let mut settled = self.settled.clone();
+        let _ = settled.wait_for(|n| *n > seen).await;
+    }
+
+    /// Waits up to `limit` until no turn runs (its events delivered); whether it got there.
+    pub async fn idle(&self, limit: Duration) -> bool {
+        let mut busy = self.busy.subscribe();
+        tokio::time::timeout(limit, busy.wait_for(|b| !*b))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+}
