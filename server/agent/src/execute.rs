@@ -208,10 +208,7 @@ async fn run_call(
         cancel: cancel.child_token(),
         updates: ToolUpdates::new(index, updates),
     };
-    let execution = AssertUnwindSafe(
-        crate::tool::CURRENT_CALL.scope(call.id.clone(), tool.execute(invocation)),
-    )
-    .catch_unwind();
+    let execution = AssertUnwindSafe(tool.execute(invocation)).catch_unwind();
     tokio::pin!(execution);
     let outcome = tokio::select! {
         outcome = &mut execution => outcome,

@@ -29,6 +29,6 @@ pub use queue::{PendingQueue, QueueMode};
 pub use run::{run_agent_loop, run_agent_loop_continue, LoopError};
 pub use tandem_ai as ai;
 pub use tool::{
-    current_tool_call_id, tool_definition, AgentTool, BoxFuture, ExecutionMode, ToolError,
-    ToolInvocation, ToolOutput, ToolUpdates,
+    tool_definition, AgentTool, BoxFuture, ExecutionMode, ToolError, ToolInvocation, ToolOutput,
+    ToolUpdates,
 };

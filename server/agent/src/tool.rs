@@ -144,18 +144,6 @@ pub struct ToolInvocation {
     pub updates: ToolUpdates,
 }
 
-tokio::task_local! {
-    /// The id of the tool call whose `execute` is running (see [`current_tool_call_id`]).
-    pub(crate) static CURRENT_CALL: String;
-}
-
-/// The id of the model's tool call being executed, when called from inside a tool's `execute`
-/// (also from what it awaits: a workspace asking the user can name the call it asks for). `None`
-/// outside a tool call.
-pub fn current_tool_call_id() -> Option<String> {
-    CURRENT_CALL.try_with(Clone::clone).ok()
-}
-
 /// A tool the agent can call.
 pub trait AgentTool: Send + Sync {
     /// Name the model calls it by.

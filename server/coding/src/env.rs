@@ -9,9 +9,12 @@ use tandem_ai::sync::lock;
 
 use tandem_agent::ToolError;
 
+use crate::calls::{CallRecords, ProposedChange};
 use crate::mutation::FileMutationQueue;
 use crate::paths::{self, Access, ResolvedPath};
-use crate::workspace::{PermissionDecision, PermissionRequest, Workspace};
+use crate::workspace::{
+    ChangeOutcome, FileChange, PermissionDecision, PermissionRequest, Workspace, WorkspaceError,
+};
 
 /// Whether shell commands need the user's consent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,6 +49,8 @@ pub struct ToolEnv {
     pub mutations: FileMutationQueue,
     /// Shell settings.
     pub shell: ShellSettings,
+    /// What each call did (the session's records).
+    pub calls: Arc<CallRecords>,
     bash_always: AtomicBool,
     outside_always: Mutex<BTreeSet<PathBuf>>,
 }
@@ -68,6 +73,7 @@ impl ToolEnv {
             cwd: cwd.into(),
             mutations: FileMutationQueue::new(),
             shell: ShellSettings::default(),
+            calls: Arc::new(CallRecords::new()),
             bash_always: AtomicBool::new(false),
             outside_always: Mutex::new(BTreeSet::new()),
         }
@@ -79,13 +85,36 @@ impl ToolEnv {
         self
     }
 
+    /// Recording into `calls` (the session's records, see [`crate::agent_session::AgentSession::calls`]).
+    pub fn with_calls(mut self, calls: Arc<CallRecords>) -> Self {
+        self.calls = calls;
+        self
+    }
+
+    /// Records call `call`'s change and proposes it to the workspace.
+    pub async fn propose(
+        &self,
+        call: &str,
+        change: FileChange,
+    ) -> Result<ChangeOutcome, WorkspaceError> {
+        self.calls
+            .propose(call, ProposedChange::new(&change, &self.cwd));
+        self.workspace.propose(call, change).await
+    }
+
     /// Resolves a path argument (`@` prefix, `~`, relative to the working directory). A path
     /// holding NUL or another control character is refused. A path outside the workspace roots
     /// (every symlink followed, dangling ones included) needs the user's permission, and so does
     /// a write to a file that makes tools run code ([`paths::protected_reason`]) whatever the
     /// edit mode; a refusal is a tool error. After any question the path is resolved again: one
     /// that leads elsewhere now is an error, never used.
-    pub async fn resolve(&self, raw: &str, access: Access) -> Result<ResolvedPath, ToolError> {
+    /// `call` is the call the path is for (a question names it).
+    pub async fn resolve(
+        &self,
+        call: &str,
+        raw: &str,
+        access: Access,
+    ) -> Result<ResolvedPath, ToolError> {
         let roots = self.workspace.roots();
         let resolved =
             paths::resolve(raw, &self.cwd, roots).map_err(|e| ToolError::new(e.to_string()))?;
@@ -95,7 +124,7 @@ impl ToolEnv {
                 path: resolved.real.clone(),
                 write: access == Access::Write,
             };
-            match self.workspace.ask_permission(request).await {
+            match self.workspace.ask_permission(call, request).await {
                 PermissionDecision::AllowOnce => {}
                 PermissionDecision::AllowAlways => {
                     lock(&self.outside_always).insert(resolved.real.clone());
@@ -117,7 +146,7 @@ impl ToolEnv {
                     risk: risk.to_string(),
                 };
                 if let PermissionDecision::Reject { reason } =
-                    self.workspace.ask_permission(request).await
+                    self.workspace.ask_permission(call, request).await
                 {
                     return Err(ToolError::new(format!(
                         "Writing {} was refused{}: {risk}",
@@ -139,8 +168,9 @@ impl ToolEnv {
         always.iter().any(|p| real.starts_with(p))
     }
 
-    /// Checks that `command` may run in `cwd` under the bash policy, asking when needed.
-    pub async fn check_bash(&self, command: &str, cwd: &Path) -> Result<(), ToolError> {
+    /// Checks that call `call`'s `command` may run in `cwd` under the bash policy, asking when
+    /// needed.
+    pub async fn check_bash(&self, call: &str, command: &str, cwd: &Path) -> Result<(), ToolError> {
         match self.shell.policy {
             BashPolicy::Allow => Ok(()),
             BashPolicy::Deny => Err(ToolError::new(
@@ -152,7 +182,7 @@ impl ToolEnv {
                     command: command.to_string(),
                     cwd: cwd.to_path_buf(),
                 };
-                match self.workspace.ask_permission(request).await {
+                match self.workspace.ask_permission(call, request).await {
                     PermissionDecision::AllowOnce => Ok(()),
                     PermissionDecision::AllowAlways => {
                         self.bash_always.store(true, Ordering::SeqCst);

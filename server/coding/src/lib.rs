@@ -4,6 +4,7 @@
 //! It knows nothing of LSP or ACP: it reaches the editor only through the `Workspace` trait.
 
 pub mod agent_session;
+pub mod calls;
 pub mod compaction;
 pub mod env;
 pub mod messages;

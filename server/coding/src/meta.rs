@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::paths;
+use crate::tools::args::ToolArgs;
 
 /// The kind of a tool call (ACP's set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,10 +54,6 @@ pub struct ToolCallInfo {
     pub locations: Vec<ToolLocation>,
 }
 
-fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
 /// Shortens `text` to `max` characters with an ellipsis.
 fn short(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or("");
@@ -67,9 +64,16 @@ fn short(text: &str, max: usize) -> String {
     out
 }
 
-/// Describes a call of `tool` with `args` (which may be partial while they stream).
+/// Describes a call of `tool` with `args`, read as the tool reads them ([`ToolArgs`]); arguments
+/// that do not fit (still streaming, or wrong) give the tool's generic title.
 pub fn describe_tool_call(tool: &str, args: &Value, cwd: &Path) -> ToolCallInfo {
-    let path_arg = str_arg(args, "path");
+    let parsed = ToolArgs::parse(tool, args).and_then(Result::ok);
+    // Tools that are not built in (an MCP server's) may still name a file.
+    let path_arg = match &parsed {
+        Some(parsed) => parsed.path(),
+        None => args.get("path").and_then(Value::as_str),
+    }
+    .filter(|p| !p.is_empty());
     let location = |line: Option<u64>| {
         path_arg
             .map(|p| {
@@ -88,66 +92,61 @@ pub fn describe_tool_call(tool: &str, args: &Value, cwd: &Path) -> ToolCallInfo 
             })
             .unwrap_or_else(|| default.to_string())
     };
-    match tool {
-        "read" => {
-            let offset = args.get("offset").and_then(Value::as_u64);
-            let limit = args.get("limit").and_then(Value::as_u64);
+    let info = |title: String, kind: ToolKind, locations: Vec<ToolLocation>| ToolCallInfo {
+        title,
+        kind,
+        locations,
+    };
+    match (tool, &parsed) {
+        (_, Some(ToolArgs::Read(a))) => {
+            let (offset, limit) = (a.offset.map(|o| o as u64), a.limit.map(|l| l as u64));
             let range = match (offset, limit) {
                 (Some(o), Some(l)) => format!(" (lines {o}-{})", o + l.saturating_sub(1)),
                 (Some(o), None) => format!(" (from line {o})"),
                 (None, Some(l)) => format!(" (first {l} lines)"),
                 (None, None) => String::new(),
             };
-            ToolCallInfo {
-                title: format!("Read {}{range}", shown("file")),
-                kind: ToolKind::Read,
-                locations: location(offset.or(Some(1))),
-            }
+            info(
+                format!("Read {}{range}", shown("file")),
+                ToolKind::Read,
+                location(offset.or(Some(1))),
+            )
         }
-        "write" => ToolCallInfo {
-            title: format!("Write {}", shown("file")),
-            kind: ToolKind::Edit,
-            locations: location(None),
-        },
-        "edit" => ToolCallInfo {
-            title: format!("Edit {}", shown("file")),
-            kind: ToolKind::Edit,
-            locations: location(None),
-        },
-        "bash" => ToolCallInfo {
-            title: match str_arg(args, "command") {
-                Some(c) => format!("Run `{}`", short(c, 80)),
-                None => "Run a command".to_string(),
-            },
-            kind: ToolKind::Execute,
-            locations: Vec::new(),
-        },
-        "grep" => ToolCallInfo {
-            title: match str_arg(args, "pattern") {
-                Some(p) => format!("Search for `{}` in {}", short(p, 60), shown(".")),
-                None => "Search".to_string(),
-            },
-            kind: ToolKind::Search,
-            locations: location(None),
-        },
-        "find" => ToolCallInfo {
-            title: match str_arg(args, "pattern") {
-                Some(p) => format!("Find `{}` in {}", short(p, 60), shown(".")),
-                None => "Find files".to_string(),
-            },
-            kind: ToolKind::Search,
-            locations: location(None),
-        },
-        "ls" => ToolCallInfo {
-            title: format!("List {}", shown(".")),
-            kind: ToolKind::Read,
-            locations: location(None),
-        },
-        other => ToolCallInfo {
-            title: other.to_string(),
-            kind: ToolKind::Other,
-            locations: location(None),
-        },
+        (_, Some(ToolArgs::Write(_))) | ("write", None) => info(
+            format!("Write {}", shown("file")),
+            ToolKind::Edit,
+            location(None),
+        ),
+        (_, Some(ToolArgs::Edit(_))) | ("edit", None) => info(
+            format!("Edit {}", shown("file")),
+            ToolKind::Edit,
+            location(None),
+        ),
+        (_, Some(ToolArgs::Bash(a))) => info(
+            format!("Run `{}`", short(&a.command, 80)),
+            ToolKind::Execute,
+            Vec::new(),
+        ),
+        ("bash", None) => info("Run a command".into(), ToolKind::Execute, Vec::new()),
+        (_, Some(ToolArgs::Grep(a))) => info(
+            format!("Search for `{}` in {}", short(&a.pattern, 60), shown(".")),
+            ToolKind::Search,
+            location(None),
+        ),
+        ("grep", None) => info("Search".into(), ToolKind::Search, location(None)),
+        (_, Some(ToolArgs::Find(a))) => info(
+            format!("Find `{}` in {}", short(&a.pattern, 60), shown(".")),
+            ToolKind::Search,
+            location(None),
+        ),
+        ("find", None) => info("Find files".into(), ToolKind::Search, location(None)),
+        (_, Some(ToolArgs::Ls(_))) | ("ls", None) => info(
+            format!("List {}", shown(".")),
+            ToolKind::Read,
+            location(None),
+        ),
+        ("read", None) => info("Read file".into(), ToolKind::Read, location(Some(1))),
+        (other, None) => info(other.to_string(), ToolKind::Other, location(None)),
     }
 }
 
@@ -181,6 +180,15 @@ mod tests {
         assert_eq!(
             describe_tool_call("mcp_x", &json!({}), cwd).kind,
             ToolKind::Other
+        );
+        // Arguments that do not fit (still streaming) give the generic title.
+        assert_eq!(
+            describe_tool_call("edit", &Value::Null, cwd).title,
+            "Edit file"
+        );
+        assert_eq!(
+            describe_tool_call("bash", &json!({"timeout": 3}), cwd).title,
+            "Run a command"
         );
     }
 }

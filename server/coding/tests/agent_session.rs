@@ -68,6 +68,7 @@ fn session(f: &Fixture, manager: SessionManager, model: Model, settings: Setting
         runtime_api_key: None,
         stream_fn: default_stream_fn(),
         stream_options: StreamOptions::default(),
+        calls: env.calls.clone(),
     })
     .expect("session")
 }

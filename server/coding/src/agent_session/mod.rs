@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, SessionEvent};
 
+use crate::calls::CallRecords;
 use crate::compaction::{self, CompactionOptions, CompactionSettings};
 use crate::resources::Resources;
 use crate::retry::{self, RetryPolicy};
@@ -76,6 +77,9 @@ pub struct AgentSessionOptions {
     pub stream_fn: StreamFn,
     /// Options template for model calls.
     pub stream_options: StreamOptions,
+    /// Where the tools record what each call did (the same records as their
+    /// [`crate::ToolEnv::calls`]).
+    pub calls: Arc<CallRecords>,
 }
 
 struct Shared {
@@ -124,6 +128,7 @@ pub struct AgentSession {
     registry: Option<Arc<ModelRegistry>>,
     /// Cancels retry waits and compactions of the current prompt.
     run_cancel: Mutex<CancellationToken>,
+    calls: Arc<CallRecords>,
 }
 
 /// What to do after a run.
@@ -201,7 +206,14 @@ impl AgentSession {
             runtime_api_key: options.runtime_api_key,
             registry: options.registry,
             run_cancel: Mutex::new(CancellationToken::new()),
+            calls: options.calls,
         })
+    }
+
+    /// What the calls of the current run did ([`CallRecords`]): a front door takes a call's
+    /// record when it shows the call's end.
+    pub fn calls(&self) -> &Arc<CallRecords> {
+        &self.calls
     }
 
     /// Every event from now on, in order.
@@ -277,6 +289,10 @@ impl AgentSession {
     /// `agent_settled`. Refused while a run is active (steer or follow up instead).
     pub async fn prompt(&self, text: &str, images: Vec<ImageContent>) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
+        // Call ids may repeat across runs; the last run's records were shown by now.
+        if !self.agent.is_running() {
+            self.calls.clear();
+        }
         let message = user_message(&expanded, images);
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();

@@ -15,6 +15,7 @@ use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput, 
 use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 
+use super::args::{parse, BashArgs};
 use super::process::{
     resolve_shell, terminated_by_signal, GroupProcess, OutputCapture, ProcessEvent, Snapshot,
 };
@@ -95,17 +96,16 @@ enum Ending {
 const REMOTE_OUTPUT_LIMIT: usize = 1024 * 1024;
 
 async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-    let command = call
-        .args
-        .get("command")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::new("bash needs a `command` string argument"))?;
-    let timeout_secs = call.args.get("timeout").and_then(Value::as_f64);
+    let BashArgs {
+        command,
+        timeout: timeout_secs,
+    } = parse("bash", call.args.clone())?;
+    let command = command.as_str();
     // The user may take a while to answer; an abort meanwhile ends the call.
     tokio::select! {
         biased;
         _ = call.cancel.cancelled() => return Err(ToolError::new("Command aborted")),
-        consent = env.check_bash(command, &env.cwd) => consent?,
+        consent = env.check_bash(&call.call_id, command, &env.cwd) => consent?,
     }
     if call.cancel.is_cancelled() {
         return Err(ToolError::new("Command aborted"));
@@ -121,12 +121,6 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
         Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
         _ => command.to_string(),
     };
-    let mut process = GroupProcess::spawn(&shell, &script, &env.cwd).map_err(|e| {
-        ToolError::new(format!(
-            "Could not start the shell {}: {e}",
-            shell.display()
-        ))
-    })?;
     let timeout = timeout_secs
         .filter(|t| *t > 0.0)
         .and_then(|t| Duration::try_from_secs_f64(t).ok());
@@ -137,9 +131,19 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
         timeout,
         output_limit: REMOTE_OUTPUT_LIMIT,
     };
-    if let Some(remote) = env.workspace.run_command(request, call.cancel.clone()) {
+    if let Some(remote) = env
+        .workspace
+        .run_command(&call.call_id, request, call.cancel.clone())
+    {
         return run_remote(remote, timeout_secs).await;
     }
+    // Only here, when no client terminal runs it: the command runs exactly once.
+    let mut process = GroupProcess::spawn(&shell, &script, &env.cwd).map_err(|e| {
+        ToolError::new(format!(
+            "Could not start the shell {}: {e}",
+            shell.display()
+        ))
+    })?;
     let deadline = timeout.and_then(|d| Instant::now().checked_add(d));
 
     let mut capture = OutputCapture::new();

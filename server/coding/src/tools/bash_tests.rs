@@ -479,18 +479,21 @@ impl crate::workspace::Workspace for TerminalWorkspace {
     }
     fn propose<'a>(
         &'a self,
+        call: &'a str,
         change: crate::workspace::FileChange,
     ) -> BoxFuture<'a, Result<crate::workspace::ChangeOutcome, WorkspaceError>> {
-        self.inner.propose(change)
+        self.inner.propose(call, change)
     }
     fn ask_permission<'a>(
         &'a self,
+        call: &'a str,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
-        self.inner.ask_permission(request)
+        self.inner.ask_permission(call, request)
     }
     fn run_command<'a>(
         &'a self,
+        _call: &'a str,
         request: CommandRequest,
         _cancel: CancellationToken,
     ) -> Option<BoxFuture<'a, Result<CommandOutcome, WorkspaceError>>> {
@@ -520,6 +523,31 @@ async fn run_in_terminal(
     let result = run(&tool, json!({"command": command, "timeout": 5})).await;
     let seen = workspace.seen.lock().unwrap().clone();
     (result, seen)
+}
+
+#[tokio::test]
+async fn a_command_a_terminal_runs_is_not_also_run_here() {
+    // It once was: the local shell started before the workspace was asked, so a command
+    // with side effects ran twice (here and in the client's terminal).
+    let marker = tempfile::tempdir().expect("temp dir");
+    let file = marker.path().join("ran-here");
+    let command = format!("touch {}", file.display());
+    let (result, seen) = run_in_terminal(
+        CommandOutcome {
+            output: Vec::new(),
+            truncated: false,
+            ending: CommandEnding::Exited {
+                code: Some(0),
+                signal: None,
+            },
+        },
+        &command,
+    )
+    .await;
+    result.expect("the command succeeded");
+    assert_eq!(seen.len(), 1, "the terminal ran it");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!file.exists(), "the command also ran locally");
 }
 
 #[tokio::test]

@@ -11,12 +11,12 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 use super::aborted;
+use super::args::{parse, EditArgs};
 use super::edit_diff::{diff_details, DiffDetails};
 use super::edit_match::{locate_edits, no_change, to_lf, EditRequest};
 use crate::env::ToolEnv;
@@ -80,13 +80,6 @@ impl EditTool {
     }
 }
 
-#[derive(Deserialize)]
-struct EditArgs {
-    path: String,
-    #[serde(default)]
-    edits: Vec<EditRequest>,
-}
-
 impl AgentTool for EditTool {
     fn name(&self) -> &str {
         "edit"
@@ -133,13 +126,15 @@ impl AgentTool for EditTool {
 
 impl EditTool {
     async fn run(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let args: EditArgs = serde_json::from_value(call.args)
-            .map_err(|e| ToolError::new(format!("Invalid arguments for edit: {e}")))?;
+        let args: EditArgs = parse("edit", call.args.clone())?;
         if args.edits.is_empty() {
             return Err(ToolError::new(NO_EDITS));
         }
         let path = args.path;
-        let resolved = self.env.resolve(&path, Access::Write).await?;
+        let resolved = self
+            .env
+            .resolve(&call.call_id, &path, Access::Write)
+            .await?;
         let workspace = &self.env.workspace;
 
         let _turn = until_cancelled(&call.cancel, self.env.mutations.lock(&resolved.real)).await?;
@@ -165,7 +160,7 @@ impl EditTool {
             edits: plan.edits,
         };
         let blocks = change.edits.len();
-        match workspace.propose(change).await {
+        match self.env.propose(&call.call_id, change).await {
             Ok(ChangeOutcome::Applied) => {
                 let mut details = json!({ "diff": plan.details.diff });
                 if let Some(line) = plan.details.first_changed_line {

@@ -18,7 +18,7 @@ use crate::workspace::TextEdit;
 /// One replacement as the model asked for it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct EditRequest {
+pub struct EditRequest {
     /// The text to find; must occur exactly once.
     pub old_text: String,
     /// What replaces it.

@@ -13,6 +13,7 @@ struct Fixture {
     _dir: TempDir,
     root: PathBuf,
     workspace: Arc<ScriptedWorkspace>,
+    calls: Arc<crate::calls::CallRecords>,
     tool: EditTool,
 }
 
@@ -25,6 +26,7 @@ fn fixture() -> Fixture {
         _dir: dir,
         root,
         workspace,
+        calls: env.calls.clone(),
         tool: EditTool::new(env),
     }
 }
@@ -318,6 +320,44 @@ async fn a_rejected_edit_changes_nothing() {
 }
 
 #[tokio::test]
+async fn every_argument_form_records_its_change_with_the_files_line_numbers() {
+    let f = fixture();
+    let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let forms = [
+        json!({"path": "n.txt", "edits": [{"oldText": "line 20\n", "newText": "twenty\n"}]}),
+        json!({"path": "n.txt", "edits": "[{\"oldText\":\"line 20\\n\",\"newText\":\"twenty\\n\"}]"}),
+        json!({"path": "n.txt", "oldText": "line 20\n", "newText": "twenty\n"}),
+    ];
+    // Applied or rejected, the record is the same.
+    f.workspace
+        .answer_changes([ChangeOutcome::Rejected { reason: None }]);
+    for args in forms {
+        f.write("n.txt", &text);
+        let args = f.tool.prepare_arguments(args);
+        let _ = f.tool.execute(invocation(args)).await;
+        let change = f
+            .calls
+            .take("call-1")
+            .and_then(|r| r.change)
+            .expect("a recorded change");
+        assert_eq!(change.path, f.root.join("n.txt"));
+        assert_eq!(change.old_text.as_deref(), Some(text.as_str()));
+        assert!(
+            change
+                .diff
+                .starts_with("--- a/n.txt\n+++ b/n.txt\n@@ -17,7 +17,7 @@\n"),
+            "{}",
+            change.diff
+        );
+        assert!(
+            change.diff.contains("-line 20\n+twenty\n"),
+            "{}",
+            change.diff
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_unsaved_buffer_wins_over_disk() {
     let f = fixture();
     let path = f.write("u.txt", "on disk\n");
@@ -350,16 +390,18 @@ impl Workspace for RacingWorkspace {
     }
     fn propose<'a>(
         &'a self,
+        call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         let _ = std::fs::write(&change.path, "changed underneath\n");
-        self.0.propose(change)
+        self.0.propose(call, change)
     }
     fn ask_permission<'a>(
         &'a self,
+        call: &'a str,
         request: crate::PermissionRequest,
     ) -> BoxFuture<'a, crate::PermissionDecision> {
-        self.0.ask_permission(request)
+        self.0.ask_permission(call, request)
     }
 }
 

@@ -29,6 +29,7 @@ use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 use super::aborted;
+use super::args::{parse, FindArgs};
 use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES, NO_LINE_LIMIT};
 use crate::env::ToolEnv;
 use crate::paths::{Access, ResolvedPath};
@@ -86,21 +87,15 @@ impl AgentTool for FindTool {
             if call.cancel.is_cancelled() {
                 return Err(aborted());
             }
-            let args = &call.args;
-            let pattern = args
-                .get("pattern")
-                .and_then(Value::as_str)
-                .ok_or_else(|| ToolError::new("find needs a `pattern` argument (a string)"))?;
-            let path = args
-                .get("path")
-                .and_then(Value::as_str)
-                .filter(|p| !p.is_empty())
-                .unwrap_or(".");
-            let limit = args
-                .get("limit")
-                .and_then(Value::as_f64)
-                .map_or(DEFAULT_LIMIT, |l| l.ceil().max(1.0) as usize);
-            let resolved = self.env.resolve(path, Access::Read).await?;
+            let FindArgs {
+                pattern,
+                path,
+                limit,
+            } = parse("find", call.args.clone())?;
+            let path = path.filter(|p| !p.is_empty());
+            let path = path.as_deref().unwrap_or(".");
+            let limit = limit.map_or(DEFAULT_LIMIT, |l| l.ceil().max(1.0) as usize);
+            let resolved = self.env.resolve(&call.call_id, path, Access::Read).await?;
             let shown = resolved.absolute.display();
             match tokio::fs::metadata(&resolved.absolute).await {
                 Err(_) => return Err(ToolError::new(format!("Path not found: {shown}"))),
@@ -109,7 +104,7 @@ impl AgentTool for FindTool {
                 }
                 Ok(_) => {}
             }
-            let find = Find::new(pattern, walk_root(&resolved).await, limit)?;
+            let find = Find::new(&pattern, walk_root(&resolved).await, limit)?;
             run_blocking(&call.cancel, "find", move |stop| find.run(stop)).await
         })
     }

@@ -31,6 +31,7 @@ use serde_json::{json, Map, Value};
 use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
 
 use super::aborted;
+use super::args::{parse, GrepArgs};
 use super::find::{posix, run_blocking, walk_root};
 use super::truncate::{
     format_size, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
@@ -94,8 +95,11 @@ impl AgentTool for GrepTool {
             if call.cancel.is_cancelled() {
                 return Err(aborted());
             }
-            let args = GrepArgs::parse(&call.args)?;
-            let resolved = self.env.resolve(&args.path, Access::Read).await?;
+            let args = Grep::parse(call.args.clone())?;
+            let resolved = self
+                .env
+                .resolve(&call.call_id, &args.path, Access::Read)
+                .await?;
             let meta = tokio::fs::metadata(&resolved.absolute).await.map_err(|_| {
                 ToolError::new(format!("Path not found: {}", resolved.absolute.display()))
             })?;
@@ -107,7 +111,7 @@ impl AgentTool for GrepTool {
 }
 
 /// The arguments, with pi's defaults.
-struct GrepArgs {
+struct Grep {
     pattern: String,
     path: String,
     glob: Option<String>,
@@ -117,26 +121,22 @@ struct GrepArgs {
     limit: usize,
 }
 
-impl GrepArgs {
-    fn parse(args: &Value) -> Result<Self, ToolError> {
-        let text = |key: &str| args.get(key).and_then(Value::as_str);
-        let flag = |key: &str| args.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let number = |key: &str| args.get(key).and_then(Value::as_f64);
-        let pattern = text("pattern")
-            .ok_or_else(|| ToolError::new("grep needs a `pattern` argument (a string)"))?;
-        Ok(GrepArgs {
-            pattern: pattern.to_string(),
-            path: text("path")
+impl Grep {
+    fn parse(args: Value) -> Result<Self, ToolError> {
+        let args: GrepArgs = parse("grep", args)?;
+        Ok(Grep {
+            pattern: args.pattern,
+            path: args
+                .path
                 .filter(|p| !p.is_empty())
-                .unwrap_or(".")
-                .to_string(),
-            glob: text("glob").filter(|g| !g.is_empty()).map(str::to_string),
-            ignore_case: flag("ignoreCase"),
-            literal: flag("literal"),
-            context: number("context")
-                .filter(|c| *c > 0.0)
-                .map_or(0, |c| c as usize),
-            limit: number("limit").map_or(DEFAULT_LIMIT, |l| l.ceil().max(1.0) as usize),
+                .unwrap_or_else(|| ".".to_string()),
+            glob: args.glob.filter(|g| !g.is_empty()),
+            ignore_case: args.ignore_case.unwrap_or(false),
+            literal: args.literal.unwrap_or(false),
+            context: args.context.filter(|c| *c > 0.0).map_or(0, |c| c as usize),
+            limit: args
+                .limit
+                .map_or(DEFAULT_LIMIT, |l| l.ceil().max(1.0) as usize),
         })
     }
 }
@@ -166,12 +166,7 @@ struct FileHits {
 impl Search {
     /// Compiles the pattern with rg's settings and the glob as rg's override, rooted like rg's
     /// at the working directory.
-    fn new(
-        args: &GrepArgs,
-        root: PathBuf,
-        root_is_dir: bool,
-        cwd: &Path,
-    ) -> Result<Self, ToolError> {
+    fn new(args: &Grep, root: PathBuf, root_is_dir: bool, cwd: &Path) -> Result<Self, ToolError> {
         let matcher = RegexMatcherBuilder::new()
             .multi_line(true)
             .unicode(true)

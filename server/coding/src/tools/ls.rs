@@ -26,6 +26,7 @@ use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
 use super::aborted;
+use super::args::{parse, LsArgs};
 use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES, NO_LINE_LIMIT};
 use crate::env::ToolEnv;
 use crate::paths::Access;
@@ -56,12 +57,11 @@ impl LsTool {
     }
 
     async fn run(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let path = match call.args.get("path").and_then(Value::as_str) {
-            Some(p) if !p.is_empty() => p,
-            _ => ".",
-        };
+        let LsArgs { path, limit } = parse("ls", call.args.clone())?;
+        let path = path.filter(|p| !p.is_empty());
+        let path = path.as_deref().unwrap_or(".");
         // Unlike pi (which answers "(empty directory)" for limit 0), list at least one entry.
-        let limit = match call.args.get("limit").and_then(Value::as_f64) {
+        let limit = match limit {
             Some(l) if l >= 1.0 => l.ceil() as usize,
             Some(_) => 1,
             None => DEFAULT_LIMIT,
@@ -69,7 +69,11 @@ impl LsTool {
         if call.cancel.is_cancelled() {
             return Err(aborted());
         }
-        let dir = self.env.resolve(path, Access::Read).await?.absolute;
+        let dir = self
+            .env
+            .resolve(&call.call_id, path, Access::Read)
+            .await?
+            .absolute;
         let cancel = call.cancel.clone();
         let listing = tokio::task::spawn_blocking(move || list(&dir, limit, &cancel))
             .await

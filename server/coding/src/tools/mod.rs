@@ -4,6 +4,7 @@
 //! Every tool works through the [`crate::env::ToolEnv`]: paths are resolved and checked there,
 //! changes go through the workspace as proposals, and changes to one file are serialized.
 
+pub mod args;
 mod bash;
 mod edit;
 mod edit_diff;

@@ -22,6 +22,7 @@ use tandem_ai::{ImageContent, TextContent, UserBlock};
 use tokio_util::sync::CancellationToken;
 
 use super::aborted;
+use super::args::{parse, ReadArgs};
 use super::read_scan::{scan, ScanError, Span, Window, CHUNK_BYTES};
 use super::truncate::{format_size, TruncatedBy, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 use crate::env::ToolEnv;
@@ -61,11 +62,14 @@ impl ReadTool {
     }
 
     async fn run(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let args = Args::parse(&call.args)?;
+        let args = Args::parse(call.args.clone())?;
         if call.cancel.is_cancelled() {
             return Err(aborted());
         }
-        let resolved = self.env.resolve(&args.path, Access::Read).await?;
+        let resolved = self
+            .env
+            .resolve(&call.call_id, &args.path, Access::Read)
+            .await?;
         let path = resolved.absolute;
         let content = self
             .env
@@ -121,23 +125,19 @@ struct Args {
 }
 
 impl Args {
-    fn parse(args: &Value) -> Result<Self, ToolError> {
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::new("read needs a `path` argument (a string)"))?
-            .to_string();
-        let offset = args.get("offset").and_then(Value::as_f64);
+    fn parse(args: Value) -> Result<Self, ToolError> {
+        let ReadArgs {
+            path,
+            offset,
+            limit,
+        } = parse("read", args)?;
         // Like pi: offset 0 or 1 (or less) reads from the top; fractions are cut.
         let start = match offset {
             Some(o) if o > 1.0 => (o - 1.0) as usize,
             _ => 0,
         };
         // A zero or negative limit shows nothing but the "more lines" notice.
-        let limit =
-            args.get("limit")
-                .and_then(Value::as_f64)
-                .map(|l| if l > 0.0 { l as usize } else { 0 });
+        let limit = limit.map(|l| if l > 0.0 { l as usize } else { 0 });
         Ok(Args {
             path,
             offset,

@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
 
 use super::aborted;
+use super::args::{parse, WriteArgs};
 use crate::env::ToolEnv;
 use crate::paths::Access;
 use crate::workspace::{read_text, ChangeOutcome, FileChange, WorkspaceError};
@@ -48,12 +48,6 @@ impl WriteTool {
     }
 }
 
-#[derive(Deserialize)]
-struct WriteArgs {
-    path: String,
-    content: String,
-}
-
 impl AgentTool for WriteTool {
     fn name(&self) -> &str {
         "write"
@@ -74,9 +68,11 @@ impl AgentTool for WriteTool {
 
 impl WriteTool {
     async fn run(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let WriteArgs { path, content } = serde_json::from_value(call.args)
-            .map_err(|e| ToolError::new(format!("Invalid arguments for write: {e}")))?;
-        let resolved = self.env.resolve(&path, Access::Write).await?;
+        let WriteArgs { path, content } = parse("write", call.args.clone())?;
+        let resolved = self
+            .env
+            .resolve(&call.call_id, &path, Access::Write)
+            .await?;
         let workspace = &self.env.workspace;
 
         let _turn = tokio::select! {
@@ -106,7 +102,7 @@ impl WriteTool {
             new_text: content,
             edits: Vec::new(),
         };
-        match workspace.propose(change).await {
+        match self.env.propose(&call.call_id, change).await {
             Ok(ChangeOutcome::Applied) => Ok(ToolOutput::text(format!(
                 "Successfully wrote {size} bytes to {path}"
             ))),

@@ -12,6 +12,7 @@ struct Fixture {
     _dir: TempDir,
     root: PathBuf,
     workspace: Arc<ScriptedWorkspace>,
+    calls: Arc<crate::calls::CallRecords>,
     tool: WriteTool,
 }
 
@@ -24,6 +25,7 @@ fn fixture() -> Fixture {
         _dir: dir,
         root,
         workspace,
+        calls: env.calls.clone(),
         tool: WriteTool::new(env),
     }
 }
@@ -44,6 +46,34 @@ impl Fixture {
             Err(e) => Err(e.0),
         }
     }
+}
+
+#[tokio::test]
+async fn a_write_records_its_change_new_or_over_the_old_text() {
+    let f = fixture();
+    f.write("w.txt", "one\ntwo\n").await.expect("written");
+    let change = f
+        .calls
+        .take("call-1")
+        .and_then(|r| r.change)
+        .expect("record");
+    assert_eq!(change.old_text, None);
+    assert_eq!(
+        change.diff,
+        "--- /dev/null\n+++ b/w.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+    );
+    f.write("w.txt", "one\n2\n").await.expect("written");
+    let change = f
+        .calls
+        .take("call-1")
+        .and_then(|r| r.change)
+        .expect("record");
+    assert_eq!(change.old_text.as_deref(), Some("one\ntwo\n"));
+    assert!(
+        change.diff.contains("@@ -1,2 +1,2 @@\n one\n-two\n+2\n"),
+        "{}",
+        change.diff
+    );
 }
 
 #[tokio::test]

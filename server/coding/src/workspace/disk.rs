@@ -70,6 +70,7 @@ impl Workspace for DiskWorkspace {
 
     fn propose<'a>(
         &'a self,
+        _call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         Box::pin(async move {
@@ -80,6 +81,7 @@ impl Workspace for DiskWorkspace {
 
     fn ask_permission<'a>(
         &'a self,
+        _call: &'a str,
         _request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
         let decision = match self.policy {

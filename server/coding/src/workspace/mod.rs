@@ -215,28 +215,33 @@ impl WorkspaceError {
     }
 }
 
-/// Files and consent, as a front door provides them.
+/// Files and consent, as a front door provides them. Requests made for a tool call name it
+/// (`call`: the model's call id), so a front door can tie a question or a change to the call the
+/// user sees.
 pub trait Workspace: Send + Sync {
     /// The workspace folders (absolute, symlinks resolved). The first is the default working
     /// directory.
     fn roots(&self) -> &[PathBuf];
     /// A file's content; an open editor buffer wins over disk.
     fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<FileContent, WorkspaceError>>;
-    /// Proposes a change; resolves once it was applied or rejected.
+    /// Proposes call `call`'s change; resolves once it was applied or rejected.
     fn propose<'a>(
         &'a self,
+        call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>>;
-    /// Asks the user.
+    /// Asks the user, for call `call`.
     fn ask_permission<'a>(
         &'a self,
+        call: &'a str,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision>;
-    /// Runs a shell command where the user sees it (an ACP client's terminal), or `None` when
+    /// Runs call `call`'s shell command where the user sees it (an ACP client's terminal), or `None` when
     /// commands run locally (the default). `cancel` fires on abort: kill the command, answer
     /// [`CommandEnding::Aborted`].
     fn run_command<'a>(
         &'a self,
+        _call: &'a str,
         _request: CommandRequest,
         _cancel: tokio_util::sync::CancellationToken,
     ) -> Option<BoxFuture<'a, Result<CommandOutcome, WorkspaceError>>> {

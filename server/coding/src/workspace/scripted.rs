@@ -85,6 +85,7 @@ impl Workspace for ScriptedWorkspace {
 
     fn propose<'a>(
         &'a self,
+        _call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         Box::pin(async move {
@@ -113,6 +114,7 @@ impl Workspace for ScriptedWorkspace {
 
     fn ask_permission<'a>(
         &'a self,
+        _call: &'a str,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
         lock(&self.permission_requests).push(request);

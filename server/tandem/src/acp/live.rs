@@ -71,10 +71,11 @@ impl AcpSession {
         cx: ClientConnection,
     ) -> Arc<AcpSession> {
         let id = session.with_session(|s| s.session_id().to_string());
+        let records = session.calls().clone();
         let live = Live::start(
             session,
             AcpUpdates {
-                translator: Translator::new(&cwd),
+                translator: Translator::new(&cwd, records),
                 workspace: workspace.clone(),
             },
             AcpTransport {

@@ -5,8 +5,9 @@
 //! - a tool call appears as `tool_call` (`pending`) when the model starts writing it, gets its
 //!   title, kind, locations and raw input when the call is complete, `in_progress` when it
 //!   runs (with streamed output for a local command), and `completed` / `failed` with its
-//!   result: the text, the diff of an edit or write (old and new text, as the workspace saw
-//!   them), the client terminal a command ran in. A call the run never executed (the model's
+//!   result: the text, the diff of an edit or write (old and new text of the call's record,
+//!   [`tandem_coding::calls`], the same the language server renders), the client terminal a
+//!   command ran in. A call the run never executed (the model's
 //!   turn failed or was aborted) ends `failed`;
 //! - an answer that keeps a markdown task list (`- [ ] …`, `- [x] …`) becomes a `plan`.
 //!
@@ -15,6 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, Diff, ImageContent, Plan, PlanEntry, PlanEntryPriority,
@@ -26,23 +28,11 @@ use serde_json::{json, Value};
 use tandem_agent::{AgentEvent, AgentMessage, ToolOutput};
 use tandem_ai::{AssistantBlock, AssistantMessage, AssistantMessageEvent, Message, UserBlock};
 use tandem_coding::agent_session::AgentSessionEvent;
+use tandem_coding::calls::CallRecords;
 use tandem_coding::{describe_tool_call, ToolKind};
-
-/// A file change as the workspace proposed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDiff {
-    /// The file.
-    pub path: PathBuf,
-    /// Its text before; `None` for a new file.
-    pub old_text: Option<String>,
-    /// Its text after.
-    pub new_text: String,
-}
 
 /// What the workspace knows about a call that the events do not carry.
 pub trait CallExtras {
-    /// The change the call proposed, if any.
-    fn diff(&self, call_id: &str) -> Option<FileDiff>;
     /// The client terminal the call's command ran in, if any.
     fn terminal(&self, call_id: &str) -> Option<String>;
 }
@@ -53,9 +43,6 @@ pub struct NoExtras;
 
 #[cfg(test)]
 impl CallExtras for NoExtras {
-    fn diff(&self, _: &str) -> Option<FileDiff> {
-        None
-    }
     fn terminal(&self, _: &str) -> Option<String> {
         None
     }
@@ -69,15 +56,19 @@ pub struct Translator {
     calls: HashMap<String, bool>,
     /// The last plan sent.
     plan: Vec<(String, bool)>,
+    /// What each call did (the session's records).
+    records: Arc<CallRecords>,
 }
 
 impl Translator {
-    /// A translator for a session working in `cwd`.
-    pub fn new(cwd: &Path) -> Self {
+    /// A translator for a session working in `cwd`, whose calls record what they did in
+    /// `records`.
+    pub fn new(cwd: &Path, records: Arc<CallRecords>) -> Self {
         Translator {
             cwd: cwd.to_path_buf(),
             calls: HashMap::new(),
             plan: Vec::new(),
+            records,
         }
     }
 
@@ -139,10 +130,15 @@ impl Translator {
                 is_error,
             } => {
                 let first = self.announce(tool_call_id);
+                let change = self
+                    .records
+                    .take(tool_call_id)
+                    .and_then(|record| record.change);
                 let mut content = Vec::new();
-                if let Some(diff) = extras.diff(tool_call_id).filter(|_| !is_error) {
+                if let Some(change) = change.as_ref().filter(|_| !is_error) {
                     content.push(ToolCallContent::Diff(
-                        Diff::new(diff.path, diff.new_text).old_text(diff.old_text),
+                        Diff::new(change.path.clone(), change.new_text.clone())
+                            .old_text(change.old_text.clone()),
                     ));
                 }
                 if let Some(terminal) = extras.terminal(tool_call_id) {
@@ -163,8 +159,8 @@ impl Translator {
                     .content(content)
                     .raw_output(raw_output(result));
                 // An edit knows its first changed line only once it is done.
-                if let (Some(diff), Some(line)) = (
-                    extras.diff(tool_call_id),
+                if let (Some(change), Some(line)) = (
+                    &change,
                     result
                         .details
                         .as_ref()
@@ -172,7 +168,8 @@ impl Translator {
                         .and_then(Value::as_u64)
                         .and_then(|l| u32::try_from(l).ok()),
                 ) {
-                    fields = fields.locations(vec![ToolCallLocation::new(diff.path).line(line)]);
+                    fields = fields
+                        .locations(vec![ToolCallLocation::new(change.path.clone()).line(line)]);
                 }
                 if first {
                     let info = describe_tool_call(tool_name, &Value::Null, &self.cwd);

@@ -10,6 +10,7 @@ use tandem_ai::{
     TextContent as AiText, ThinkingContent, ToolCall, ToolResultMessage, UserBlock, UserMessage,
 };
 use tandem_coding::agent_session::AgentSessionEvent;
+use tandem_coding::calls::ProposedChange;
 
 use super::*;
 
@@ -47,14 +48,28 @@ fn assistant(content: Vec<AssistantBlock>, stop: StopReason) -> AssistantMessage
 }
 
 struct Extras {
-    diff: Option<FileDiff>,
     terminal: Option<String>,
 }
 
+/// What a call recorded: a change of `path` from `old` to `new`.
+fn record(records: &CallRecords, call: &str, path: &str, old: Option<&str>, new: &str) {
+    records.propose(
+        call,
+        ProposedChange {
+            path: path.into(),
+            old_text: old.map(str::to_string),
+            new_text: new.into(),
+            diff: String::new(),
+        },
+    );
+}
+
+fn translator() -> (Translator, Arc<CallRecords>) {
+    let records = Arc::new(CallRecords::new());
+    (Translator::new(Path::new("/p"), records.clone()), records)
+}
+
 impl CallExtras for Extras {
-    fn diff(&self, _: &str) -> Option<FileDiff> {
-        self.diff.clone()
-    }
     fn terminal(&self, _: &str) -> Option<String> {
         self.terminal.clone()
     }
@@ -62,7 +77,7 @@ impl CallExtras for Extras {
 
 #[test]
 fn deltas_become_message_and_thought_chunks() {
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, _) = translator();
     let text = t.translate(
         &streamed(AssistantMessageEvent::TextDelta {
             content_index: 0,
@@ -101,7 +116,7 @@ fn deltas_become_message_and_thought_chunks() {
 
 #[test]
 fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, records) = translator();
     let args = json!({"path": "src/a.rs", "edits": [{"oldText": "a", "newText": "b"}]});
     let start = t.translate(
         &streamed(AssistantMessageEvent::ToolcallStart {
@@ -144,14 +159,8 @@ fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
     );
     assert_eq!(json_of(&running)[0]["status"], "in_progress");
     assert_eq!(json_of(&running)[0]["sessionUpdate"], "tool_call_update");
-    let extras = Extras {
-        diff: Some(FileDiff {
-            path: "/p/src/a.rs".into(),
-            old_text: Some("a".into()),
-            new_text: "b".into(),
-        }),
-        terminal: None,
-    };
+    record(&records, "c1", "/p/src/a.rs", Some("a"), "b");
+    let extras = Extras { terminal: None };
     let done = t.translate(
         &ev(AgentEvent::ToolExecutionEnd {
             tool_call_id: "c1".into(),
@@ -184,7 +193,7 @@ fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
 
 #[test]
 fn a_failed_call_has_no_diff_and_a_read_location_is_one_based() {
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, records) = translator();
     let args = json!({"path": "x.rs", "offset": 10});
     let first = t.translate(
         &ev(AgentEvent::ToolExecutionStart {
@@ -202,14 +211,8 @@ fn a_failed_call_has_no_diff_and_a_read_location_is_one_based() {
         first[0]["locations"],
         json!([{"path": "/p/x.rs", "line": 10}])
     );
-    let extras = Extras {
-        diff: Some(FileDiff {
-            path: "/p/x.rs".into(),
-            old_text: None,
-            new_text: "n".into(),
-        }),
-        terminal: None,
-    };
+    record(&records, "r", "/p/x.rs", None, "n");
+    let extras = Extras { terminal: None };
     let end = t.translate(
         &ev(AgentEvent::ToolExecutionEnd {
             tool_call_id: "r".into(),
@@ -229,9 +232,8 @@ fn a_failed_call_has_no_diff_and_a_read_location_is_one_based() {
 
 #[test]
 fn a_command_in_a_client_terminal_shows_the_terminal_not_streamed_text() {
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, _) = translator();
     let extras = Extras {
-        diff: None,
         terminal: Some("term-1".into()),
     };
     t.translate(
@@ -268,7 +270,7 @@ fn a_command_in_a_client_terminal_shows_the_terminal_not_streamed_text() {
     assert_eq!(end[0]["rawOutput"]["output"], "a\nb\n");
 
     // Locally, the output streams as the call's content.
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, _) = translator();
     let partial = json_of(&t.translate(
         &ev(AgentEvent::ToolExecutionUpdate {
             tool_call_id: "b".into(),
@@ -286,7 +288,7 @@ fn a_command_in_a_client_terminal_shows_the_terminal_not_streamed_text() {
 
 #[test]
 fn calls_a_failed_turn_never_ran_end_failed_with_the_error() {
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, _) = translator();
     t.translate(
         &streamed(AssistantMessageEvent::ToolcallStart {
             content_index: 0,
@@ -328,7 +330,7 @@ fn a_task_list_in_an_answer_becomes_a_plan_once() {
             ("run the tests".to_string(), false)
         ]
     );
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, _) = translator();
     let message = assistant(
         vec![AssistantBlock::Text(AiText {
             text: text.into(),
@@ -409,7 +411,7 @@ fn a_history_replays_as_user_agent_and_finished_tool_updates() {
 
 #[test]
 fn an_id_reused_in_a_later_turn_is_announced_again() {
-    let mut t = Translator::new(Path::new("/p"));
+    let (mut t, _) = translator();
     let start = || {
         streamed(AssistantMessageEvent::ToolcallStart {
             content_index: 0,

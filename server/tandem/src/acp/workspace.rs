@@ -14,7 +14,7 @@
 //! - Bash runs in a client terminal (`terminal/create` … `wait_for_exit` … `output` …
 //!   `release`) when the client has them; its id is sent as the call's content at once.
 //!
-//! Every question names the tool call it is for ([`current_tool_call_id`]) and waits until that
+//! Every question names the tool call it is for (the workspace is told the call) and waits until that
 //! call was announced to the client. A `session/cancel` ends open questions at once (as
 //! rejected) and kills a running terminal. Client requests other than permission prompts time
 //! out, so a client that never answers cannot hang a turn.
@@ -35,7 +35,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, JsonRpcRequest};
 use serde_json::json;
-use tandem_agent::{current_tool_call_id, BoxFuture};
+use tandem_agent::BoxFuture;
 use tandem_coding::{
     ChangeOutcome, CommandEnding, CommandOutcome, CommandRequest, DiskWorkspace, FileChange,
     FileContent, PermissionDecision, PermissionPolicy, PermissionRequest, Workspace,
@@ -45,7 +45,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::modes::Mode;
-use super::updates::{CallExtras, FileDiff};
+use super::updates::CallExtras;
 use tandem_coding::trust::ProtectedResources;
 use tandem_protocol::interaction::TrustAnswer;
 
@@ -87,7 +87,6 @@ pub struct AcpWorkspace {
     disk: DiskWorkspace,
     mode: Mutex<Mode>,
     turn: Mutex<CancellationToken>,
-    diffs: Mutex<HashMap<String, FileDiff>>,
     terminals: Mutex<HashMap<String, String>>,
     announced: Mutex<HashSet<String>>,
     announced_changed: Notify,
@@ -132,7 +131,6 @@ impl AcpWorkspace {
             roots,
             mode: Mutex::new(mode),
             turn: Mutex::new(CancellationToken::new()),
-            diffs: Mutex::new(HashMap::new()),
             terminals: Mutex::new(HashMap::new()),
             announced: Mutex::new(HashSet::new()),
             announced_changed: Notify::new(),
@@ -158,7 +156,6 @@ impl AcpWorkspace {
     /// Starts a turn: questions of the previous one are over.
     pub fn begin_turn(&self) {
         *lock(&self.turn) = CancellationToken::new();
-        lock(&self.diffs).clear();
         lock(&self.terminals).clear();
     }
 
@@ -203,7 +200,7 @@ impl AcpWorkspace {
 
     /// Asks the client about `fields` (for the current call); `Reject` when the turn is
     /// cancelled or the client fails.
-    async fn permission(&self, fields: ToolCallUpdateFields) -> PermissionDecision {
+    async fn permission(&self, call: &str, fields: ToolCallUpdateFields) -> PermissionDecision {
         let options = vec![
             PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -213,7 +210,7 @@ impl AcpWorkspace {
             ),
             PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
         ];
-        match self.choose(fields, options).await {
+        match self.choose(Some(call), fields, options).await {
             Ok(id) => match id.as_str() {
                 "allow_once" => PermissionDecision::AllowOnce,
                 "allow_always" => PermissionDecision::AllowAlways,
@@ -255,24 +252,25 @@ impl AcpWorkspace {
             ),
             PermissionOption::new(DONT_TRUST, "Don't trust", PermissionOptionKind::RejectOnce),
         ];
-        match self.choose(fields, options).await.as_deref() {
+        match self.choose(None, fields, options).await.as_deref() {
             Ok(TRUST_ONCE) => TrustAnswer::Trust,
             Ok(TRUST_ALWAYS) => TrustAnswer::TrustAlways,
             _ => TrustAnswer::DontTrust,
         }
     }
 
-    /// Sends `session/request_permission` for `fields` (named after the current tool call, or a
-    /// new id outside one) and returns the chosen option's id; an error says why there is none.
+    /// Sends `session/request_permission` for `fields` (named after tool call `call`, or a new
+    /// id outside one) and returns the chosen option's id; an error says why there is none.
     async fn choose(
         &self,
+        call: Option<&str>,
         fields: ToolCallUpdateFields,
         options: Vec<PermissionOption>,
     ) -> Result<String, String> {
-        let call_id = match current_tool_call_id() {
+        let call_id = match call {
             Some(id) => {
-                self.wait_announced(&id).await;
-                id
+                self.wait_announced(id).await;
+                id.to_string()
             }
             // Not from a tool call: a synthetic id the client has not seen.
             None => format!("permission-{}", uuid_like()),
@@ -311,9 +309,9 @@ impl AcpWorkspace {
         Ok(ask_client(&self.cx, request, &what).await?.content)
     }
 
-    async fn apply(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
+    async fn apply(&self, call: &str, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
         if !self.caps.write {
-            return self.disk.propose(change).await;
+            return self.disk.propose(call, change).await;
         }
         // The path must still lead where it was approved to, after any question.
         change.verify_target()?;
@@ -336,15 +334,11 @@ impl AcpWorkspace {
         Ok(ChangeOutcome::Applied)
     }
 
-    async fn propose_change(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
-        let diff = FileDiff {
-            path: change.path.clone(),
-            old_text: change.old_text.clone(),
-            new_text: change.new_text.clone(),
-        };
-        if let Some(id) = current_tool_call_id() {
-            lock(&self.diffs).insert(id, diff.clone());
-        }
+    async fn propose_change(
+        &self,
+        call: &str,
+        change: FileChange,
+    ) -> Result<ChangeOutcome, WorkspaceError> {
         let verb = if change.old_text.is_some() {
             "Edit"
         } else {
@@ -357,17 +351,18 @@ impl AcpWorkspace {
                         .into(),
                 ),
             }),
-            Mode::AcceptEdits => self.apply(change).await,
+            Mode::AcceptEdits => self.apply(call, change).await,
             Mode::Ask => {
                 let fields = ToolCallUpdateFields::new()
                     .title(format!("{verb} {}", change.path.display()))
                     .kind(ToolKind::Edit)
                     .locations(vec![ToolCallLocation::new(change.path.clone())])
                     .content(vec![ToolCallContent::Diff(
-                        Diff::new(diff.path, diff.new_text).old_text(diff.old_text),
+                        Diff::new(change.path.clone(), change.new_text.clone())
+                            .old_text(change.old_text.clone()),
                     )]);
-                match self.permission(fields).await {
-                    PermissionDecision::AllowOnce => self.apply(change).await,
+                match self.permission(call, fields).await {
+                    PermissionDecision::AllowOnce => self.apply(call, change).await,
                     PermissionDecision::AllowAlways => {
                         self.set_mode(Mode::AcceptEdits);
                         self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
@@ -376,7 +371,7 @@ impl AcpWorkspace {
                         if let Some(listener) = lock(&self.on_mode_change).as_ref() {
                             listener(Mode::AcceptEdits);
                         }
-                        self.apply(change).await
+                        self.apply(call, change).await
                     }
                     PermissionDecision::Reject { reason } => Ok(ChangeOutcome::Rejected {
                         reason: Some(reason.unwrap_or_else(|| "the user rejected it".into())),
@@ -415,10 +410,10 @@ impl AcpWorkspace {
 
     async fn run_in_terminal(
         &self,
+        call: &str,
         request: CommandRequest,
         cancel: CancellationToken,
     ) -> Result<CommandOutcome, WorkspaceError> {
-        let call = current_tool_call_id();
         let create = CreateTerminalRequest::new(
             self.session_id.clone(),
             request.shell.display().to_string(),
@@ -429,18 +424,16 @@ impl AcpWorkspace {
         let terminal_id = ask_client(&self.cx, create, "terminal/create")
             .await?
             .terminal_id;
-        if let Some(call) = &call {
-            lock(&self.terminals).insert(call.clone(), terminal_id.0.to_string());
-            self.wait_announced(call).await;
-            self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                call.clone(),
-                ToolCallUpdateFields::new()
-                    .content(vec![ToolCallContent::Terminal(Terminal::new(
-                        terminal_id.clone(),
-                    ))])
-                    .raw_input(json!({"command": request.script, "cwd": request.cwd})),
-            )));
-        }
+        lock(&self.terminals).insert(call.to_string(), terminal_id.0.to_string());
+        self.wait_announced(call).await;
+        self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call.to_string(),
+            ToolCallUpdateFields::new()
+                .content(vec![ToolCallContent::Terminal(Terminal::new(
+                    terminal_id.clone(),
+                ))])
+                .raw_input(json!({"command": request.script, "cwd": request.cwd})),
+        )));
         let sid = self.session_id.clone();
         let wait = self
             .cx
@@ -537,9 +530,6 @@ async fn looks_binary(path: &Path) -> bool {
 }
 
 impl CallExtras for AcpWorkspace {
-    fn diff(&self, call_id: &str) -> Option<FileDiff> {
-        lock(&self.diffs).get(call_id).cloned()
-    }
     fn terminal(&self, call_id: &str) -> Option<String> {
         lock(&self.terminals).get(call_id).cloned()
     }
@@ -556,13 +546,15 @@ impl Workspace for AcpWorkspace {
 
     fn propose<'a>(
         &'a self,
+        call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
-        Box::pin(self.propose_change(change))
+        Box::pin(self.propose_change(call, change))
     }
 
     fn ask_permission<'a>(
         &'a self,
+        call: &'a str,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
         let title = request.title();
@@ -591,17 +583,18 @@ impl Workspace for AcpWorkspace {
                     ContentBlock::Text(TextContent::new(format!("Careful: {risk}."))),
                 ))]),
         };
-        Box::pin(self.permission(fields))
+        Box::pin(self.permission(call, fields))
     }
 
     fn run_command<'a>(
         &'a self,
+        call: &'a str,
         request: CommandRequest,
         cancel: CancellationToken,
     ) -> Option<BoxFuture<'a, Result<CommandOutcome, WorkspaceError>>> {
         if !self.caps.terminal {
             return None;
         }
-        Some(Box::pin(self.run_in_terminal(request, cancel)))
+        Some(Box::pin(self.run_in_terminal(call, request, cancel)))
     }
 }

@@ -229,6 +229,36 @@ fn list_models_with_and_without_search() {
 }
 
 #[test]
+fn servers_refuse_what_only_a_run_can_use_and_trust_refuses_every_run_option() {
+    for server in ["lsp", "acp"] {
+        let e = error(&[server, "hello"]);
+        assert!(e.contains("unexpected argument 'hello'"), "{server}: {e}");
+        for flag in [
+            &["--continue"][..],
+            &["--session", "x"],
+            &["--fork", "x"],
+            &["--no-session"],
+        ] {
+            let mut args = vec![server];
+            args.extend_from_slice(flag);
+            let e = error(&args);
+            assert!(
+                e.contains(&format!(
+                    "{} cannot be used with `tandem {server}`",
+                    flag[0]
+                )),
+                "{args:?}: {e}"
+            );
+        }
+    }
+    let e = error(&["trust", "--model", "x", "--no-context-files"]);
+    assert!(
+        e.contains("--model, --no-context-files cannot be used with `tandem trust`"),
+        "{e}"
+    );
+}
+
+#[test]
 fn subcommands_take_the_shared_options_before_or_after() {
     assert_eq!(command(&["lsp"]), Command::Lsp(SessionOptions::default()));
     // vscode-languageclient appends --stdio for its stdio transport.

@@ -30,6 +30,7 @@ use tandem_ai::registry::{AgentDir, ModelRegistry};
 use tandem_ai::sync::lock;
 use tandem_ai::{Model, StreamOptions, ThinkingLevel};
 use tandem_coding::agent_session::{AgentSession, AgentSessionOptions, Reconfiguration};
+use tandem_coding::calls::CallRecords;
 use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
 use tandem_coding::session::SessionManager;
 use tandem_coding::settings::{self, LoadedSettings};
@@ -387,6 +388,7 @@ impl Prepared {
             pending,
             mut problems,
         } = self;
+        let calls = Arc::new(CallRecords::new());
         let parts = assemble(
             &Project {
                 agent_dir: &agent_dir,
@@ -395,6 +397,7 @@ impl Prepared {
                 options: &options,
                 workspace,
                 bash_policy,
+                calls: calls.clone(),
             },
             extra_tools,
             &mut problems,
@@ -412,6 +415,7 @@ impl Prepared {
             runtime_api_key: model.runtime_key,
             stream_fn: default_stream_fn(),
             stream_options: StreamOptions::default(),
+            calls,
         })
         .map_err(|e| SetupError::Build(e.into()))?;
         Ok(Started {
@@ -484,6 +488,7 @@ pub async fn apply_trust(
                     options: &options,
                     workspace,
                     bash_policy,
+                    calls: session.calls().clone(),
                 },
                 &registry,
                 tools,
@@ -518,6 +523,8 @@ struct Project<'a> {
     options: &'a SessionOptions,
     workspace: Arc<dyn Workspace>,
     bash_policy: BashPolicy,
+    /// The session's call records (kept across a reconfiguration).
+    calls: Arc<CallRecords>,
 }
 
 fn reconfigure(
@@ -579,6 +586,7 @@ fn assemble(
         options,
         workspace,
         bash_policy,
+        calls,
     } = project;
     let merged = &loaded.merged;
     let resources = Resources::load(
@@ -595,11 +603,13 @@ fn assemble(
     );
     problems.extend(resources.diagnostics.iter().map(ToString::to_string));
     let env = Arc::new(
-        ToolEnv::new(workspace.clone(), *cwd).with_shell(ShellSettings {
-            shell: merged.shell_path.clone().map(PathBuf::from),
-            command_prefix: merged.shell_command_prefix.clone(),
-            policy: *bash_policy,
-        }),
+        ToolEnv::new(workspace.clone(), *cwd)
+            .with_shell(ShellSettings {
+                shell: merged.shell_path.clone().map(PathBuf::from),
+                command_prefix: merged.shell_command_prefix.clone(),
+                policy: *bash_policy,
+            })
+            .with_calls(calls.clone()),
     );
     let mut tool_names: Vec<String> = match &options.tools {
         ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),

@@ -2,14 +2,17 @@
 //! the turn runner every front door uses.
 //!
 //! One turn at a time: [`Live::turn`] refuses a second while one runs (the front door queues the
-//! text as steering or a follow-up instead, or answers "busy"). A turn's answer waits until the
-//! pump has delivered the end of its run, so a client never sees the answer before the events.
+//! text as steering or a follow-up instead, or answers "busy"). A turn stops counting as running
+//! when its prompt returns, before its end is delivered, so a client that reacts to `settled`
+//! finds the session idle; its answer waits until the pump has delivered that end (each run's
+//! end is numbered), so a client never sees the answer before the events.
 //! A prompt that fails without the session reporting it (it could not start; its session file
 //! could not be written) is added to the stream as a [`Failure`]. A steering or follow-up message
 //! that arrives while a run is ending (after its last look at the queues) would wait for the
 //! next prompt: the turn runs it at once ([`AgentSession::run_late_messages`]).
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +31,11 @@ pub struct Busy;
 pub struct Live {
     session: Arc<AgentSession>,
     busy: watch::Sender<bool>,
+    /// How many run ends the pump has delivered.
     settled: watch::Receiver<u64>,
+    /// How many run ends the runs started so far will produce (each prompt one: the session's
+    /// `agent_settled`, or a settling [`Failure`]).
+    expected: AtomicU64,
     failures: mpsc::UnboundedSender<Failure>,
 }
 
@@ -56,6 +63,7 @@ impl Live {
             session: Arc::new(session),
             busy: watch::channel(false).0,
             settled,
+            expected: AtomicU64::new(0),
             failures,
         })
     }
@@ -127,7 +135,9 @@ impl Live {
         Ok(())
     }
 
-    /// The turn itself, once claimed; releases the claim at the end.
+    /// The turn itself, once claimed. The claim is released as soon as the prompt returns — a
+    /// client told of the run's end (its `settled`, its answer) may send the next prompt at
+    /// once — and the result is returned once the pump has delivered that end.
     async fn run_claimed(
         &self,
         text: &str,
@@ -135,7 +145,7 @@ impl Live {
         before: impl Future<Output = ()>,
     ) -> Result<(), SessionError> {
         before.await;
-        let seen = *self.settled.borrow();
+        let end = self.expected.fetch_add(1, Ordering::AcqRel) + 1;
         let result = self.session.prompt(text, images).await;
         if let Err(e) = &result {
             tracing::warn!("the prompt failed: {e}");
@@ -146,42 +156,54 @@ impl Live {
                 settles: !matches!(e, SessionError::Persistence(_)),
             });
         }
-        self.delivered(seen).await;
         self.release();
+        self.delivered(end).await;
         result
     }
 
     /// Runs steering or follow-up messages that arrived while the last run was ending.
     pub async fn run_late_messages(&self) {
         while self.session.has_late_messages() && self.claim().is_ok() {
-            let seen = *self.settled.borrow();
-            let ran = self.session.run_late_messages().await;
-            match ran {
-                Ok(true) => self.delivered(seen).await,
-                Ok(false) => {}
+            let end = self.expected.fetch_add(1, Ordering::AcqRel) + 1;
+            let settles = match self.session.run_late_messages().await {
+                Ok(ran) => ran,
                 Err(e) => {
                     tracing::warn!("the queued messages failed: {e}");
                     let _ = self.failures.send(Failure {
                         message: format!("the queued messages failed: {e}"),
                         settles: false,
                     });
+                    // The session settled the run before reporting its file's failure.
+                    true
                 }
+            };
+            if !settles {
+                // Nothing ran: no end to wait for (the claim kept other runs out meanwhile).
+                self.expected.fetch_sub(1, Ordering::AcqRel);
             }
             self.release();
+            if settles {
+                self.delivered(end).await;
+            }
         }
     }
 
-    /// Waits until the pump has delivered a run's end after `seen`.
-    async fn delivered(&self, seen: u64) {
+    /// Waits until the pump has delivered run end number `end`.
+    async fn delivered(&self, end: u64) {
         let mut settled = self.settled.clone();
-        let _ = settled.wait_for(|n| *n > seen).await;
+        let _ = settled.wait_for(|n| *n >= end).await;
     }
 
-    /// Waits up to `limit` until no turn runs (its events delivered); whether it got there.
+    /// Waits up to `limit` until no turn runs and the end of every run started was delivered;
+    /// whether it got there.
     pub async fn idle(&self, limit: Duration) -> bool {
         let mut busy = self.busy.subscribe();
-        tokio::time::timeout(limit, busy.wait_for(|b| !*b))
-            .await
-            .is_ok_and(|r| r.is_ok())
+        let mut settled = self.settled.clone();
+        let done = async {
+            let _ = busy.wait_for(|b| !*b).await;
+            let end = self.expected.load(Ordering::Acquire);
+            let _ = settled.wait_for(|n| *n >= end).await;
+        };
+        tokio::time::timeout(limit, done).await.is_ok()
     }
 }

@@ -23,6 +23,7 @@ use tandem_ai::{AssistantMessageEvent, Message, UserBlock};
 use tandem_coding::agent_session::{
     AgentSessionEvent, CompactionReason as CoreCompactionReason, SessionEvent,
 };
+use tandem_coding::calls::CallRecords;
 use tandem_coding::{describe_tool_call, ToolKind as CoreKind};
 use tandem_protocol::events::{
     CompactionReason, Event, EventNotification, Role, Sequencer, ToolKind, ToolLocation,
@@ -51,17 +52,18 @@ pub struct Mapper {
     cwd: PathBuf,
     tool_ids: HashMap<usize, String>,
     messages: u64,
-    /// Unified diffs of the edit and write calls running now, by call id.
-    proposed: HashMap<String, String>,
+    /// What each call did (the session's records): an edit's or write's change.
+    records: Arc<CallRecords>,
     /// Why the run failed, when its last assistant message (or its retries) ended in an error.
     failure: Option<String>,
 }
 
 impl Mapper {
-    /// A mapper resolving tool paths against `cwd`.
-    pub fn new(cwd: PathBuf) -> Self {
+    /// A mapper resolving tool paths against `cwd`, reading what calls did from `records`.
+    pub fn new(cwd: PathBuf, records: Arc<CallRecords>) -> Self {
         Mapper {
             cwd,
+            records,
             ..Mapper::default()
         }
     }
@@ -72,26 +74,15 @@ impl Mapper {
             AgentSessionEvent::Agent(e) => {
                 let mut out = map_agent(e, &self.cwd);
                 // Edits and writes carry the unified diff of what they proposed, applied or not.
-                match e.as_ref() {
-                    AgentEvent::ToolExecutionStart {
-                        tool_call_id,
-                        tool_name,
-                        args,
-                    } => {
-                        if let Some(diff) = super::diff::proposed(tool_name, args, &self.cwd) {
-                            self.proposed.insert(tool_call_id.clone(), diff);
-                        }
-                    }
-                    AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
-                        if let Some(diff) = self.proposed.remove(tool_call_id) {
-                            for ev in &mut out {
-                                if let Event::ToolEnd { diff: slot, .. } = ev {
-                                    *slot = Some(diff.clone());
-                                }
+                if let AgentEvent::ToolExecutionEnd { tool_call_id, .. } = e.as_ref() {
+                    let change = self.records.take(tool_call_id).and_then(|r| r.change);
+                    if let Some(change) = change {
+                        for ev in &mut out {
+                            if let Event::ToolEnd { diff: slot, .. } = ev {
+                                *slot = Some(change.diff.clone());
                             }
                         }
                     }
-                    _ => {}
                 }
                 for ev in &mut out {
                     match ev {
@@ -396,10 +387,11 @@ pub struct LspEvents {
 }
 
 impl LspEvents {
-    /// A translator for a session working in `cwd`, whose queue state goes to `queue`.
-    pub fn new(cwd: PathBuf, queue: Arc<Mutex<QueueState>>) -> Self {
+    /// A translator for a session working in `cwd` whose calls record what they did in
+    /// `records`, its queue state going to `queue`.
+    pub fn new(cwd: PathBuf, records: Arc<CallRecords>, queue: Arc<Mutex<QueueState>>) -> Self {
         LspEvents {
-            mapper: Mapper::new(cwd),
+            mapper: Mapper::new(cwd, records),
             queue,
         }
     }

@@ -20,7 +20,7 @@ async fn forward(
     let (_keep, failures) = mpsc::unbounded_channel();
     pump(
         PumpInput { events, failures },
-        LspEvents::new(cwd, queue),
+        LspEvents::new(cwd, Default::default(), queue),
         EventTransport::new(session, sink),
         Batching::EDITOR,
         watch::channel(0).0,
@@ -104,7 +104,7 @@ async fn deltas_are_coalesced_and_numbered_in_order() {
 
 #[test]
 fn tool_start_has_title_kind_and_uri_locations() {
-    let mut mapper = Mapper::new(PathBuf::from("/p"));
+    let mut mapper = Mapper::new(PathBuf::from("/p"), Default::default());
     let start = AgentSessionEvent::Agent(Arc::new(AgentEvent::ToolExecutionStart {
         tool_call_id: "c1".into(),
         tool_name: "edit".into(),

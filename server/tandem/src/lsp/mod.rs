@@ -3,7 +3,6 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod context;
-pub mod diff;
 pub mod documents;
 pub mod events;
 pub mod position;

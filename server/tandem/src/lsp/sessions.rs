@@ -164,9 +164,10 @@ impl Sessions {
         self.report(&started.problems);
         let id = SessionId(started.session.with_session(|s| s.session_id().to_string()));
         let queue = Arc::new(Mutex::new(QueueState::default()));
+        let records = started.session.calls().clone();
         let live = Live::start(
             started.session,
-            LspEvents::new(cwd.clone(), queue.clone()),
+            LspEvents::new(cwd.clone(), records, queue.clone()),
             EventTransport::new(id.clone(), self.sink.clone()),
             Batching::EDITOR,
         );

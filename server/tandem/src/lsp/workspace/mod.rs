@@ -221,6 +221,7 @@ impl Workspace for LspWorkspace {
 
     fn propose<'a>(
         &'a self,
+        _call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         Box::pin(self.propose_change(change))
@@ -228,6 +229,7 @@ impl Workspace for LspWorkspace {
 
     fn ask_permission<'a>(
         &'a self,
+        _call: &'a str,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
         Box::pin(self.decide(request))

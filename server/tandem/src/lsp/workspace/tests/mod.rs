@@ -123,7 +123,7 @@ impl Fixture {
     }
 
     async fn propose(&self, change: FileChange) -> ChangeOutcome {
-        self.ws.propose(change).await.expect("propose")
+        self.ws.propose("call-1", change).await.expect("propose")
     }
 }
 

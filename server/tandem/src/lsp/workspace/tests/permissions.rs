@@ -33,7 +33,10 @@ async fn bash_in_ask_mode_maps_each_answer() {
         deny("the editor request failed: closed"),
     ];
     for want in expected {
-        assert_eq!(f.ws.ask_permission(bash("cargo test")).await, want);
+        assert_eq!(
+            f.ws.ask_permission("call-1", bash("cargo test")).await,
+            want
+        );
     }
     let ask = question(
         "Tandem wants to run: cargo test",
@@ -48,12 +51,12 @@ async fn bash_allow_and_deny_settings_never_ask() {
     let f = confirm(PLAIN);
     f.settings.write().expect("settings").bash_permission = BashPermission::Allow;
     assert_eq!(
-        f.ws.ask_permission(bash("ls")).await,
+        f.ws.ask_permission("call-1", bash("ls")).await,
         PermissionDecision::AllowOnce
     );
     f.settings.write().expect("settings").bash_permission = BashPermission::Deny;
     assert_eq!(
-        f.ws.ask_permission(bash("ls")).await,
+        f.ws.ask_permission("call-1", bash("ls")).await,
         deny("bash is disabled (bashPermission: deny)")
     );
     assert!(f.client.sent().is_empty());
@@ -64,9 +67,12 @@ async fn a_permission_question_left_unanswered_is_denied() {
     let f = confirm(PLAIN);
     f.set_timeout(Duration::from_millis(50));
     f.client.reply_questions([Reply::Hang]);
-    let decision = tokio::time::timeout(Duration::from_secs(5), f.ws.ask_permission(bash("ls")))
-        .await
-        .expect("the workspace's own timeout fires first");
+    let decision = tokio::time::timeout(
+        Duration::from_secs(5),
+        f.ws.ask_permission("call-1", bash("ls")),
+    )
+    .await
+    .expect("the workspace's own timeout fires first");
     assert_eq!(decision, deny("the editor did not answer within 1 s"));
 }
 
@@ -80,11 +86,11 @@ async fn outside_paths_are_asked_with_allow_and_deny() {
         write: true,
     };
     assert_eq!(
-        f.ws.ask_permission(request.clone()).await,
+        f.ws.ask_permission("call-1", request.clone()).await,
         PermissionDecision::AllowOnce
     );
     assert_eq!(
-        f.ws.ask_permission(request).await,
+        f.ws.ask_permission("call-1", request).await,
         deny("dismissed by the user")
     );
     let ask = question(
