@@ -34,6 +34,17 @@ impl Incoming {
     }
 }
 
+/// The message as JSON (without `jsonrpc`), for assertion messages and logs.
+impl fmt::Display for Incoming {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut message = serde_json::json!({"method": self.method, "params": self.params});
+        if let Some(id) = &self.id {
+            message["id"] = id.clone();
+        }
+        message.fmt(f)
+    }
+}
+
 /// A message from the server, sorted.
 pub(super) enum Sorted {
     /// A response: its id (when it is one of ours) and the whole message.
