@@ -166,6 +166,11 @@ pub fn sandbox_lsp(sandbox: &Sandbox, options: Value) -> Result<LspClient, Clien
     Ok(lsp)
 }
 
+/// What the server wrote to stderr; every starter here collects it.
+pub fn stderr_of(lsp: &LspClient) -> String {
+    lsp.stderr().expect("the server's stderr is collected")
+}
+
 /// Prompts with `params` and checks a run started (not queued); the session.
 pub fn prompt(lsp: &mut LspClient, params: Value) -> Result<String, ClientError> {
     let started = lsp.request("tandem/prompt", params)?;
