@@ -9,15 +9,16 @@
 //! [`LspClient::next_incoming`] / [`LspClient::wait_for`]. Server requests are answered by the
 //! caller, or as they arrive by a [`Handler`] (an editor that applies edits itself).
 //!
-//! Written by hand rather than on a crate: the framing is a hundred lines, and the LSP crates
-//! are servers (tower-lsp-server), async runtimes of their own (async-lsp), or parse messages
-//! into their own types (lsp-server) where tests want the JSON exactly as sent. The `tandem`
-//! binary links this module for `tandem demo`, so it needs nothing beyond `serde_json` and
-//! `thiserror`.
+//! Written by hand rather than on a crate: the framing is about a hundred lines, and the LSP
+//! crates are servers (tower-lsp-server), bring an async runtime of their own (async-lsp), or
+//! put messages into their own types (lsp-server) where tests want the JSON as sent. The
+//! `tandem` binary links this module for `tandem demo`, so it brings nothing beyond
+//! `serde_json` and `thiserror` (lsp-server would add its channel and logging crates).
 
 mod error;
 mod framing;
 mod message;
+mod outbox;
 mod process;
 mod tandem_events;
 #[cfg(test)]
@@ -34,69 +35,11 @@ use serde_json::{json, Value};
 pub use error::ClientError;
 pub use framing::{frame, read_frame, write_frame, Frame, FrameError};
 pub use message::{Incoming, RequestId};
+pub use outbox::{Handler, Outbox};
 pub use tandem_events::event_type;
 
 use message::{sort, Sorted};
 use process::Process;
-
-/// Answers the server's requests as they arrive, before anyone waits for them: `reply` (or
-/// `reply_error`) through the [`Outbox`] to answer; a request left unanswered stays in the
-/// queue for the caller.
-pub type Handler = Box<dyn FnMut(&Incoming, &mut Outbox<'_>) -> Result<(), ClientError> + Send>;
-
-/// The server's input, as a [`Handler`] sees it.
-pub struct Outbox<'a> {
-    input: &'a mut Option<Box<dyn Write + Send>>,
-    replied: bool,
-}
-
-impl Outbox<'_> {
-    /// Sends one JSON message, framed.
-    pub fn send(&mut self, message: &Value) -> Result<(), ClientError> {
-        let Some(input) = self.input.as_mut() else {
-            let what = message["method"].as_str().unwrap_or("a message");
-            return Err(ClientError::InputClosed(what.to_string()));
-        };
-        write_frame(input, message).map_err(ClientError::Write)
-    }
-
-    /// Sends a notification (`params` left out when `null`).
-    pub fn notify(&mut self, method: &str, params: Value) -> Result<(), ClientError> {
-        let mut message = json!({"jsonrpc": "2.0", "method": method});
-        if !params.is_null() {
-            message["params"] = params;
-        }
-        self.send(&message)
-    }
-
-    /// Answers the server's request `to` with `result`.
-    pub fn reply(&mut self, to: &Incoming, result: Value) -> Result<(), ClientError> {
-        let id = to
-            .id
-            .as_ref()
-            .ok_or_else(|| ClientError::NotARequest(to.method.clone()))?;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))?;
-        self.replied = true;
-        Ok(())
-    }
-
-    /// Answers the server's request `to` with an error.
-    pub fn reply_error(
-        &mut self,
-        to: &Incoming,
-        code: i64,
-        message: &str,
-    ) -> Result<(), ClientError> {
-        let id = to
-            .id
-            .as_ref()
-            .ok_or_else(|| ClientError::NotARequest(to.method.clone()))?;
-        self.send(&json!({"jsonrpc": "2.0", "id": id,
-            "error": {"code": code, "message": message}}))?;
-        self.replied = true;
-        Ok(())
-    }
-}
 
 /// What the reader thread hands over: a frame, or why the stream is not one.
 type Arrival = Result<Frame, FrameError>;
@@ -207,10 +150,7 @@ impl LspClient {
     }
 
     fn outbox(&mut self) -> Outbox<'_> {
-        Outbox {
-            input: &mut self.input,
-            replied: false,
-        }
+        Outbox::new(&mut self.input)
     }
 
     /// Sends one JSON message as it is, framed (a reply built by hand, a malformed request).
@@ -428,12 +368,9 @@ impl LspClient {
         };
         let mut answered = false;
         if let (true, Some(handler)) = (incoming.is_request(), self.handler.as_mut()) {
-            let mut outbox = Outbox {
-                input: &mut self.input,
-                replied: false,
-            };
+            let mut outbox = Outbox::new(&mut self.input);
             handler(&incoming, &mut outbox)?;
-            answered = outbox.replied;
+            answered = outbox.replied();
         }
         if !answered {
             self.unread.push_back(self.seen.len());
