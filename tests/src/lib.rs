@@ -1,5 +1,9 @@
 //! Test support for Tandem.
 //!
+//! [`lsp_client`] drives a language server over stdio the way an editor does: every black-box
+//! test of `tandem lsp` uses it, and so does `tandem demo`. It is the only part built without
+//! the `mock-llm` feature (on by default), which is how the `tandem` binary links this crate.
+//!
 //! Black-box tests and editor tests need a provider to talk to that behaves like the real one
 //! on the wire but is deterministic and offline. [`mock_llm`] is that provider: an HTTP server
 //! on loopback that replays recorded response transcripts from `fixtures/`. The `mock-llm`
@@ -9,5 +13,8 @@
 //!
 //! This crate depends on no other Tandem crate, so it builds even while they are in flux.
 
+pub mod lsp_client;
+#[cfg(feature = "mock-llm")]
 pub mod mock_llm;
+#[cfg(feature = "mock-llm")]
 pub mod wire;

@@ -1,7 +1,8 @@
 //! `tandem demo`: a scripted task end to end, offline, through the language server. A copy of the
 //! demo workspace is made in a temporary directory; `tandem lsp` is started as a child and driven
-//! the way an editor would drive it (see [`crate::demo_lsp`]): initialize, open
-//! the file, `tandem/prompt` with the selection, apply and save the edits the server proposes.
+//! the way an editor would drive it (with `tandem_tests::lsp_client`, the client the black-box
+//! tests use): initialize, open the file, `tandem/prompt` with the selection, apply and save the
+//! edits the server proposes.
 //! The built-in scripted model (or, with `--real`, the configured model) fixes the bug with the
 //! real tools; the streamed answer, the tool calls and the resulting diff are shown. The copy is
 //! left in place for inspection. So the demo exercises the same path an editor does, and works
@@ -18,9 +19,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::{json, Value};
 use tandem_ai::providers::scripted::demo_model;
+use tandem_tests::lsp_client::{Incoming, LspClient};
 
 use crate::demo_editor::Documents;
-use crate::demo_lsp::{Client, Incoming};
 use crate::uri::string_from_path as path_to_uri;
 
 use crate::cli::command::SessionChoice;
@@ -91,7 +92,7 @@ fn diff(workspace: &Path) -> String {
     out
 }
 
-/// How long the whole run may take before the demo gives up.
+/// How long the demo waits for any one message from the server before it gives up.
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the demo.
@@ -160,7 +161,8 @@ fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Resu
     let exe = std::env::current_exe().context("cannot find the tandem executable")?;
     let mut command = Command::new(exe);
     command.arg("lsp").current_dir(workspace);
-    let mut client = Client::spawn(command, TIMEOUT)?;
+    // The server's stderr is the terminal's: its messages show above the demo's own.
+    let mut client = LspClient::spawn(command)?.with_timeout(TIMEOUT);
     let mut options = json!({"editMode": "auto"});
     if let Some(dir) = agent_dir {
         options["agentDir"] = json!(dir.display().to_string());
@@ -200,7 +202,7 @@ fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Resu
     let mut printer = Printer::new(std::io::stdout().is_terminal());
     let mut ok = true;
     loop {
-        let msg = client.next("the run to settle")?;
+        let msg = client.next_incoming("the run to settle")?;
         if msg.method == "tandem/event" {
             let event = &msg.params["event"];
             if event["type"] == "settled" {
@@ -208,8 +210,8 @@ fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Resu
                 break;
             }
             ok &= printer.show(event);
-        } else if let Some(id) = msg.id.clone() {
-            answer(&mut client, &mut docs, msg, id)?;
+        } else if msg.is_request() {
+            answer(&mut client, &mut docs, &msg)?;
         } else if msg.method == "window/showMessage" {
             printer.end_line();
             eprintln!("{}", msg.params["message"].as_str().unwrap_or_default());
@@ -220,16 +222,11 @@ fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Resu
 }
 
 /// Answers a server→client request.
-fn answer(
-    client: &mut Client,
-    docs: &mut Documents,
-    msg: Incoming,
-    id: Value,
-) -> anyhow::Result<()> {
+fn answer(client: &mut LspClient, docs: &mut Documents, msg: &Incoming) -> anyhow::Result<()> {
     match msg.method.as_str() {
         "workspace/applyEdit" => match docs.apply(&msg.params["edit"]) {
             Ok(changed) => {
-                client.reply(id, json!({"applied": true}))?;
+                client.reply(msg, json!({"applied": true}))?;
                 for (uri, text, version) in changed {
                     client.notify(
                         "textDocument/didChange",
@@ -239,17 +236,17 @@ fn answer(
                 }
             }
             Err(reason) => {
-                client.reply(id, json!({"applied": false, "failureReason": reason}))?;
+                client.reply(msg, json!({"applied": false, "failureReason": reason}))?;
             }
         },
         "window/workDoneProgress/create" | "client/registerCapability" => {
-            client.reply(id, Value::Null)?
+            client.reply(msg, Value::Null)?
         }
         "window/showMessageRequest" => {
             let first = msg.params["actions"].get(0).cloned().unwrap_or(Value::Null);
-            client.reply(id, first)?
+            client.reply(msg, first)?
         }
-        other => client.reply_error(id, -32601, &format!("method not found: {other}"))?,
+        other => client.reply_error(msg, -32601, &format!("method not found: {other}"))?,
     }
     Ok(())
 }

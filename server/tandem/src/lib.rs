@@ -7,7 +7,6 @@ pub mod acp;
 pub mod cli;
 pub mod demo;
 mod demo_editor;
-mod demo_lsp;
 pub mod host;
 pub mod logging;
 pub mod lsp;

@@ -14,15 +14,7 @@
 //! A marker file proves whether a configured MCP server ran: its command appends its name to
 //! the marker before starting the fixture MCP server (`fixtures/mcp`).
 
-#[allow(dead_code)]
 mod support;
-
-#[path = "load/client.rs"]
-mod client;
-
-#[allow(dead_code)]
-#[path = "security/harness.rs"]
-mod harness;
 
 #[path = "consent/common.rs"]
 mod common;

@@ -5,14 +5,7 @@
 //!
 //! Run: `cargo test -p tandem --test durability -- --nocapture` (the figures are printed).
 
-mod lsp_support;
-#[allow(dead_code)]
 mod support;
-
-#[path = "faults/lsp_client.rs"]
-mod faults_lsp;
-#[path = "faults/harness.rs"]
-mod harness;
 
 #[path = "durability/enospc.rs"]
 mod enospc;

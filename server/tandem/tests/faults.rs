@@ -11,8 +11,6 @@
 //!
 //! Run: `cargo test -p tandem --test faults`.
 
-mod lsp_support;
-#[allow(dead_code)]
 mod support;
 
 #[path = "faults/acp.rs"]
@@ -21,8 +19,6 @@ mod acp;
 mod harness;
 #[path = "faults/lsp.rs"]
 mod lsp;
-#[path = "faults/lsp_client.rs"]
-mod lsp_client;
 #[path = "faults/mcp.rs"]
 mod mcp;
 #[path = "faults/provider.rs"]

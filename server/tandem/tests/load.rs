@@ -12,23 +12,26 @@
 //!   on the scripted model `read`s the document, and the read tool answers from the server's
 //!   buffer (an open document wins over the disk, which still holds the original text).
 
-#[allow(dead_code)]
 mod support;
 
-#[path = "load/client.rs"]
-mod client;
 #[path = "load/typing.rs"]
 mod typing;
 
-use std::process::Command;
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::lsp::{answers, assistant_texts, file_uri, initialize, new_session};
+use support::process::in_sandbox;
 use support::Sandbox;
+use tandem_tests::lsp_client::{ClientError, LspClient, RequestId};
 use tandem_tests::mock_llm::MockResponse;
 use tandem_tests::wire::WireApi;
 
-use client::{assistant_texts, file_uri, Client};
 use typing::Buffer;
+
+/// How long any wait may take before the test fails (a hang guard, never a timing assertion).
+const GUARD: Duration = Duration::from_secs(90);
 
 const SESSIONS: usize = 8;
 const CHANGES: usize = 1000;
@@ -83,44 +86,45 @@ fn sandbox() -> Sandbox {
     sandbox
 }
 
-fn start(sandbox: &Sandbox) -> Client {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
-    cmd.arg("lsp")
-        .current_dir(&sandbox.cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("PI_CODING_AGENT_DIR", &sandbox.agent_dir);
-    let mut lsp = Client::spawn(
-        cmd,
-        &sandbox.home.join("lsp-stderr.log"),
-        Box::new(|_, _| Value::Null),
-    );
-    lsp.initialize(
+/// `tandem lsp` in the sandbox, initialized; server requests are answered `null`.
+fn start(sandbox: &Sandbox) -> Result<LspClient, ClientError> {
+    let mut cmd = in_sandbox(sandbox, &["lsp"]);
+    cmd.stderr(Stdio::piped());
+    let mut lsp = LspClient::spawn(cmd)?
+        .with_timeout(GUARD)
+        .with_handler(answers(|_, _| Value::Null));
+    initialize(
+        &mut lsp,
         &sandbox.cwd,
         json!({"general": {"positionEncodings": ["utf-16"]},
             "experimental": {"tandem": {"events": true}}}),
         json!({"agentDir": sandbox.agent_dir, "model": "mock/mock-model"}),
-    );
-    lsp
+    )?;
+    Ok(lsp)
 }
 
 /// A probe request of kind `i % 3`; what its result must look like is checked by [`check`].
-fn probe(lsp: &mut Client, i: usize, uri: &str, sessions: &[String], buffer: &Buffer) -> i64 {
+fn probe(
+    lsp: &mut LspClient,
+    i: usize,
+    uri: &str,
+    sessions: &[String],
+    buffer: &Buffer,
+) -> Result<RequestId, ClientError> {
     let lines = buffer.text().split('\n').count();
     match i % 3 {
-        0 => lsp.send(
+        0 => lsp.send_request(
             "textDocument/codeAction",
             json!({"textDocument": {"uri": uri},
                 "range": {"start": {"line": (i / 3) % lines, "character": 0},
                           "end": {"line": (i / 3) % lines, "character": 0}},
                 "context": {"diagnostics": []}}),
         ),
-        1 => lsp.send(
+        1 => lsp.send_request(
             "tandem/state",
             json!({"session": sessions[i % sessions.len()]}),
         ),
-        _ => lsp.send("tandem/sessions/list", json!({})),
+        _ => lsp.send_request("tandem/sessions/list", json!({})),
     }
 }
 
@@ -138,30 +142,30 @@ fn check(kind: usize, response: &Value, sessions: &[String]) {
 }
 
 #[test]
-fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_all_answered() {
+fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_all_answered(
+) -> anyhow::Result<()> {
     let sandbox = sandbox();
     let doc = sandbox.cwd.join("doc.rs");
     std::fs::write(&doc, typing::START).unwrap();
     let uri = file_uri(&doc);
-    let mut lsp = start(&sandbox);
+    let mut lsp = start(&sandbox)?;
     lsp.notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1,
             "text": typing::START}}),
-    );
+    )?;
 
     // Eight sessions start streaming.
-    let prompts: Vec<i64> = (0..SESSIONS)
-        .map(|i| lsp.send("tandem/prompt", json!({"text": format!("stream {i}")})))
-        .collect();
-    let sessions: Vec<String> = prompts
-        .iter()
-        .map(|&id| {
-            let r = lsp.response(id);
-            assert_eq!(r["result"]["queued"], false, "{r}");
-            r["result"]["session"].as_str().unwrap().to_string()
-        })
-        .collect();
+    let mut prompts = Vec::new();
+    for i in 0..SESSIONS {
+        prompts.push(lsp.send_request("tandem/prompt", json!({"text": format!("stream {i}")}))?);
+    }
+    let mut sessions = Vec::new();
+    for id in prompts {
+        let r = lsp.response(id)?;
+        assert_eq!(r["result"]["queued"], false, "{r}");
+        sessions.push(r["result"]["session"].as_str().unwrap().to_string());
+    }
 
     // The editor types; every 10th change a request, every 125th a follow-up prompt.
     let mut buffer = Buffer::new(typing::START, 0x9e37_79b9_7f4a_7c15);
@@ -182,40 +186,36 @@ fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_al
             "textDocument/didChange",
             json!({"textDocument": {"uri": uri, "version": version},
                 "contentChanges": changes}),
-        );
+        )?;
         for _ in 0..batch {
             sent += 1;
             if sent % 10 == 0 {
                 let kind = sent / 10;
-                probes.push((kind, probe(&mut lsp, kind, &uri, &sessions, &buffer)));
+                probes.push((kind, probe(&mut lsp, kind, &uri, &sessions, &buffer)?));
             }
             if sent % 125 == 0 {
                 let session = sessions[(sent / 125 - 1) % SESSIONS].clone();
-                let id = lsp.send(
+                let id = lsp.send_request(
                     "tandem/prompt",
                     json!({"session": session, "text": "and again", "whenBusy": "followUp"}),
-                );
+                )?;
                 follow_ups.push((session, id));
             }
         }
-        lsp.drain();
+        lsp.drain()?;
     }
-    let events_while_typing = lsp
-        .seen
-        .iter()
-        .filter(|m| m["method"] == "tandem/event")
-        .count();
+    let events_while_typing = lsp.received("tandem/event").len();
 
     // Every request is answered, none with an error.
     assert_eq!(probes.len(), CHANGES / 10);
     for (kind, id) in &probes {
-        let r = lsp.response(*id);
+        let r = lsp.response(*id)?;
         check(*kind, &r, &sessions);
     }
     // Every session settles after streaming every answer whole.
     let mut runs = [1usize; SESSIONS];
     for (session, id) in &follow_ups {
-        let r = lsp.response(*id);
+        let r = lsp.response(*id)?;
         assert!(r.get("error").is_none(), "{r}");
         if r["result"]["queued"] == false {
             let i = sessions.iter().position(|s| s == session).unwrap();
@@ -224,9 +224,9 @@ fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_al
     }
     let expected = answer();
     for (i, session) in sessions.iter().enumerate() {
-        lsp.wait_settled(session, runs[i]);
+        let events = lsp.wait_settled(session, runs[i])?;
         let prompts = 1 + follow_ups.iter().filter(|(s, _)| s == session).count();
-        let texts = assistant_texts(&lsp.events(session));
+        let texts = assistant_texts(&events);
         assert_eq!(texts.len(), prompts, "session {i}: one answer per prompt");
         for text in &texts {
             assert!(
@@ -236,30 +236,26 @@ fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_al
                 expected.len()
             );
         }
-        let state = lsp.call("tandem/state", json!({"session": session}));
+        let state = lsp.request("tandem/state", json!({"session": session}))?;
         assert_eq!(state["running"], false, "{state}");
         assert_eq!(state["queued"], json!({"steering": [], "followUp": []}));
     }
 
     // The server's view of the document equals the client's copy.
-    let reader = lsp.call("tandem/sessions/new", json!({}))["session"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    lsp.call(
+    let reader = new_session(&mut lsp)?;
+    lsp.request(
         "tandem/models/set",
         json!({"session": reader, "provider": "script", "id": "t"}),
-    );
-    lsp.call(
+    )?;
+    lsp.request(
         "tandem/prompt",
         json!({"session": reader, "text": "read doc.rs"}),
-    );
-    lsp.wait_settled(&reader, 1);
-    let events = lsp.events(&reader);
-    let read = events
+    )?;
+    let events = lsp.wait_settled(&reader, 1)?;
+    let read = &events
         .iter()
-        .find(|e| e["type"] == "tool_end")
-        .expect("the read tool ran");
+        .find(|e| e["event"]["type"] == "tool_end")
+        .expect("the read tool ran")["event"];
     assert_eq!(read["isError"], false, "{read}");
     let server_view = read["text"].as_str().unwrap();
     let client_view = buffer.text();
@@ -272,11 +268,12 @@ fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_al
     eprintln!(
         "load: {} events while typing, {} in all, {} bytes from the server, {} runs",
         events_while_typing,
-        lsp.seen.len(),
-        lsp.bytes,
+        lsp.seen().len(),
+        lsp.bytes_read(),
         runs.iter().sum::<usize>()
     );
-    lsp.shutdown();
+    lsp.shutdown()?;
+    Ok(())
 }
 
 /// Regression (found by the test above): a follow-up that arrived while a run was ending — after
@@ -285,7 +282,7 @@ fn eight_sessions_stream_while_the_editor_types_1000_changes_and_requests_are_al
 /// the compaction threshold, so a compaction (a slow summary call) runs after the agent loop
 /// ended, and the follow-up is sent when its `compaction_start` arrives.
 #[test]
-fn a_follow_up_sent_while_a_run_ends_is_still_answered() {
+fn a_follow_up_sent_while_a_run_ends_is_still_answered() -> anyhow::Result<()> {
     use tandem_tests::wire::{turn, Turn};
     let api = WireApi::OpenAiCompletions;
     let sandbox = Sandbox::with_model(api, json!({"id": "mock-model", "contextWindow": 4096}));
@@ -300,34 +297,39 @@ fn a_follow_up_sent_while_a_run_ends_is_still_answered() {
             .with_chunk_delay(std::time::Duration::from_millis(40)),
     );
     sandbox.answer(&Turn::text("second answer"));
-    let mut lsp = start(&sandbox);
-    let session = lsp.call("tandem/prompt", json!({"text": "first"}))["session"]
+    let mut lsp = start(&sandbox)?;
+    let session = lsp.request("tandem/prompt", json!({"text": "first"}))?["session"]
         .as_str()
         .unwrap()
         .to_string();
-    let s = session.clone();
-    lsp.wait("compaction_start", |c| {
-        c.events(&s).iter().any(|e| e["type"] == "compaction_start")
-    });
-    let queued = lsp.call(
+    lsp.wait_until("compaction_start", |c| {
+        c.events(&session)
+            .iter()
+            .any(|e| e["event"]["type"] == "compaction_start")
+    })?;
+    let queued = lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "then this", "whenBusy": "followUp"}),
-    );
+    )?;
     assert_eq!(queued["queued"], true, "{queued}");
-    lsp.wait("the follow-up's answer", |c| {
-        assistant_texts(&c.events(&s)).len() == 2
-            && c.events(&s).last().is_some_and(|e| e["type"] == "settled")
-    });
+    lsp.wait_until("the follow-up's answer", |c| {
+        let events = c.events(&session);
+        assistant_texts(&events).len() == 2
+            && events
+                .last()
+                .is_some_and(|e| e["event"]["type"] == "settled")
+    })?;
     assert_eq!(
         assistant_texts(&lsp.events(&session)),
         [long, "second answer".to_string()]
     );
-    let state = lsp.call("tandem/state", json!({"session": session}));
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
     assert_eq!(
         state["queued"],
         json!({"steering": [], "followUp": []}),
         "{state}"
     );
     assert_eq!(state["running"], false, "{state}");
-    lsp.shutdown();
+    lsp.shutdown()?;
+    Ok(())
 }

@@ -3,20 +3,14 @@
 //! server also hands its warnings to the editor (`window/logMessage`), and bad configuration
 //! is shown (`window/showMessage`) as the spec says.
 
-#[allow(dead_code)]
 mod support;
 
-#[path = "load/client.rs"]
-mod client;
-
-#[allow(dead_code)]
-#[path = "security/harness.rs"]
-mod harness;
-
 use serde_json::{json, Value};
+use tandem_tests::lsp_client::LspClient;
 use tandem_tests::wire::Turn;
 
-use harness::*;
+use support::front_doors::*;
+use support::lsp::answers;
 
 #[test]
 fn print_mode_logs_to_the_file_asked_for_and_keeps_stdout_clean() {
@@ -72,31 +66,28 @@ fn a_bad_log_level_is_reported_and_the_run_goes_on() {
 }
 
 #[test]
-fn the_language_server_shows_bad_settings_and_mirrors_its_warnings_to_the_editor_log() {
+fn the_language_server_shows_bad_settings_and_mirrors_its_warnings_to_the_editor_log(
+) -> anyhow::Result<()> {
     let sandbox = sandbox(&json!({"turns": [{"text": "ok"}]}));
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "sometimes"}),
-        Box::new(lsp_deny),
-    );
-    let notes = |c: &client::Client, method: &str| -> Vec<(i64, String)> {
-        c.seen
+        answers(lsp_deny),
+    )?;
+    let notes = |c: &LspClient, method: &str| -> Vec<(i64, String)> {
+        c.received(method)
             .iter()
-            .filter(|m| m["method"] == method)
             .map(|m| {
                 (
-                    m["params"]["type"].as_i64().unwrap_or_default(),
-                    m["params"]["message"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
+                    m.params["type"].as_i64().unwrap_or_default(),
+                    m.params["message"].as_str().unwrap_or_default().to_string(),
                 )
             })
             .collect()
     };
-    lsp.wait("the warning", |c| {
+    lsp.wait_until("the warning", |c| {
         !notes(c, "window/showMessage").is_empty() && !notes(c, "window/logMessage").is_empty()
-    });
+    })?;
     let shown = notes(&lsp, "window/showMessage");
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert_eq!(shown[0].0, 2, "a warning");
@@ -113,6 +104,7 @@ fn the_language_server_shows_bad_settings_and_mirrors_its_warnings_to_the_editor
             .any(|(t, m)| *t == 2 && m.starts_with("initializationOptions.editMode")),
         "{logged:?}"
     );
-    let _: Value = lsp.call("tandem/models/list", json!({}));
-    lsp.shutdown();
+    let _: Value = lsp.request("tandem/models/list", json!({}))?;
+    lsp.shutdown()?;
+    Ok(())
 }

@@ -1,59 +1,50 @@
-//! `tandem lsp` as an editor sees it: the real binary, spoken to over stdio with hand-written
-//! Content-Length framing. The model is the built-in scripted provider (a script file named as
-//! the model's baseUrl in a temp agent dir's models.json), so runs are exact and offline.
+//! `tandem lsp` as an editor sees it: the real binary over stdio, driven by tandem-tests' LSP
+//! client. The model is the built-in scripted provider (a script file named as the model's
+//! baseUrl in a temp agent dir's models.json), so runs are exact and offline.
 
-mod lsp_support;
+mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use lsp_support::*;
 use serde_json::{json, Value};
-
-impl Lsp {
-    fn wait_exit(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.child.try_wait().unwrap().is_some() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    }
-}
+use support::lsp::{event_client, new_session, prompt, ScriptedLsp};
 
 fn answer_script(text: &str) -> Value {
     json!({"chunkSize": 3, "turns": [{"text": text}]})
 }
 
 #[test]
-fn initialize_negotiates_the_position_encoding() {
-    let mut lsp = Lsp::start(&answer_script("x"));
-    let r = lsp.initialize(json!(["utf-16"]), json!({}));
-    let caps = &r["result"]["capabilities"];
+fn initialize_negotiates_the_position_encoding() -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::start(&answer_script("x"))?;
+    let r = lsp.initialize_with(event_client(json!(["utf-16"])), json!({}))?;
+    let caps = &r["capabilities"];
     assert_eq!(caps["positionEncoding"], "utf-16");
     assert_eq!(caps["textDocumentSync"]["change"], 2);
     assert_eq!(caps["codeActionProvider"]["resolveProvider"], true);
     assert_eq!(caps["experimental"]["tandem"]["version"], 1);
     assert_eq!(caps["workspace"]["workspaceFolders"]["supported"], true);
 
-    let mut lsp = Lsp::start(&answer_script("x"));
-    let r = lsp.initialize(json!(["utf-32", "utf-8", "utf-16"]), json!({}));
-    assert_eq!(r["result"]["capabilities"]["positionEncoding"], "utf-8");
+    let mut lsp = ScriptedLsp::start(&answer_script("x"))?;
+    let r = lsp.initialize_with(
+        event_client(json!(["utf-32", "utf-8", "utf-16"])),
+        json!({}),
+    )?;
+    assert_eq!(r["capabilities"]["positionEncoding"], "utf-8");
+    Ok(())
 }
 
 /// Incremental edits with emoji, CJK and CRLF, then a prompt whose context selects the whole
 /// buffer: the user message the server builds carries the text the client holds.
-fn edits_keep_the_buffer(encoding: &str, emoji_width: u32) {
-    let mut lsp = Lsp::start(&answer_script("All good here."));
-    let opts = options(&lsp);
-    lsp.initialize(json!([encoding]), opts);
-    let uri = format!("file://{}", lsp.dir().join("project/a.rs").display());
+fn edits_keep_the_buffer(encoding: &str, emoji_width: u32) -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::start(&answer_script("All good here."))?;
+    let options = lsp.options();
+    lsp.initialize_with(event_client(json!([encoding])), options)?;
+    let uri = lsp.uri("a.rs");
     lsp.notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1,
             "text": "fn a() {}\r\nlet s = \"😀x\";\r\n"}}),
-    );
+    )?;
     // After the emoji (line 1, after `let s = "😀`): insert CJK.
     let col = 9 + emoji_width;
     lsp.notify(
@@ -63,20 +54,18 @@ fn edits_keep_the_buffer(encoding: &str, emoji_width: u32) {
                        "end": {"line": 1, "character": col}}, "text": "漢字"},
             {"range": {"start": {"line": 0, "character": 3},
                        "end": {"line": 0, "character": 4}}, "text": "b\r\n// 🎉"}]}),
-    );
+    )?;
     lsp.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": "file:///nowhere.rs", "version": 2},
             "contentChanges": [{"text": "ignored"}]}),
-    );
-    let r = lsp.request(
-        "tandem/prompt",
+    )?;
+    let session = prompt(
+        &mut lsp,
         json!({"text": "check", "context": {"uri": uri, "selection":
             {"start": {"line": 0, "character": 0}, "end": {"line": 4, "character": 0}}}}),
-    );
-    assert_eq!(r["result"]["queued"], false, "{r}");
-    let session = r["result"]["session"].clone();
-    let events = lsp.events_until_settled(&session);
+    )?;
+    let events = lsp.next_run(&session)?;
     let user = events
         .iter()
         .find(|e| e["event"]["type"] == "message_start" && e["event"]["role"] == "user")
@@ -89,31 +78,28 @@ fn edits_keep_the_buffer(encoding: &str, emoji_width: u32) {
         );
     }
     assert!(text.ends_with("check"), "{text}");
+    Ok(())
 }
 
 #[test]
-fn incremental_edits_in_utf16_keep_the_clients_text() {
-    edits_keep_the_buffer("utf-16", 2);
+fn incremental_edits_in_utf16_keep_the_clients_text() -> anyhow::Result<()> {
+    edits_keep_the_buffer("utf-16", 2)
 }
 
 #[test]
-fn incremental_edits_in_utf8_keep_the_clients_text() {
-    edits_keep_the_buffer("utf-8", 4);
+fn incremental_edits_in_utf8_keep_the_clients_text() -> anyhow::Result<()> {
+    edits_keep_the_buffer("utf-8", 4)
 }
 
 #[test]
-fn a_prompt_streams_numbered_events_ending_in_settled() {
-    let mut lsp = Lsp::start(&answer_script(
+fn a_prompt_streams_numbered_events_ending_in_settled() -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::started(&answer_script(
         "Hello from the scripted model, in small chunks.",
-    ));
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/sessions/new", json!({}));
-    let session = r["result"]["session"].clone();
-    assert!(session.is_string(), "{r}");
-    let r = lsp.request("tandem/prompt", json!({"session": session, "text": "hi"}));
-    assert_eq!(r["result"], json!({"session": session, "queued": false}));
-    let events = lsp.events_until_settled(&session);
+    ))?;
+    let session = new_session(&mut lsp)?;
+    let r = lsp.request("tandem/prompt", json!({"session": session, "text": "hi"}))?;
+    assert_eq!(r, json!({"session": session, "queued": false}));
+    let events = lsp.next_run(&session)?;
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     assert_eq!(events.last().unwrap()["event"]["type"], "settled");
@@ -123,69 +109,64 @@ fn a_prompt_streams_numbered_events_ending_in_settled() {
         .map(|e| e["event"]["delta"].as_str().unwrap())
         .collect();
     assert_eq!(text, "Hello from the scripted model, in small chunks.");
-    let state = lsp.request("tandem/state", json!({"session": session}));
-    assert_eq!(state["result"]["model"]["id"], "t", "{state}");
-    assert_eq!(state["result"]["running"], false);
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
+    assert_eq!(state["model"]["id"], "t", "{state}");
+    assert_eq!(state["running"], false);
+    Ok(())
 }
 
 #[test]
-fn errors_name_the_session_and_the_field() {
-    let mut lsp = Lsp::start(&answer_script("x"));
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/state", json!({"session": "nope"}));
+fn errors_name_the_session_and_the_field() -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::started(&answer_script("x"))?;
+    let r = lsp.request_response("tandem/state", json!({"session": "nope"}))?;
     assert_eq!(r["error"]["code"], -32001, "{r}");
     assert!(r["error"]["message"].as_str().unwrap().contains("`nope`"));
     assert_eq!(r["error"]["data"]["session"], "nope");
-    let r = lsp.request("tandem/prompt", json!({"text": 5}));
+    let r = lsp.request_response("tandem/prompt", json!({"text": 5}))?;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["data"]["field"], "text");
-    let r = lsp.request("tandem/models/list", Value::Null);
-    let models = r["result"].as_array().expect("models without params");
+    let r = lsp.request("tandem/models/list", Value::Null)?;
+    let models = r.as_array().expect("models without params");
     assert!(
         models
             .iter()
             .any(|m| m["provider"] == "script" && m["id"] == "t"),
         "{r}"
     );
-    let r = lsp.request("tandem/abort", json!({}));
+    let r = lsp.request_response("tandem/abort", json!({}))?;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["data"]["field"], "session");
+    Ok(())
 }
 
 #[test]
-fn exit_during_a_run_ends_the_process() {
+fn exit_during_a_run_ends_the_process() -> anyhow::Result<()> {
     let slow = json!({"chunkSize": 1, "delayMs": 200, "turns": [{"text": "a very slow answer"}]});
-    let mut lsp = Lsp::start(&slow);
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/prompt", json!({"text": "go"}));
-    assert_eq!(r["result"]["queued"], false, "{r}");
-    let r = lsp.request("shutdown", Value::Null);
-    assert!(r.get("error").is_none(), "{r}");
-    lsp.notify("exit", Value::Null);
-    assert!(lsp.wait_exit(), "the server did not exit");
+    let mut lsp = ScriptedLsp::started(&slow)?;
+    prompt(&mut lsp, json!({"text": "go"}))?;
+    lsp.request("shutdown", Value::Null)?;
+    lsp.notify("exit", Value::Null)?;
+    lsp.wait_exit(Duration::from_secs(10))?;
+    Ok(())
 }
 
 #[test]
-fn the_read_tool_sees_the_unsaved_buffer() {
+fn the_read_tool_sees_the_unsaved_buffer() -> anyhow::Result<()> {
     let script = json!({"turns": [
         {"toolCalls": [{"name": "read", "arguments": {"path": "b.py"}}], "stopReason": "toolUse"},
         {"text": "ok"}]});
-    let mut lsp = Lsp::start(&script);
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-8"]), opts);
-    let path = lsp.dir().join("project/b.py");
-    std::fs::write(&path, "on disk\n").unwrap();
-    let uri = format!("file://{}", path.display());
+    let mut lsp = ScriptedLsp::start(&script)?;
+    let options = lsp.options();
+    lsp.initialize_with(event_client(json!(["utf-8"])), options)?;
+    std::fs::write(lsp.project().join("b.py"), "on disk\n")?;
+    let uri = lsp.uri("b.py");
     lsp.notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
             "text": "unsaved = '漢'\n"}}),
-    );
-    let r = lsp.request("tandem/prompt", json!({"text": "read b.py"}));
-    let session = r["result"]["session"].clone();
-    let events = lsp.events_until_settled(&session);
+    )?;
+    let session = prompt(&mut lsp, json!({"text": "read b.py"}))?;
+    let events = lsp.next_run(&session)?;
     let start = events
         .iter()
         .find(|e| e["event"]["type"] == "tool_start")
@@ -201,76 +182,74 @@ fn the_read_tool_sees_the_unsaved_buffer() {
     assert_eq!(end["event"]["isError"], false, "{end}");
     let text = end["event"]["text"].as_str().unwrap();
     assert!(text.contains("unsaved = '漢'"), "{text}");
+    Ok(())
 }
 
 #[test]
-fn a_prompt_to_a_busy_session_is_queued() {
+fn a_prompt_to_a_busy_session_is_queued() -> anyhow::Result<()> {
     let slow = json!({"chunkSize": 1, "delayMs": 30, "turns": [
         {"text": "a slow first answer"}, {"text": "second"}]});
-    let mut lsp = Lsp::start(&slow);
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/prompt", json!({"text": "first"}));
-    let session = r["result"]["session"].clone();
-    let other = lsp.request("tandem/sessions/new", json!({}))["result"]["session"].clone();
+    let mut lsp = ScriptedLsp::started(&slow)?;
+    let session = prompt(&mut lsp, json!({"text": "first"}))?;
+    let other = new_session(&mut lsp)?;
     assert_ne!(session, other);
     let r = lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "then this", "whenBusy": "followUp"}),
-    );
-    assert_eq!(r["result"]["queued"], true, "{r}");
-    let events = lsp.events_until_settled(&session);
+    )?;
+    assert_eq!(r["queued"], true, "{r}");
+    let events = lsp.next_run(&session)?;
     assert!(events
         .iter()
         .any(|e| e["event"]["type"] == "queue_update"
             && e["event"]["followUp"] == json!(["then this"])));
     // The other session is idle and untouched.
-    let state = lsp.request("tandem/state", json!({"session": other}));
-    assert_eq!(state["result"]["running"], false, "{state}");
-    assert_eq!(state["result"]["messageCount"], 0, "{state}");
+    let state = lsp.request("tandem/state", json!({"session": other}))?;
+    assert_eq!(state["running"], false, "{state}");
+    assert_eq!(state["messageCount"], 0, "{state}");
+    Ok(())
 }
 
 #[test]
-fn sessions_are_listed_forked_and_opened() {
-    let mut lsp = Lsp::start(&json!({"loop": true, "turns": [{"text": "noted"}]}));
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/prompt", json!({"text": "remember this"}));
-    let session = r["result"]["session"].clone();
-    lsp.events_until_settled(&session);
-    let list = lsp.request("tandem/sessions/list", json!({}));
-    let list = list["result"].as_array().expect("a list").clone();
+fn sessions_are_listed_forked_and_opened() -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::started(&json!({"loop": true, "turns": [{"text": "noted"}]}))?;
+    let session = prompt(&mut lsp, json!({"text": "remember this"}))?;
+    lsp.next_run(&session)?;
+    let list = lsp.request("tandem/sessions/list", json!({}))?;
+    let list = list.as_array().expect("a list").clone();
     assert_eq!(list.len(), 1, "{list:?}");
     assert_eq!(list[0]["id"], session);
     assert_eq!(list[0]["firstMessage"], "remember this");
     let path = list[0]["path"].clone();
 
-    let fork = lsp.request("tandem/sessions/fork", json!({"session": session}));
-    let forked = fork["result"]["session"].clone();
+    let fork = lsp.request("tandem/sessions/fork", json!({"session": session}))?;
+    let forked = fork["session"].clone();
     assert!(forked.is_string() && forked != session, "{fork}");
-    let open = lsp.request("tandem/sessions/open", json!({"path": path}));
-    assert_eq!(open["result"]["session"], session, "{open}");
-    let state = lsp.request("tandem/state", json!({"session": session}));
-    assert_eq!(state["result"]["messageCount"], 2, "{state}");
+    let open = lsp.request("tandem/sessions/open", json!({"path": path}))?;
+    assert_eq!(open["session"], session, "{open}");
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
+    assert_eq!(state["messageCount"], 2, "{state}");
 
-    let missing = lsp.request("tandem/sessions/open", json!({"path": "/no/such.jsonl"}));
+    let missing =
+        lsp.request_response("tandem/sessions/open", json!({"path": "/no/such.jsonl"}))?;
     assert_eq!(missing["error"]["code"], -32005, "{missing}");
-    let r = lsp.request(
+    let r = lsp.request_response(
         "tandem/models/set",
         json!({"session": session, "provider": "script", "id": "nope"}),
-    );
+    )?;
     assert_eq!(r["error"]["code"], -32004, "{r}");
     let r = lsp.request(
         "tandem/thinking/set",
         json!({"session": session, "level": "high"}),
-    );
+    )?;
     // The scripted model cannot reason: the level in effect is `off`, as the spec says.
-    assert_eq!(r["result"], json!({"level": "off"}), "{r}");
-    let state = lsp.request("tandem/state", json!({"session": session}));
-    assert_eq!(state["result"]["thinkingLevel"], "off", "{state}");
-    let r = lsp.request(
+    assert_eq!(r, json!({"level": "off"}), "{r}");
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
+    assert_eq!(state["thinkingLevel"], "off", "{state}");
+    let r = lsp.request_response(
         "tandem/thinking/set",
         json!({"session": session, "level": "max"}),
-    );
+    )?;
     assert_eq!(r["error"]["data"]["field"], "level", "{r}");
+    Ok(())
 }

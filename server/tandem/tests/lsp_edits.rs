@@ -1,9 +1,9 @@
-//! `tandem lsp`'s edit flow and robustness, black-box: the real binary over stdio with
-//! hand-written framing, a scripted model (a script file as the model's baseUrl in a temp agent
-//! dir), and a test client that answers the server's `workspace/applyEdit` and
+//! `tandem lsp`'s edit flow and robustness, black-box: the real binary over stdio on
+//! tandem-tests' LSP client, a scripted model (a script file as the model's baseUrl in a temp
+//! agent dir), and a test client that answers the server's `workspace/applyEdit` and
 //! `window/showMessageRequest` itself — or, on purpose, late or never.
 
-mod lsp_support;
+mod support;
 
 #[path = "lsp_edits/consent.rs"]
 mod consent;

@@ -1,23 +1,19 @@
 //! Gaps in `tandem lsp` closed after the first version: `tandem/sessions/fork` at an `entryId`,
 //! `tokens` in `tandem/state`, and the `error` event of a run that fails. The real binary over
-//! stdio, with the scripted model (helpers in `lsp_support`).
+//! stdio, with the scripted model (`support::lsp::ScriptedLsp`).
 
-mod lsp_support;
+mod support;
 
-use lsp_support::*;
 use serde_json::{json, Value};
+use support::lsp::{new_session, prompt, state, ScriptedLsp};
 
-/// A started, initialized server with one session that has run `prompt` to `settled`; returns
+/// A started, initialized server with one session that has run `text` to `settled`; returns
 /// the server, the session id and the run's events.
-fn after_one_run(script: Value, prompt: &str) -> (Lsp, Value, Vec<Value>) {
-    let mut lsp = Lsp::start(&script);
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/prompt", json!({"text": prompt}));
-    let session = r["result"]["session"].clone();
-    assert!(session.is_string(), "{r}");
-    let events = lsp.events_until_settled(&session);
-    (lsp, session, events)
+fn after_one_run(script: Value, text: &str) -> anyhow::Result<(ScriptedLsp, String, Vec<Value>)> {
+    let mut lsp = ScriptedLsp::started(&script)?;
+    let session = prompt(&mut lsp, json!({"text": text}))?;
+    let events = lsp.next_run(&session)?;
+    Ok((lsp, session, events))
 }
 
 /// The JSON lines of a session file: the header, then the entries.
@@ -30,16 +26,11 @@ fn file_lines(path: &Value) -> Vec<Value> {
         .collect()
 }
 
-fn state(lsp: &mut Lsp, session: &Value) -> Value {
-    let r = lsp.request("tandem/state", json!({"session": session}));
-    r["result"].clone()
-}
-
 #[test]
-fn fork_at_an_entry_ends_the_history_there() {
+fn fork_at_an_entry_ends_the_history_there() -> anyhow::Result<()> {
     let script = json!({"turns": [{"text": "first answer", "usage": {"input": 10, "output": 5}}]});
-    let (mut lsp, session, _) = after_one_run(script, "hello there");
-    let file = state(&mut lsp, &session)["sessionFile"].clone();
+    let (mut lsp, session, _) = after_one_run(script, "hello there")?;
+    let file = state(&mut lsp, &session)?["sessionFile"].clone();
     let lines = file_lines(&file);
     let user = lines
         .iter()
@@ -50,10 +41,10 @@ fn fork_at_an_entry_ends_the_history_there() {
     let r = lsp.request(
         "tandem/sessions/fork",
         json!({"session": session, "entryId": entry_id}),
-    );
-    let forked = r["result"]["session"].clone();
-    assert!(forked.is_string() && forked != session, "{r}");
-    let st = state(&mut lsp, &forked);
+    )?;
+    let forked = r["session"].as_str().unwrap_or_default();
+    assert!(!forked.is_empty() && forked != session, "{r}");
+    let st = state(&mut lsp, forked)?;
     assert_eq!(st["messageCount"], 1, "{st}");
     let fork_lines = file_lines(&st["sessionFile"]);
     assert_eq!(fork_lines[0]["type"], "session");
@@ -61,16 +52,17 @@ fn fork_at_an_entry_ends_the_history_there() {
     assert_eq!(fork_lines.last().unwrap()["id"], entry_id);
     // The original is unchanged.
     assert_eq!(file_lines(&file), lines);
-    assert_eq!(state(&mut lsp, &session)["messageCount"], 2);
+    assert_eq!(state(&mut lsp, &session)?["messageCount"], 2);
+    Ok(())
 }
 
 #[test]
-fn fork_at_an_unknown_entry_names_entry_id() {
-    let (mut lsp, session, _) = after_one_run(json!({"turns": [{"text": "ok"}]}), "hi");
-    let r = lsp.request(
+fn fork_at_an_unknown_entry_names_entry_id() -> anyhow::Result<()> {
+    let (mut lsp, session, _) = after_one_run(json!({"turns": [{"text": "ok"}]}), "hi")?;
+    let r = lsp.request_response(
         "tandem/sessions/fork",
         json!({"session": session, "entryId": "nope1234"}),
-    );
+    )?;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["data"]["field"], "entryId", "{r}");
     let message = r["error"]["message"].as_str().unwrap();
@@ -78,33 +70,32 @@ fn fork_at_an_unknown_entry_names_entry_id() {
         message.contains("entryId") && message.contains("nope1234"),
         "{message}"
     );
+    Ok(())
 }
 
 #[test]
-fn state_reports_tokens_after_a_model_call() {
+fn state_reports_tokens_after_a_model_call() -> anyhow::Result<()> {
     let script = json!({"turns": [{"text": "answer", "usage": {"input": 10, "output": 5}}]});
-    let mut lsp = Lsp::start(&script);
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let r = lsp.request("tandem/sessions/new", json!({}));
-    let session = r["result"]["session"].clone();
-    assert!(state(&mut lsp, &session).get("tokens").is_none());
+    let mut lsp = ScriptedLsp::started(&script)?;
+    let session = new_session(&mut lsp)?;
+    assert!(state(&mut lsp, &session)?.get("tokens").is_none());
 
-    lsp.request("tandem/prompt", json!({"session": session, "text": "hi"}));
-    lsp.events_until_settled(&session);
-    let tokens = state(&mut lsp, &session)["tokens"].clone();
+    prompt(&mut lsp, json!({"session": session, "text": "hi"}))?;
+    lsp.next_run(&session)?;
+    let tokens = state(&mut lsp, &session)?["tokens"].clone();
     assert_eq!(tokens["input"], 10, "{tokens}");
     assert_eq!(tokens["output"], 5, "{tokens}");
     assert_eq!(tokens["cacheRead"], 0, "{tokens}");
     assert_eq!(tokens["cacheWrite"], 0, "{tokens}");
     // The last answer's usage (10 + 5) and nothing after it.
     assert_eq!(tokens["contextTokens"], 15, "{tokens}");
+    Ok(())
 }
 
 #[test]
-fn a_failed_turn_sends_error_before_settled() {
+fn a_failed_turn_sends_error_before_settled() -> anyhow::Result<()> {
     let script = json!({"turns": [{"text": "partial", "error": "invalid request: bad thing"}]});
-    let (_lsp, _, events) = after_one_run(script, "go");
+    let (_lsp, _, events) = after_one_run(script, "go")?;
     let types: Vec<&str> = events
         .iter()
         .map(|e| e["event"]["type"].as_str().unwrap())
@@ -120,11 +111,13 @@ fn a_failed_turn_sends_error_before_settled() {
     assert!(message.contains("invalid request: bad thing"), "{message}");
     let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
     assert_eq!(seqs, (1..=n as u64).collect::<Vec<_>>());
+    Ok(())
 }
 
 #[test]
-fn a_successful_turn_sends_no_error() {
-    let (_lsp, _, events) = after_one_run(json!({"turns": [{"text": "fine"}]}), "go");
+fn a_successful_turn_sends_no_error() -> anyhow::Result<()> {
+    let (_lsp, _, events) = after_one_run(json!({"turns": [{"text": "fine"}]}), "go")?;
     assert!(events.iter().all(|e| e["event"]["type"] != "error"));
     assert_eq!(events.last().unwrap()["event"]["type"], "settled");
+    Ok(())
 }

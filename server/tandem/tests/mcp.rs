@@ -3,13 +3,13 @@
 //! SDK). A server that cannot start is reported and left out; the run goes on. (ACP's
 //! per-session servers: acp_rust.rs.)
 
-mod lsp_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use lsp_support::{options, Lsp};
 use serde_json::{json, Value};
+use support::lsp::{event_client, new_session, prompt, ScriptedLsp};
 
 fn fixture_server() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -104,17 +104,14 @@ fn print_mode_calls_the_tools_of_configured_servers() {
 }
 
 #[test]
-fn the_language_server_offers_configured_mcp_tools_too() {
-    let mut lsp = Lsp::start(&script());
-    std::fs::write(lsp.dir().join("settings.json"), mcp_settings().to_string()).unwrap();
-    let opts = options(&lsp);
-    lsp.initialize(json!(["utf-16"]), opts);
-    let created = lsp.request("tandem/sessions/new", json!({}));
-    let session = created["result"]["session"].clone();
-    assert!(session.is_string(), "{created}");
-    let r = lsp.request("tandem/prompt", json!({"session": session, "text": "add"}));
-    assert!(r.get("error").is_none(), "{r}");
-    let events = lsp.events_until_settled(&session);
+fn the_language_server_offers_configured_mcp_tools_too() -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::start(&script())?;
+    std::fs::write(lsp.dir().join("settings.json"), mcp_settings().to_string())?;
+    let options = lsp.options();
+    lsp.initialize_with(event_client(json!(["utf-16"])), options)?;
+    let session = new_session(&mut lsp)?;
+    prompt(&mut lsp, json!({"session": session, "text": "add"}))?;
+    let events = lsp.next_run(&session)?;
     let ends: Vec<&Value> = events
         .iter()
         .map(|e| &e["event"])
@@ -126,4 +123,5 @@ fn the_language_server_offers_configured_mcp_tools_too() {
         ends.iter().any(|e| e.to_string().contains("42")),
         "{ends:#?}"
     );
+    Ok(())
 }

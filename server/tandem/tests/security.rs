@@ -13,13 +13,8 @@
 //! The print mode allows everything, like pi: where that matters the tests pin the behaviour
 //! down and show the CLI's way to restrict it (`--tools`).
 
-#[allow(dead_code)]
 mod support;
 
-#[path = "load/client.rs"]
-mod client;
-
-#[allow(dead_code)]
 #[path = "security/harness.rs"]
 mod harness;
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::harness::sandbox;
+use crate::support::front_doors::sandbox;
 use crate::support::Sandbox;
 
 /// The fixture MCP server (official MCP SDK).

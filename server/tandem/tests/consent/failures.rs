@@ -3,12 +3,13 @@
 //! behind "no key", and only transient HTTP failures are retried.
 
 use serde_json::{json, Value};
+use tandem_tests::lsp_client::LspClient;
 use tandem_tests::mock_llm::MockResponse;
 use tandem_tests::wire::{Turn, WireApi};
 
-use crate::client::Client;
 use crate::common::user_stderr;
-use crate::harness::*;
+use crate::support::front_doors::*;
+use crate::support::lsp::answers;
 use crate::support::Sandbox;
 
 /// A sandbox whose agent directory configures no provider at all.
@@ -30,24 +31,20 @@ fn no_models_text(sandbox: &Sandbox) -> String {
 }
 
 /// `window/showMessage` notifications: (type, message).
-fn shown(lsp: &Client) -> Vec<(i64, String)> {
-    lsp.seen
+fn shown(lsp: &LspClient) -> Vec<(i64, String)> {
+    lsp.received("window/showMessage")
         .iter()
-        .filter(|m| m["method"] == "window/showMessage")
         .map(|m| {
             (
-                m["params"]["type"].as_i64().unwrap_or_default(),
-                m["params"]["message"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
+                m.params["type"].as_i64().unwrap_or_default(),
+                m.params["message"].as_str().unwrap_or_default().to_string(),
             )
         })
         .collect()
 }
 
 #[test]
-fn no_usable_model_is_an_error_naming_what_to_set_in_every_front_door() {
+fn no_usable_model_is_an_error_naming_what_to_set_in_every_front_door() -> anyhow::Result<()> {
     let sandbox = no_models();
     let expected = no_models_text(&sandbox);
     for args in [&["-p", "hi"][..], &["--mode", "json", "-p", "hi"]] {
@@ -67,25 +64,26 @@ fn no_usable_model_is_an_error_naming_what_to_set_in_every_front_door() {
     assert!(demo.stderr.contains(&expected), "{}", demo.stderr);
 
     // A plugin with the event stream gets the request's error and shows it itself …
-    let mut lsp = lsp(&sandbox, json!({}), Box::new(lsp_deny));
-    let r = lsp.request("tandem/prompt", json!({"text": "hi"}));
+    let mut lsp = lsp(&sandbox, json!({}), answers(lsp_deny))?;
+    let r = lsp.request_response("tandem/prompt", json!({"text": "hi"}))?;
     assert_eq!(r["error"]["code"], -32003, "{r}");
     assert_eq!(r["error"]["message"], expected.as_str());
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert!(shown(&lsp).is_empty(), "{:?}", shown(&lsp));
     // … an editor without it (a code action in Helix) is shown the error.
-    let mut lsp = lsp_with(&sandbox, json!({}), Box::new(lsp_deny), false);
-    let r = lsp.request("tandem/prompt", json!({"text": "hi"}));
+    let mut lsp = lsp_with(&sandbox, json!({}), answers(lsp_deny), false)?;
+    let r = lsp.request_response("tandem/prompt", json!({"text": "hi"}))?;
     assert_eq!(r["error"]["code"], -32003, "{r}");
-    lsp.wait("the error shown", |c| !shown(c).is_empty());
+    lsp.wait_until("the error shown", |c| !shown(c).is_empty())?;
     assert_eq!(shown(&lsp), [(1, format!("Tandem: {expected}"))]);
-    lsp.shutdown();
+    lsp.shutdown()?;
 
     let mut acp = Acp::start(&sandbox, Box::new(acp_reject));
     let r = acp.call("session/new", json!({"cwd": sandbox.cwd, "mcpServers": []}));
     assert_eq!(r["error"]["code"], -32000, "auth_required: {r}");
     assert_eq!(r["error"]["data"], expected.as_str());
     acp.close();
+    Ok(())
 }
 
 fn broken_settings(sandbox: &Sandbox) -> String {
@@ -101,19 +99,20 @@ fn broken_settings(sandbox: &Sandbox) -> String {
 }
 
 #[test]
-fn lsp_a_broken_settings_file_is_shown_once_and_kept_in_the_state() {
+fn lsp_a_broken_settings_file_is_shown_once_and_kept_in_the_state() -> anyhow::Result<()> {
     let sandbox = sandbox(&json!({"turns": [{"text": "ok"}], "loop": true}));
     let problem = broken_settings(&sandbox);
-    let mut lsp = lsp(&sandbox, json!({"model": "script/t"}), Box::new(lsp_deny));
-    let first = lsp_run(&mut lsp, "script", "t", "one");
-    let second = lsp_run(&mut lsp, "script", "t", "two");
-    lsp.wait("the warning", |c| !shown(c).is_empty());
+    let mut lsp = lsp(&sandbox, json!({"model": "script/t"}), answers(lsp_deny))?;
+    let first = lsp_run(&mut lsp, "script", "t", "one")?;
+    let second = lsp_run(&mut lsp, "script", "t", "two")?;
+    lsp.wait_until("the warning", |c| !shown(c).is_empty())?;
     assert_eq!(shown(&lsp), [(2, format!("Tandem: {problem}"))]);
     for session in [first, second] {
-        let state = lsp.call("tandem/state", json!({"session": session}));
+        let state = lsp.request("tandem/state", json!({"session": session}))?;
         assert_eq!(state["configProblems"], json!([problem]), "{state}");
     }
-    lsp.shutdown();
+    lsp.shutdown()?;
+    Ok(())
 }
 
 #[test]
@@ -158,7 +157,7 @@ fn acp_a_broken_auth_json_is_said_on_the_first_prompt() {
 }
 
 #[test]
-fn a_broken_models_json_is_named_where_the_model_is_missing() {
+fn a_broken_models_json_is_named_where_the_model_is_missing() -> anyhow::Result<()> {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
     sandbox.write_agent_file(
         "models.json",
@@ -168,19 +167,20 @@ fn a_broken_models_json_is_named_where_the_model_is_missing() {
         "Configuration problem: {}: is not valid JSON",
         sandbox.agent_dir.join("models.json").display()
     );
-    let mut lsp = lsp(&sandbox, json!({}), Box::new(lsp_deny));
-    let r = lsp.request("tandem/prompt", json!({"text": "hi"}));
+    let mut lsp = lsp(&sandbox, json!({}), answers(lsp_deny))?;
+    let r = lsp.request_response("tandem/prompt", json!({"text": "hi"}))?;
     let message = r["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.starts_with("No models available") && message.contains(&problem),
         "{r}"
     );
-    lsp.shutdown();
+    lsp.shutdown()?;
     let mut acp = Acp::start(&sandbox, Box::new(acp_reject));
     let r = acp.call("session/new", json!({"cwd": sandbox.cwd, "mcpServers": []}));
     let data = r["error"]["data"].as_str().unwrap_or_default();
     assert!(data.contains(&problem), "{r}");
     acp.close();
+    Ok(())
 }
 
 /// A JSON error body with `status`.
@@ -322,16 +322,17 @@ fn sandbox_again(case: &Case) -> Sandbox {
 }
 
 #[test]
-fn the_language_server_and_acp_retry_only_transient_statuses() {
+fn the_language_server_and_acp_retry_only_transient_statuses() -> anyhow::Result<()> {
     for case in cases() {
         let sandbox = sandbox_again(&case);
-        let mut lsp = lsp(&sandbox, json!({"model": "lit/m"}), Box::new(lsp_deny));
-        let session = lsp_run(&mut lsp, "lit", "m", "hi");
+        let mut lsp = lsp(&sandbox, json!({"model": "lit/m"}), answers(lsp_deny))?;
+        let session = lsp_run(&mut lsp, "lit", "m", "hi")?;
         let events = lsp.events(&session);
-        lsp.shutdown();
+        lsp.shutdown()?;
         assert_eq!(sandbox.requests().len(), case.requests, "lsp {}", case.name);
         let error = events
             .iter()
+            .map(|e| &e["event"])
             .find(|e| e["type"] == "error")
             .map(|e| e["message"].as_str().unwrap_or_default().to_string());
         assert_eq!(error.as_deref(), case.error, "lsp {}", case.name);
@@ -352,6 +353,7 @@ fn the_language_server_and_acp_retry_only_transient_statuses() {
             None => assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}"),
         }
     }
+    Ok(())
 }
 
 #[test]

@@ -12,9 +12,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use tandem_tests::lsp_client::{ClientError, LspClient};
 
-use crate::client::Client;
-use crate::harness::*;
+use crate::support::front_doors::{self, *};
+use crate::support::lsp::answers;
 use crate::support::Sandbox;
 
 fn outside(sandbox: &Sandbox) -> PathBuf {
@@ -33,14 +34,16 @@ fn script_of(calls: Vec<Value>) -> Value {
     json!({"turns": turns})
 }
 
-fn lsp_events_of(lsp: &mut Client) -> Vec<Value> {
-    let session = lsp_run(lsp, "script", "t", "go");
-    lsp.events(&session)
+/// The events (`tandem/event` params) of a new session that ran one prompt.
+fn lsp_events_of(lsp: &mut LspClient) -> Result<Vec<Value>, ClientError> {
+    let session = lsp_run(lsp, "script", "t", "go")?;
+    Ok(lsp.events(&session))
 }
 
 fn tool_ends(events: &[Value]) -> Vec<(bool, String)> {
     events
         .iter()
+        .map(|e| &e["event"])
         .filter(|e| e["type"] == "tool_end")
         .map(|e| {
             (
@@ -51,10 +54,10 @@ fn tool_ends(events: &[Value]) -> Vec<(bool, String)> {
         .collect()
 }
 
-fn questions(lsp: &Client) -> Vec<String> {
-    lsp.server_requests("window/showMessageRequest")
+fn questions(lsp: &LspClient) -> Vec<String> {
+    lsp.received("window/showMessageRequest")
         .iter()
-        .map(|p| p["message"].as_str().unwrap_or_default().to_string())
+        .map(|m| m.params["message"].as_str().unwrap_or_default().to_string())
         .collect()
 }
 
@@ -83,7 +86,8 @@ fn acp_ends(acp: &Acp) -> Vec<(bool, String)> {
 }
 
 #[test]
-fn a_dangling_symlink_write_asks_the_outside_question_and_a_refusal_creates_nothing() {
+fn a_dangling_symlink_write_asks_the_outside_question_and_a_refusal_creates_nothing(
+) -> anyhow::Result<()> {
     let sandbox = sandbox(&script_of(vec![write_call("innocent.txt", "pwned\n")]));
     let target = outside(&sandbox).join("planted.txt");
     std::os::unix::fs::symlink(&target, sandbox.cwd.join("innocent.txt")).unwrap();
@@ -91,9 +95,9 @@ fn a_dangling_symlink_write_asks_the_outside_question_and_a_refusal_creates_noth
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
-        Box::new(lsp_deny),
-    );
-    let events = lsp_events_of(&mut lsp);
+        answers(lsp_deny),
+    )?;
+    let events = lsp_events_of(&mut lsp)?;
     let asked = questions(&lsp);
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(
@@ -108,8 +112,8 @@ fn a_dangling_symlink_write_asks_the_outside_question_and_a_refusal_creates_noth
         ends[0].0 && ends[0].1.contains("outside the workspace"),
         "{ends:?}"
     );
-    assert!(lsp.server_requests("workspace/applyEdit").is_empty());
-    lsp.shutdown();
+    assert!(lsp.received("workspace/applyEdit").is_empty());
+    lsp.shutdown()?;
     assert!(!target.exists());
 
     let (mut acp, session) = acp_session(&sandbox, Box::new(acp_reject), "accept-edits");
@@ -127,6 +131,7 @@ fn a_dangling_symlink_write_asks_the_outside_question_and_a_refusal_creates_noth
         .unwrap()
         .file_type()
         .is_symlink());
+    Ok(())
 }
 
 /// Swaps `dir` (an empty directory) for a symlink to `to`.
@@ -168,7 +173,7 @@ fn acp_a_folder_swapped_while_the_edit_question_is_open_is_not_written_through()
 }
 
 #[test]
-fn lsp_a_folder_swapped_while_a_question_is_open_is_not_written_through() {
+fn lsp_a_folder_swapped_while_a_question_is_open_is_not_written_through() -> anyhow::Result<()> {
     // The edit question (confirm mode, a client without change annotations).
     let sandbox = sandbox(&script_of(vec![
         write_call("sub/file.txt", "pwned\n"),
@@ -187,7 +192,7 @@ fn lsp_a_folder_swapped_while_a_question_is_open_is_not_written_through() {
         sandbox.cwd.join("link"),
         other.clone(),
     );
-    let answer: crate::client::Answer = Box::new(move |method: &str, params: &Value| {
+    let answer = answers(move |method: &str, params: &Value| {
         let message = params["message"].as_str().unwrap_or_default();
         match method {
             "window/showMessageRequest" if message.starts_with("Tandem wants to create") => {
@@ -207,8 +212,8 @@ fn lsp_a_folder_swapped_while_a_question_is_open_is_not_written_through() {
         &sandbox,
         json!({"model": "script/t", "editMode": "confirm"}),
         answer,
-    );
-    let events = lsp_events_of(&mut lsp);
+    )?;
+    let events = lsp_events_of(&mut lsp)?;
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 2, "{ends:?}");
     for (failed, text) in &ends {
@@ -219,12 +224,13 @@ fn lsp_a_folder_swapped_while_a_question_is_open_is_not_written_through() {
         );
     }
     assert!(
-        lsp.server_requests("workspace/applyEdit").is_empty(),
+        lsp.received("workspace/applyEdit").is_empty(),
         "an edit was sent"
     );
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert!(!out.join("file.txt").exists());
     assert!(!out.join("new.txt").exists() && !other.join("new.txt").exists());
+    Ok(())
 }
 
 fn protected_script() -> Value {
@@ -239,14 +245,14 @@ fn protected_script() -> Value {
 }
 
 #[test]
-fn lsp_protected_paths_ask_in_auto_mode_and_name_the_risk() {
+fn lsp_protected_paths_ask_in_auto_mode_and_name_the_risk() -> anyhow::Result<()> {
     let sandbox = sandbox(&protected_script());
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto", "bashPermission": "allow"}),
-        Box::new(lsp_deny),
-    );
-    let events = lsp_events_of(&mut lsp);
+        answers(lsp_deny),
+    )?;
+    let events = lsp_events_of(&mut lsp)?;
     let asked = questions(&lsp);
     assert_eq!(asked.len(), 3, "{asked:?}");
     assert!(
@@ -260,24 +266,25 @@ fn lsp_protected_paths_ask_in_auto_mode_and_name_the_risk() {
     for (failed, text) in tool_ends(&events) {
         assert!(failed && text.starts_with("Writing "), "{text}");
     }
-    assert!(lsp.server_requests("workspace/applyEdit").is_empty());
-    lsp.shutdown();
+    assert!(lsp.received("workspace/applyEdit").is_empty());
+    lsp.shutdown()?;
 
     // Allowed, the edits go to the editor.
-    let mut lsp = crate::harness::lsp(
+    let mut lsp = front_doors::lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
-        Box::new(|method: &str, _: &Value| match method {
+        answers(|method: &str, _: &Value| match method {
             "window/showMessageRequest" => json!({"title": "Allow"}),
             "workspace/applyEdit" => json!({"applied": true}),
             _ => Value::Null,
         }),
-    );
-    let events = lsp_events_of(&mut lsp);
+    )?;
+    let events = lsp_events_of(&mut lsp)?;
     assert_eq!(questions(&lsp).len(), 3);
-    assert_eq!(lsp.server_requests("workspace/applyEdit").len(), 3);
+    assert_eq!(lsp.received("workspace/applyEdit").len(), 3);
     assert!(tool_ends(&events).iter().all(|(failed, _)| !failed));
-    lsp.shutdown();
+    lsp.shutdown()?;
+    Ok(())
 }
 
 #[test]
@@ -329,7 +336,7 @@ fn print_mode_asks_nobody_and_writes_protected_paths_like_pi() {
 }
 
 #[test]
-fn nul_bytes_in_paths_are_refused_in_every_front_door() {
+fn nul_bytes_in_paths_are_refused_in_every_front_door() -> anyhow::Result<()> {
     let message = "The path \"evil.txt\\0.sh\" contains a NUL byte at character 9";
     let sandbox = sandbox(&script_of(vec![write_call("evil.txt\u{0}.sh", "x\n")]));
     let run = cli(
@@ -350,12 +357,12 @@ fn nul_bytes_in_paths_are_refused_in_every_front_door() {
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
-        Box::new(lsp_deny),
-    );
-    let ends = tool_ends(&lsp_events_of(&mut lsp));
+        answers(lsp_deny),
+    )?;
+    let ends = tool_ends(&lsp_events_of(&mut lsp)?);
     assert!(ends[0].0 && ends[0].1.starts_with(message), "{ends:?}");
-    assert!(lsp.server_requests("workspace/applyEdit").is_empty());
-    lsp.shutdown();
+    assert!(lsp.received("workspace/applyEdit").is_empty());
+    lsp.shutdown()?;
 
     let (mut acp, session) = acp_session(&sandbox, Box::new(acp_reject), "accept-edits");
     acp.prompt(&session, "go");
@@ -372,4 +379,5 @@ fn nul_bytes_in_paths_are_refused_in_every_front_door() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| !n.starts_with("evil")), "{names:?}");
+    Ok(())
 }

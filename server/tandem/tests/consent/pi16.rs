@@ -10,7 +10,7 @@ use serde_json::json;
 use tandem_tests::wire::Turn;
 
 use crate::common::*;
-use crate::harness::*;
+use crate::support::front_doors::*;
 use crate::support::Sandbox;
 
 fn pi16() -> (PathBuf, PathBuf, PathBuf) {

@@ -2,9 +2,11 @@
 //! folder is trusted, and every run still answers.
 
 use serde_json::{json, Value};
+use tandem_tests::lsp_client::{ClientError, Handler, LspClient};
 
 use crate::common::*;
-use crate::harness::*;
+use crate::support::front_doors::{self, *};
+use crate::support::lsp::{answers, assistant_texts, file_uri, new_session};
 use crate::support::Sandbox;
 
 /// The scripted model for every front door, fast retries.
@@ -162,8 +164,8 @@ fn tandem_trust_saves_the_decision_where_pi_reads_it() {
 }
 
 /// The editor's answer to the trust question (`title`, or `None` to dismiss it); edits applied.
-fn lsp_trust_answer(title: Option<&'static str>) -> crate::client::Answer {
-    Box::new(move |method: &str, params: &Value| match method {
+fn lsp_trust_answer(title: Option<&'static str>) -> Handler {
+    answers(move |method: &str, params: &Value| match method {
         "window/showMessageRequest" => {
             let message = params["message"].as_str().unwrap_or_default();
             if message.starts_with("Tandem: trust the folder") {
@@ -177,31 +179,28 @@ fn lsp_trust_answer(title: Option<&'static str>) -> crate::client::Answer {
     })
 }
 
-fn trust_questions(lsp: &crate::client::Client) -> Vec<String> {
-    lsp.server_requests("window/showMessageRequest")
+fn trust_questions(lsp: &LspClient) -> Vec<String> {
+    lsp.received("window/showMessageRequest")
         .iter()
-        .filter_map(|p| p["message"].as_str())
+        .filter_map(|m| m.params["message"].as_str())
         .filter(|m| m.starts_with("Tandem: trust the folder"))
         .map(str::to_string)
         .collect()
 }
 
-fn lsp_session(lsp: &mut crate::client::Client, text: &str) -> (String, Vec<Value>) {
-    let session = lsp.call("tandem/sessions/new", json!({}))["session"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    lsp.call("tandem/prompt", json!({"session": session, "text": text}));
-    lsp.wait_settled(&session, 1);
-    let events = lsp.events(&session);
-    (session, events)
+/// A new session that ran `text` to `settled`, and its events (`tandem/event` params).
+fn lsp_session(lsp: &mut LspClient, text: &str) -> Result<(String, Vec<Value>), ClientError> {
+    let session = new_session(lsp)?;
+    lsp.request("tandem/prompt", json!({"session": session, "text": text}))?;
+    let events = lsp.wait_settled(&session, 1)?;
+    Ok((session, events))
 }
 
 fn lsp_add_result(events: &[Value]) -> (bool, String) {
-    let end = events
+    let end = &events
         .iter()
-        .find(|e| e["type"] == "tool_end")
-        .unwrap_or_else(|| panic!("no tool_end: {events:#?}"));
+        .find(|e| e["event"]["type"] == "tool_end")
+        .unwrap_or_else(|| panic!("no tool_end: {events:#?}"))["event"];
     (
         end["isError"] == true,
         end["text"].as_str().unwrap_or_default().to_string(),
@@ -209,14 +208,14 @@ fn lsp_add_result(events: &[Value]) -> (bool, String) {
 }
 
 #[test]
-fn lsp_asks_once_says_what_would_run_and_a_dismissal_is_no() {
+fn lsp_asks_once_says_what_would_run_and_a_dismissal_is_no() -> anyhow::Result<()> {
     let sandbox = planted();
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
         lsp_trust_answer(None),
-    );
-    let (session, events) = lsp_session(&mut lsp, "go");
+    )?;
+    let (session, events) = lsp_session(&mut lsp, "go")?;
     let questions = trust_questions(&lsp);
     assert_eq!(questions.len(), 1, "{questions:?}");
     assert!(
@@ -226,7 +225,7 @@ fn lsp_asks_once_says_what_would_run_and_a_dismissal_is_no() {
         "{}",
         questions[0]
     );
-    let actions = &lsp.server_requests("window/showMessageRequest")[0]["actions"];
+    let actions = &lsp.received("window/showMessageRequest")[0].params["actions"];
     assert_eq!(
         actions,
         &json!([{"title": "Trust"}, {"title": "Trust always"}, {"title": "Don't trust"}])
@@ -235,108 +234,109 @@ fn lsp_asks_once_says_what_would_run_and_a_dismissal_is_no() {
     let (failed, _) = lsp_add_result(&events);
     assert!(failed);
     assert_eq!(
-        assistant_texts_of(&events).last().map(String::as_str),
+        assistant_texts(&events).last().map(String::as_str),
         Some("done")
     );
     assert_eq!(servers_that_ran(&sandbox), Vec::<String>::new());
-    let state = lsp.call("tandem/state", json!({"session": session}));
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
     assert_eq!(state["trust"], "untrusted", "{state}");
     // Asked once per folder: a second session is not asked again.
-    lsp_session(&mut lsp, "again");
+    lsp_session(&mut lsp, "again")?;
     assert_eq!(trust_questions(&lsp).len(), 1);
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert_eq!(servers_that_ran(&sandbox), Vec::<String>::new());
     assert_eq!(read_trust(&sandbox), json!({}));
-}
-
-fn assistant_texts_of(events: &[Value]) -> Vec<String> {
-    crate::client::assistant_texts(events)
+    Ok(())
 }
 
 #[test]
-fn lsp_trust_runs_the_servers_for_this_server_only_and_trust_always_saves_it() {
+fn lsp_trust_runs_the_servers_for_this_server_only_and_trust_always_saves_it() -> anyhow::Result<()>
+{
     let sandbox = planted();
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
         lsp_trust_answer(Some("Trust")),
-    );
-    let (session, events) = lsp_session(&mut lsp, "go");
-    let state = lsp.call("tandem/state", json!({"session": session}));
+    )?;
+    let (session, events) = lsp_session(&mut lsp, "go")?;
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
     assert_eq!(state["trust"], "trusted", "{state}");
     assert_eq!(lsp_add_result(&events), (false, "42".into()));
     assert!(both_ran(&sandbox), "{:?}", servers_that_ran(&sandbox));
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert_eq!(read_trust(&sandbox), json!({}), "\"Trust\" is not saved");
 
     std::fs::remove_file(marker_file(&sandbox)).unwrap();
-    let mut lsp = crate::harness::lsp(
+    let mut lsp = front_doors::lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
         lsp_trust_answer(Some("Trust always")),
-    );
-    let (_, events) = lsp_session(&mut lsp, "go");
+    )?;
+    let (_, events) = lsp_session(&mut lsp, "go")?;
     assert_eq!(lsp_add_result(&events), (false, "42".into()));
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert_eq!(
         read_trust(&sandbox),
         json!({sandbox.cwd.display().to_string(): true})
     );
     // Saved: a new server runs them without asking.
     std::fs::remove_file(marker_file(&sandbox)).unwrap();
-    let mut lsp = crate::harness::lsp(
+    let mut lsp = front_doors::lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
         lsp_trust_answer(None),
-    );
-    let (session, _) = lsp_session(&mut lsp, "go");
+    )?;
+    let (session, _) = lsp_session(&mut lsp, "go")?;
     assert!(trust_questions(&lsp).is_empty());
-    let state = lsp.call("tandem/state", json!({"session": session}));
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
     assert_eq!(state["trust"], "trusted", "{state}");
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert!(both_ran(&sandbox), "{:?}", servers_that_ran(&sandbox));
+    Ok(())
 }
 
 #[test]
-fn lsp_the_editors_own_trust_decides_without_a_question() {
+fn lsp_the_editors_own_trust_decides_without_a_question() -> anyhow::Result<()> {
     for (trusted, runs) in [(true, true), (false, false)] {
         let sandbox = planted();
         let mut lsp = lsp(
             &sandbox,
             json!({"model": "script/t", "editMode": "auto", "workspaceTrusted": trusted}),
             lsp_trust_answer(Some("Trust")),
-        );
-        let (session, events) = lsp_session(&mut lsp, "go");
+        )?;
+        let (session, events) = lsp_session(&mut lsp, "go")?;
         assert!(trust_questions(&lsp).is_empty(), "{trusted}");
         assert_eq!(lsp_add_result(&events).0, !runs, "{trusted}");
-        let state = lsp.call("tandem/state", json!({"session": session}));
+        let state = lsp.request("tandem/state", json!({"session": session}))?;
         assert_eq!(
             state["trust"],
             if trusted { "trusted" } else { "untrusted" },
             "{state}"
         );
-        lsp.shutdown();
+        lsp.shutdown()?;
         assert_eq!(both_ran(&sandbox), runs, "{trusted}");
     }
+    Ok(())
 }
 
 #[test]
-fn lsp_workspace_trusted_in_the_settings_section_is_not_the_editors_word() {
+fn lsp_workspace_trusted_in_the_settings_section_is_not_the_editors_word() -> anyhow::Result<()> {
     let sandbox = planted();
     // A repository's .vscode/settings.json could put this under `tandem`: it must not count.
     let mut lsp = lsp(
         &sandbox,
         json!({"tandem": {"model": "script/t", "editMode": "auto", "workspaceTrusted": true}}),
         lsp_trust_answer(None),
-    );
+    )?;
     lsp.notify(
         "workspace/didChangeConfiguration",
         json!({"settings": {"tandem": {"workspaceTrusted": true}}}),
-    );
-    lsp_session(&mut lsp, "go");
+    )?;
+    lsp_session(&mut lsp, "go")?;
     assert_eq!(trust_questions(&lsp).len(), 1);
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert_eq!(servers_that_ran(&sandbox), Vec::<String>::new());
+    Ok(())
 }
 
 /// The ACP client's answer to the trust question (`option`); every other question rejected.
@@ -439,48 +439,45 @@ fn acp_trust_always_runs_the_servers_and_saves_the_decision() {
 }
 
 #[test]
-fn lsp_an_editor_without_dialogs_is_told_how_to_trust_the_folder() {
+fn lsp_an_editor_without_dialogs_is_told_how_to_trust_the_folder() -> anyhow::Result<()> {
     let sandbox = planted();
     // Helix: no tandem events, and window/showMessageRequest is not implemented.
-    let answer: crate::client::Answer = Box::new(|method: &str, _: &Value| match method {
-        "window/showMessageRequest" => {
-            json!({"$error": {"code": -32601, "message": "Method not found"}})
-        }
-        "workspace/applyEdit" => json!({"applied": true}),
-        _ => Value::Null,
+    let answer: Handler = Box::new(|request, out| match request.method.as_str() {
+        "window/showMessageRequest" => out.reply_error(request, -32601, "Method not found"),
+        "workspace/applyEdit" => out.reply(request, json!({"applied": true})),
+        _ => out.reply(request, Value::Null),
     });
     let mut lsp = lsp_with(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
         answer,
         false,
-    );
+    )?;
     sandbox.write("x.rs", "fn main() {}\n");
-    lsp.call(
+    lsp.request(
         "workspace/executeCommand",
         json!({"command": "tandem.explain", "arguments": [{
-            "uri": crate::client::file_uri(&sandbox.cwd.join("x.rs")),
+            "uri": file_uri(&sandbox.cwd.join("x.rs")),
             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}}]}),
-    );
-    lsp.wait("the explanation", |c| {
-        c.seen.iter().any(|m| {
-            m["method"] == "window/showMessage"
-                && m["params"]["message"]
-                    .as_str()
-                    .is_some_and(|t| t.contains("tandem trust"))
+    )?;
+    lsp.wait_until("the explanation", |c| {
+        c.received("window/showMessage").iter().any(|m| {
+            m.params["message"]
+                .as_str()
+                .is_some_and(|t| t.contains("tandem trust"))
         })
-    });
+    })?;
     let told: Vec<String> = lsp
-        .seen
+        .received("window/showMessage")
         .iter()
-        .filter(|m| m["method"] == "window/showMessage")
-        .filter_map(|m| m["params"]["message"].as_str().map(str::to_string))
+        .filter_map(|m| m.params["message"].as_str().map(str::to_string))
         .collect();
     let how = told.iter().find(|t| t.contains("tandem trust")).unwrap();
     assert!(
         how.contains(&format!("tandem trust {}", sandbox.cwd.display())),
         "{how}"
     );
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert_eq!(servers_that_ran(&sandbox), Vec::<String>::new());
+    Ok(())
 }

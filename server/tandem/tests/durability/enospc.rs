@@ -14,10 +14,12 @@ use std::time::Duration;
 
 use serde_json::json;
 use tandem_coding::session::load_session_file;
+use tandem_tests::lsp_client::event_type;
 use tandem_tests::wire::{self, Turn, WireApi};
 
-use crate::faults_lsp::LspClient;
-use crate::harness::{assert_no_panic, sandbox};
+use crate::support::lsp::{sandbox_lsp, stderr_of};
+use crate::support::process::assert_no_panic;
+use crate::support::Sandbox;
 
 /// A tmpfs mounted for the test, unmounted on drop.
 struct Tmpfs {
@@ -86,8 +88,9 @@ impl Drop for Tmpfs {
 }
 
 #[test]
-fn a_full_disk_on_a_session_write_is_reported_and_loses_nothing_written_before() {
-    let sandbox = sandbox();
+fn a_full_disk_on_a_session_write_is_reported_and_loses_nothing_written_before(
+) -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
     let mount = sandbox.home.join("small-disk");
     let tmpfs = Tmpfs::mount(&mount, "256k").unwrap_or_else(|why| {
         panic!("ENOSPC cannot be produced here ({why}); run the tests as root, as CI does")
@@ -182,32 +185,29 @@ fn a_full_disk_on_a_session_write_is_reported_and_loses_nothing_written_before()
     );
 
     // The language server: `settled`, then an `error` event naming the failure.
-    let mut lsp = LspClient::start(&sandbox, json!({}));
-    let r = lsp.request("tandem/sessions/open", json!({"path": file_arg}));
-    assert!(r.get("error").is_none(), "{r}");
-    let session = r["result"]["session"].clone();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
+    let r = lsp.request("tandem/sessions/open", json!({"path": file_arg}))?;
+    let session = r["session"].as_str().unwrap_or_default().to_string();
     sandbox.enqueue(
         wire::response(WireApi::OpenAiCompletions, &Turn::text(big))
             .with_chunk(4096)
             .with_chunk_delay(Duration::from_millis(1)),
     );
-    let r = lsp.request(
+    lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "fourth"}),
-    );
-    assert!(r.get("error").is_none(), "{r}");
-    lsp.until_settled(&session);
-    let s = session.clone();
-    let error = lsp.take("the persistence error event", |m| {
-        m["params"]["session"] == s && m["params"]["event"]["type"] == "error"
-    });
-    let message = error["params"]["event"]["message"]
+    )?;
+    lsp.wait_settled(&session, 1)?;
+    let error = lsp.wait_for("the persistence error event", |m| {
+        m.params["session"] == session.as_str() && event_type(&m.params) == "error"
+    })?;
+    let message = error.params["event"]["message"]
         .as_str()
         .unwrap_or_default();
     assert!(message.contains("No space left on device"), "{error}");
     println!("ENOSPC, language server error event: {message}");
-    lsp.shutdown();
-    assert_no_panic(&lsp.stderr());
+    lsp.shutdown()?;
+    assert_no_panic(&stderr_of(&lsp));
 
     // Space comes back: the file loads (a partly written line, if any, is skipped) and takes
     // new entries after everything that was there.
@@ -247,4 +247,5 @@ fn a_full_disk_on_a_session_write_is_reported_and_loses_nothing_written_before()
         loaded.report.skipped.len(),
         reloaded.entries.len()
     );
+    Ok(())
 }

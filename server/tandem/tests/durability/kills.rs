@@ -22,10 +22,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tandem_coding::session::{load_session_file, SessionManager};
+use tandem_tests::lsp_client::event_type;
 use tandem_tests::wire::{self, Turn, WireApi};
 
-use crate::faults_lsp::LspClient;
-use crate::harness::{assert_no_panic, command, wait_or_fail, HANG_GUARD};
+use crate::support::lsp::{prompt, sandbox_lsp, session_file, stderr_of};
+use crate::support::process::{assert_no_panic, command, wait_or_fail, HANG_GUARD};
 use crate::support::{Sandbox, MODEL};
 
 /// Kills the loop must survive.
@@ -288,7 +289,7 @@ fn kill_9_during_streaming_and_tool_execution_never_loses_or_rewrites_entries() 
         });
     println!("kill loop seed: {seed} (TANDEM_KILL_SEED={seed} replays it)");
     let mut rng = Rng(seed);
-    let sandbox = crate::harness::sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     queue_answers(&sandbox);
 
     // The first run finishes: the session file exists from here on (run 3 uses `-c`, which
@@ -415,9 +416,9 @@ fn kill_9_during_streaming_and_tool_execution_never_loses_or_rewrites_entries() 
 /// The same through the language server: `tandem lsp` is killed while it streams, ten times,
 /// each new server reopening the same file with `tandem/sessions/open`.
 #[test]
-fn kill_9_of_the_language_server_mid_run_keeps_the_session_file() {
+fn kill_9_of_the_language_server_mid_run_keeps_the_session_file() -> anyhow::Result<()> {
     const LSP_KILLS: usize = 10;
-    let sandbox = crate::harness::sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     let slow = "An answer streamed slowly enough to be cut off by a crash. ".repeat(4);
     sandbox.enqueue(
         wire::response(WireApi::OpenAiCompletions, &Turn::text(slow))
@@ -425,11 +426,11 @@ fn kill_9_of_the_language_server_mid_run_keeps_the_session_file() {
             .with_chunk_delay(Duration::from_millis(3)),
     );
     sandbox.mock.set_cycle(true);
-    let mut lsp = LspClient::start(&sandbox, json!({}));
-    let session = lsp.prompt("first");
-    lsp.until_settled(&session);
-    let file = lsp.session_file(&session);
-    lsp.shutdown();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
+    let session = prompt(&mut lsp, json!({"text": "first"}))?;
+    lsp.wait_settled(&session, 1)?;
+    let file = session_file(&mut lsp, &session)?;
+    lsp.shutdown()?;
     let mut observed = Observed {
         bytes: Vec::new(),
         torn: BTreeSet::new(),
@@ -439,28 +440,27 @@ fn kill_9_of_the_language_server_mid_run_keeps_the_session_file() {
     observed.check(&file, "after the first run");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for kill in 0..LSP_KILLS {
-        let mut lsp = LspClient::start(&sandbox, json!({}));
-        let r = lsp.request("tandem/sessions/open", json!({"path": file}));
-        let session = r["result"]["session"].clone();
+        let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
+        let r = lsp.request("tandem/sessions/open", json!({"path": file}))?;
+        let session = r["session"].clone();
         assert!(session.is_string(), "{r}");
-        let r = lsp.request(
+        lsp.request(
             "tandem/prompt",
             json!({"session": session, "text": format!("kill {kill}")}),
-        );
-        assert!(r.get("error").is_none(), "{r}");
+        )?;
         let deltas = 1 + rng.below(3);
         for _ in 0..deltas {
-            let s = session.clone();
-            lsp.take("a text_delta", |m| {
-                m["params"]["session"] == s && m["params"]["event"]["type"] == "text_delta"
-            });
+            lsp.wait_for("a text_delta", |m| {
+                m.params["session"] == session && event_type(&m.params) == "text_delta"
+            })?;
         }
-        lsp.kill();
-        assert_no_panic(&lsp.stderr());
+        lsp.kill()?;
+        assert_no_panic(&stderr_of(&lsp));
         observed.check(&file, &format!("language server kill {kill}"));
     }
     println!(
         "kill -9 of tandem lsp: {LSP_KILLS} kills survived; {} observations, {} entries checked",
         observed.observations, observed.entries_checked
     );
+    Ok(())
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tandem_tests::wire::{self, Turn, WireApi};
 
-use super::harness::{assert_no_panic, check_session, command, wait_or_fail, HANG_GUARD};
+use super::harness::check_session;
+use crate::support::process::{assert_no_panic, command, wait_or_fail, HANG_GUARD};
+use crate::support::Sandbox;
 
 struct Acp {
     stdin: Option<ChildStdin>,
@@ -54,7 +56,7 @@ impl Acp {
 
 #[test]
 fn closing_stdin_mid_turn_ends_the_acp_agent_cleanly() {
-    let sandbox = super::harness::sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     sandbox.write_settings(json!({"defaultProvider": "mock", "defaultModel": "mock-model"}));
     let mut child = command(&sandbox, &["acp"], "acp.stderr")
         .spawn()

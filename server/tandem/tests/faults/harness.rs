@@ -1,23 +1,14 @@
-//! What the fault tests share: fixture paths, spawning the real binary with a hang guard, and
-//! the checks every test ends with (no panic on stderr, the session file loads and holds the
-//! entries written before the fault).
+//! What the fault tests share: fixture paths, Ctrl-C, and the check every test ends with (the
+//! session file loads and holds the entries written before the fault). Spawning the binary with
+//! a hang guard is `support::process`, shared with the durability tests.
 
-#![allow(dead_code)]
-
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Child;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tandem_coding::session::{load_session_file, LoadedFile, SessionManager};
-use tandem_tests::wire::WireApi;
 
 use crate::support::Sandbox;
-
-/// Longest any one wait on the binary may take before the test fails as hung. A guard only:
-/// nothing asserts how fast anything is.
-pub const HANG_GUARD: Duration = Duration::from_secs(30);
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -29,61 +20,12 @@ pub fn fixture(name: &str) -> PathBuf {
     repo_root().join("fixtures/faults").join(name)
 }
 
-/// A sandbox whose `mock` provider speaks OpenAI Chat Completions, with retries a few
-/// milliseconds apart.
-pub fn sandbox() -> Sandbox {
-    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
-    sandbox.write_settings(json!({"retry": {"baseDelayMs": 5, "maxRetries": 2}}));
-    sandbox
-}
-
 /// Queues `fixtures/faults/<name>` on the sandbox's mock.
 pub fn enqueue_fixture(sandbox: &Sandbox, name: &str) {
     sandbox
         .mock
         .enqueue_file(fixture(name))
         .unwrap_or_else(|e| panic!("fixture {name}: {e}"));
-}
-
-/// `tandem <args>` in the sandbox (its home, agent dir and project), stdout piped, stderr to
-/// `<home>/<stderr_name>`, stdin piped.
-pub fn command(sandbox: &Sandbox, args: &[&str], stderr_name: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
-    let stderr = File::create(sandbox.home.join(stderr_name)).expect("stderr file");
-    cmd.args(args)
-        .current_dir(&sandbox.cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("PI_CODING_AGENT_DIR", &sandbox.agent_dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr));
-    cmd
-}
-
-/// Waits for `child` to exit; kills it and fails the test if it takes longer than `guard`.
-pub fn wait_or_fail(child: &mut Child, guard: Duration, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + guard;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: the process did not exit within {guard:?} (hung)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Fails when `stderr` shows a panic.
-pub fn assert_no_panic(stderr: &str) {
-    assert!(
-        !stderr.contains("panicked"),
-        "the process panicked; stderr:\n{stderr}"
-    );
 }
 
 /// Sends SIGINT to `child` (what Ctrl-C does).

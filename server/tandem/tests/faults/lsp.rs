@@ -7,10 +7,24 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tandem_tests::lsp_client::{event_type, ClientError, LspClient};
 use tandem_tests::wire::{self, Turn, WireApi};
 
-use super::harness::{assert_no_panic, check_session, enqueue_fixture, sandbox};
-use super::lsp_client::{event_type, LspClient};
+use super::harness::{check_session, enqueue_fixture};
+use crate::support::lsp::{prompt, sandbox_lsp, session_file, state, stderr_of};
+use crate::support::process::{assert_no_panic, HANG_GUARD};
+use crate::support::Sandbox;
+
+/// Waits until `session` has settled `runs` times; all its events (the `event` objects) then.
+fn settled(lsp: &mut LspClient, session: &str, runs: usize) -> Result<Vec<Value>, ClientError> {
+    let events = lsp.wait_settled(session, runs)?;
+    Ok(events.into_iter().map(|p| p["event"].clone()).collect())
+}
+
+/// Starts a run in a new session; the session.
+fn start_run(lsp: &mut LspClient, text: &str) -> Result<String, ClientError> {
+    prompt(lsp, json!({"text": text}))
+}
 
 /// The events' `type`s.
 fn types(events: &[Value]) -> Vec<&str> {
@@ -43,15 +57,15 @@ fn stop_reasons(events: &[Value]) -> Vec<String> {
 }
 
 #[test]
-fn provider_faults_end_each_run_with_an_error_event_or_a_retry() {
-    let sandbox = sandbox();
-    let mut lsp = LspClient::start(&sandbox, json!({}));
+fn provider_faults_end_each_run_with_an_error_event_or_a_retry() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
 
     // A cut mid-stream is retried, and the retry answers.
     enqueue_fixture(&sandbox, "cut-mid-stream.sse");
     sandbox.answer(&Turn::text("Recovered."));
-    let cut = lsp.prompt("cut");
-    let events = lsp.until_settled(&cut);
+    let cut = start_run(&mut lsp, "cut")?;
+    let events = settled(&mut lsp, &cut, 1)?;
     assert_eq!(error_message(&events), None, "{events:#?}");
     assert_eq!(stop_reasons(&events), ["error", "stop"]);
     let retry_end = events
@@ -63,8 +77,8 @@ fn provider_faults_end_each_run_with_an_error_event_or_a_retry() {
     // A 429 with retry-after: the retry waits as told (baseDelayMs is 5), then answers.
     enqueue_fixture(&sandbox, "rate-limit-retry-after.sse");
     sandbox.answer(&Turn::text("After the wait."));
-    let limited = lsp.prompt("rate limited");
-    let events = lsp.until_settled(&limited);
+    let limited = start_run(&mut lsp, "rate limited")?;
+    let events = settled(&mut lsp, &limited, 1)?;
     assert_eq!(error_message(&events), None, "{events:#?}");
     let start = events
         .iter()
@@ -77,8 +91,8 @@ fn provider_faults_end_each_run_with_an_error_event_or_a_retry() {
     for _ in 0..3 {
         enqueue_fixture(&sandbox, "server-error.sse");
     }
-    let failing = lsp.prompt("fail");
-    let events = lsp.until_settled(&failing);
+    let failing = start_run(&mut lsp, "fail")?;
+    let events = settled(&mut lsp, &failing, 1)?;
     let message = error_message(&events).expect("an error event");
     assert!(message.contains("HTTP 500"), "{message}");
     let t = types(&events);
@@ -96,82 +110,82 @@ fn provider_faults_end_each_run_with_an_error_event_or_a_retry() {
         ("bad-json-data.sse", "Malformed response from mock"),
     ] {
         enqueue_fixture(&sandbox, name);
-        let session = lsp.prompt(name);
-        let events = lsp.until_settled(&session);
+        let session = start_run(&mut lsp, name)?;
+        let events = settled(&mut lsp, &session, 1)?;
         let message = error_message(&events).unwrap_or_else(|| panic!("{name}: no error event"));
         assert!(message.contains(expected), "{name}: {message}");
         assert_eq!(stop_reasons(&events), ["error"], "{name}");
-        let file = lsp.session_file(&session);
+        let file = session_file(&mut lsp, &session)?;
         let checked = check_session(&file);
         assert_eq!(checked.stop_reasons(), ["error"], "{name}");
     }
 
     for session in [&cut, &limited] {
-        let file = lsp.session_file(session);
+        let file = session_file(&mut lsp, session)?;
         assert_eq!(check_session(&file).stop_reasons(), ["error", "stop"]);
     }
-    let file = lsp.session_file(&failing);
+    let file = session_file(&mut lsp, &failing)?;
     assert_eq!(
         check_session(&file).stop_reasons(),
         ["error", "error", "error"]
     );
-    let status = lsp.shutdown();
-    assert_no_panic(&lsp.stderr());
+    let status = lsp.shutdown()?;
+    assert_no_panic(&stderr_of(&lsp));
     assert_eq!(status.code(), Some(0));
+    Ok(())
 }
 
 /// The idle timeout cannot be shortened (see provider.rs); `tandem/abort` ends a stalled call.
 #[test]
-fn a_stalled_provider_is_aborted_and_the_partial_answer_kept() {
-    let sandbox = sandbox();
-    let mut lsp = LspClient::start(&sandbox, json!({}));
+fn a_stalled_provider_is_aborted_and_the_partial_answer_kept() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
     sandbox.answer(&Turn::text("First answer."));
-    let session = lsp.prompt("first");
-    lsp.until_settled(&session);
+    let session = start_run(&mut lsp, "first")?;
+    settled(&mut lsp, &session, 1)?;
 
     enqueue_fixture(&sandbox, "stall.sse");
-    let r = lsp.request(
+    lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "second"}),
-    );
-    assert!(r.get("error").is_none(), "{r}");
+    )?;
     let s = session.clone();
-    lsp.take("the text before the stall", |m| {
-        m["params"]["session"] == s
-            && event_type(m) == "text_delta"
-            && m["params"]["event"]["delta"]
+    lsp.wait_for("the text before the stall", |m| {
+        m.params["session"] == s
+            && event_type(&m.params) == "text_delta"
+            && m.params["event"]["delta"]
                 .as_str()
                 .is_some_and(|d| d.contains("Thinking"))
-    });
-    let state = lsp.state(&session);
+    })?;
+    let state = state(&mut lsp, &session)?;
     assert_eq!(state["running"], true, "{state}");
-    let r = lsp.request("tandem/abort", json!({"session": session}));
-    assert!(r.get("error").is_none(), "{r}");
-    let events = lsp.until_settled(&session);
+    lsp.request("tandem/abort", json!({"session": session}))?;
+    let events = settled(&mut lsp, &session, 2)?;
     assert_eq!(stop_reasons(&events), ["stop", "aborted"]);
-    let file = lsp.session_file(&session);
+    let file = session_file(&mut lsp, &session)?;
     let checked = check_session(&file);
     assert_eq!(checked.stop_reasons(), ["stop", "aborted"]);
     let last = checked.message(checked.kinds.len() - 1);
     assert_eq!(last["content"][0]["text"], "Thinking about it", "{last}");
-    lsp.shutdown();
-    assert_no_panic(&lsp.stderr());
+    lsp.shutdown()?;
+    assert_no_panic(&stderr_of(&lsp));
+    Ok(())
 }
 
 #[test]
-fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() {
-    let sandbox = sandbox();
+fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
     sandbox.write("hello.txt", "hello world\n");
-    let mut lsp = LspClient::start(&sandbox, json!({"editMode": "auto", "editTimeoutMs": 200}));
+    let mut lsp = sandbox_lsp(&sandbox, json!({"editMode": "auto", "editTimeoutMs": 200}))?;
     sandbox.answer(&Turn::tool_call(
         "call_edit",
         "edit",
         json!({"path": "hello.txt", "edits": [{"oldText": "world", "newText": "there"}]}),
     ));
     sandbox.answer(&Turn::text("The editor did not answer."));
-    let session = lsp.prompt("edit it");
-    let _never_answered = lsp.server_request("workspace/applyEdit");
-    let events = lsp.until_settled(&session);
+    let session = start_run(&mut lsp, "edit it")?;
+    let _never_answered = lsp.server_request("workspace/applyEdit")?;
+    let events = settled(&mut lsp, &session, 1)?;
     let end = events
         .iter()
         .find(|e| e["type"] == "tool_end")
@@ -189,7 +203,7 @@ fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() {
     let requests = sandbox.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].body_text().contains("did not answer"));
-    let checked = check_session(&lsp.session_file(&session));
+    let checked = check_session(&session_file(&mut lsp, &session)?);
     assert_eq!(
         checked.kinds[2..],
         [
@@ -200,21 +214,22 @@ fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() {
         ]
     );
     assert_eq!(checked.message(4)["isError"], true);
-    lsp.shutdown();
-    assert_no_panic(&lsp.stderr());
+    lsp.shutdown()?;
+    assert_no_panic(&stderr_of(&lsp));
+    Ok(())
 }
 
 /// In confirm mode without change annotations the server asks with `showMessageRequest`
 /// before an edit, and `bashPermission: ask` asks before a command; a client that never
 /// answers costs each tool `editTimeoutMs`, then the tool fails and the run goes on.
 #[test]
-fn unanswered_show_message_requests_fail_the_edit_and_the_command() {
-    let sandbox = sandbox();
+fn unanswered_show_message_requests_fail_the_edit_and_the_command() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
     sandbox.write("hello.txt", "hello world\n");
-    let mut lsp = LspClient::start(
+    let mut lsp = sandbox_lsp(
         &sandbox,
         json!({"editMode": "confirm", "bashPermission": "ask", "editTimeoutMs": 200}),
-    );
+    )?;
     sandbox.answer(&Turn::tool_call(
         "call_edit",
         "edit",
@@ -226,22 +241,22 @@ fn unanswered_show_message_requests_fail_the_edit_and_the_command() {
         json!({"command": "touch ran.txt"}),
     ));
     sandbox.answer(&Turn::text("Nobody answered."));
-    let session = lsp.prompt("edit, then run");
-    let ask_edit = lsp.server_request("window/showMessageRequest");
+    let session = start_run(&mut lsp, "edit, then run")?;
+    let ask_edit = lsp.server_request("window/showMessageRequest")?;
     assert!(
-        ask_edit["params"]["message"]
+        ask_edit.params["message"]
             .as_str()
             .is_some_and(|m| m.contains("hello.txt")),
         "{ask_edit}"
     );
-    let ask_bash = lsp.server_request("window/showMessageRequest");
+    let ask_bash = lsp.server_request("window/showMessageRequest")?;
     assert!(
-        ask_bash["params"]["message"]
+        ask_bash.params["message"]
             .as_str()
             .is_some_and(|m| m.contains("touch ran.txt")),
         "{ask_bash}"
     );
-    let events = lsp.until_settled(&session);
+    let events = settled(&mut lsp, &session, 1)?;
     let ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool_end").collect();
     assert_eq!(ends.len(), 2, "{events:#?}");
     for end in &ends {
@@ -258,17 +273,21 @@ fn unanswered_show_message_requests_fail_the_edit_and_the_command() {
         !sandbox.cwd.join("ran.txt").exists(),
         "the command did not run"
     );
-    assert!(lsp.log.iter().all(|m| m["method"] != "workspace/applyEdit"));
-    let checked = check_session(&lsp.session_file(&session));
+    assert!(lsp
+        .log()
+        .iter()
+        .all(|m| m["method"] != "workspace/applyEdit"));
+    let checked = check_session(&session_file(&mut lsp, &session)?);
     assert_eq!(checked.stop_reasons(), ["toolUse", "toolUse", "stop"]);
-    lsp.shutdown();
-    assert_no_panic(&lsp.stderr());
+    lsp.shutdown()?;
+    assert_no_panic(&stderr_of(&lsp));
+    Ok(())
 }
 
 #[test]
-fn unknown_sessions_and_documents_are_errors_naming_them() {
-    let sandbox = sandbox();
-    let mut lsp = LspClient::start(&sandbox, json!({}));
+fn unknown_sessions_and_documents_are_errors_naming_them() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
     let ghost = "no-such-session";
     for method in [
         "tandem/prompt",
@@ -279,11 +298,11 @@ fn unknown_sessions_and_documents_are_errors_naming_them() {
         "tandem/thinking/set",
         "tandem/compact",
     ] {
-        let r = lsp.request(
+        let r = lsp.request_response(
             method,
             json!({"session": ghost, "text": "x", "provider": "mock", "id": "mock-model",
                    "level": "off"}),
-        );
+        )?;
         assert_eq!(r["error"]["code"], -32001, "{method}: {r}");
         assert_eq!(r["error"]["data"]["session"], ghost, "{method}: {r}");
         assert!(
@@ -293,10 +312,10 @@ fn unknown_sessions_and_documents_are_errors_naming_them() {
             "{method}: {r}"
         );
     }
-    let r = lsp.request(
+    let r = lsp.request_response(
         "tandem/sessions/open",
         json!({"path": "/no/such/session.jsonl"}),
-    );
+    )?;
     assert_eq!(r["error"]["code"], -32005, "{r}");
     assert_eq!(r["error"]["data"]["path"], "/no/such/session.jsonl", "{r}");
 
@@ -306,11 +325,11 @@ fn unknown_sessions_and_documents_are_errors_naming_them() {
     lsp.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "x"}]}),
-    );
-    let r = lsp.request(
+    )?;
+    let r = lsp.request_response(
         "tandem/prompt",
         json!({"text": "why?", "context": {"uri": uri, "selection": range}}),
-    );
+    )?;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["data"]["field"], "context.uri", "{r}");
     assert!(
@@ -320,11 +339,11 @@ fn unknown_sessions_and_documents_are_errors_naming_them() {
         "{r}"
     );
     for command in ["tandem.explain", "tandem.fixDiagnostic"] {
-        let r = lsp.request(
+        let r = lsp.request_response(
             "workspace/executeCommand",
             json!({"command": command, "arguments": [{"uri": uri, "range": range,
                    "message": "broken"}]}),
-        );
+        )?;
         assert_eq!(r["error"]["code"], -32602, "{command}: {r}");
         assert_eq!(
             r["error"]["data"]["field"], "arguments[0].uri",
@@ -342,34 +361,35 @@ fn unknown_sessions_and_documents_are_errors_naming_them() {
     let r = lsp.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": []}}),
-    );
-    let action = &r["result"][0]["command"];
+    )?;
+    let action = &r[0]["command"];
     assert_eq!(action["command"], "tandem.explain", "{r}");
-    let r = lsp.request("workspace/executeCommand", action.clone());
+    let r = lsp.request_response("workspace/executeCommand", action.clone())?;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(r["error"]["data"]["field"], "arguments[0].uri", "{r}");
     // None of it started a run or a session.
     assert!(sandbox.requests().is_empty());
-    assert!(lsp.log.iter().all(|m| m["method"] != "tandem/event"));
+    assert!(lsp.log().iter().all(|m| m["method"] != "tandem/event"));
     // The ignored didChange is logged, naming the document.
-    let status = lsp.shutdown();
+    let status = lsp.shutdown()?;
     assert_eq!(status.code(), Some(0));
-    let stderr = lsp.stderr();
+    let stderr = stderr_of(&lsp);
     assert_no_panic(&stderr);
     assert!(
         stderr.contains(&format!("document {uri} is not open")),
         "{stderr}"
     );
+    Ok(())
 }
 
 #[test]
-fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() {
-    let sandbox = sandbox();
-    let mut lsp = LspClient::start(&sandbox, json!({}));
+fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
     sandbox.answer(&Turn::text("A first, complete answer."));
-    let session = lsp.prompt("first");
-    lsp.until_settled(&session);
-    let file = lsp.session_file(&session);
+    let session = start_run(&mut lsp, "first")?;
+    settled(&mut lsp, &session, 1)?;
+    let file = session_file(&mut lsp, &session)?;
     let before = std::fs::read(&file).unwrap();
 
     let slow = "a slow answer that is still streaming when the editor goes away ".repeat(20);
@@ -378,18 +398,17 @@ fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() {
             .with_chunk(16)
             .with_chunk_delay(Duration::from_millis(20)),
     );
-    let r = lsp.request(
+    lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "second"}),
-    );
-    assert!(r.get("error").is_none(), "{r}");
+    )?;
     let s = session.clone();
-    lsp.take("a text_delta", |m| {
-        m["params"]["session"] == s && event_type(m) == "text_delta"
-    });
-    lsp.close_stdin();
-    let status = lsp.wait_exit();
-    let stderr = lsp.stderr();
+    lsp.wait_for("a text_delta", |m| {
+        m.params["session"] == s && event_type(&m.params) == "text_delta"
+    })?;
+    lsp.close_input();
+    let status = lsp.wait_exit(HANG_GUARD)?;
+    let stderr = stderr_of(&lsp);
     assert_no_panic(&stderr);
     assert!(status.code().is_some(), "exited, not killed: {status:?}");
 
@@ -407,4 +426,5 @@ fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() {
             "message:user"
         ]
     );
+    Ok(())
 }

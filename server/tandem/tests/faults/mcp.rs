@@ -5,8 +5,9 @@
 use serde_json::json;
 use tandem_tests::wire::Turn;
 
-use super::harness::{assert_no_panic, check_session, json_lines, repo_root, sandbox};
-use crate::support::type_of;
+use super::harness::{check_session, json_lines, repo_root};
+use crate::support::process::assert_no_panic;
+use crate::support::{type_of, Sandbox};
 
 #[test]
 fn an_mcp_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on() {
@@ -16,7 +17,7 @@ fn an_mcp_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on() {
         "fixtures/mcp/node_modules is missing: run scripts/install-node-deps"
     );
     let server = root.join("fixtures/mcp/server.mjs").canonicalize().unwrap();
-    let sandbox = sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     sandbox.write_settings(json!({
         "retry": {"baseDelayMs": 5},
         "mcpServers": {"fixture": {"command": "node", "args": [server]}}

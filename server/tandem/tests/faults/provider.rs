@@ -9,11 +9,9 @@ use std::io::{BufRead, BufReader};
 use serde_json::json;
 use tandem_tests::wire::Turn;
 
-use super::harness::{
-    assert_no_panic, check_session, command, enqueue_fixture, interrupt, json_lines, sandbox,
-    wait_or_fail, HANG_GUARD,
-};
-use crate::support::{type_of, MODEL};
+use super::harness::{check_session, enqueue_fixture, interrupt, json_lines};
+use crate::support::process::{assert_no_panic, command, wait_or_fail, HANG_GUARD};
+use crate::support::{type_of, Sandbox, MODEL};
 
 /// The entry kinds every one-prompt session file starts with.
 const HEAD: [&str; 3] = ["model_change", "thinking_level_change", "message:user"];
@@ -25,7 +23,7 @@ fn kinds_after_head(kinds: &[String]) -> Vec<&str> {
 
 #[test]
 fn a_connection_cut_mid_stream_is_retried_and_both_attempts_are_kept() {
-    let sandbox = sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     enqueue_fixture(&sandbox, "cut-mid-stream.sse");
     sandbox.answer(&Turn::text("Recovered."));
     let run = sandbox.run(&["--mode", "json", "-p", "hi"]);
@@ -59,7 +57,7 @@ fn a_connection_cut_mid_stream_is_retried_and_both_attempts_are_kept() {
 
 #[test]
 fn a_connection_cut_without_retries_is_a_clear_error_in_print_mode() {
-    let sandbox = sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     sandbox.write_settings(json!({"retry": {"enabled": false}}));
     enqueue_fixture(&sandbox, "cut-mid-stream.sse");
     let run = sandbox.run(&["-p", "hi"]);
@@ -85,7 +83,7 @@ fn a_connection_cut_without_retries_is_a_clear_error_in_print_mode() {
 /// saved as aborted, and the process exits 1.
 #[test]
 fn a_stalled_stream_is_ended_by_ctrl_c_and_the_partial_answer_is_kept() {
-    let sandbox = sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     enqueue_fixture(&sandbox, "stall.sse");
     let mut child = command(
         &sandbox,
@@ -134,7 +132,7 @@ fn a_stalled_stream_is_ended_by_ctrl_c_and_the_partial_answer_is_kept() {
 
 #[test]
 fn a_rate_limit_with_retry_after_waits_as_told_then_recovers() {
-    let sandbox = sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     enqueue_fixture(&sandbox, "rate-limit-retry-after.sse");
     sandbox.answer(&Turn::text("After the wait."));
     let run = sandbox.run(&["--mode", "json", "-p", "hi"]);
@@ -164,7 +162,7 @@ fn a_rate_limit_with_retry_after_waits_as_told_then_recovers() {
 
 #[test]
 fn server_errors_until_the_retries_run_out_end_in_a_clear_error() {
-    let sandbox = sandbox();
+    let sandbox = Sandbox::with_quick_retries();
     for _ in 0..3 {
         enqueue_fixture(&sandbox, "server-error.sse");
     }
@@ -232,7 +230,7 @@ fn garbage_from_the_provider_ends_in_a_clear_error_and_a_loadable_session() {
         ),
     ];
     for (name, expected, saved) in cases {
-        let sandbox = sandbox();
+        let sandbox = Sandbox::with_quick_retries();
         sandbox.write_settings(json!({"retry": {"enabled": false}}));
         enqueue_fixture(&sandbox, name);
         let run = sandbox.run(&["-p", "hi"]);

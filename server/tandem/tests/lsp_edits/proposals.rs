@@ -1,8 +1,6 @@
 //! What the server proposes: minimal, versioned edits against the buffer the user sees, in the
 //! shape the client declared it supports.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 
 use super::harness::*;
@@ -11,26 +9,26 @@ const UNSAVED: &str = "fn main() {\n    let s = \"😀 hello world\";\n}\n";
 const ON_DISK: &str = "fn main() {}\n";
 
 #[test]
-fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() {
+fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() -> anyhow::Result<()> {
     let script = json!({"turns": [
         {"toolCalls": [{"name": "read", "arguments": {"path": "a.rs"}}]},
         {"toolCalls": [{"name": "edit", "arguments":
             {"path": "a.rs", "edits": [{"oldText": "world", "newText": "there"}]}}]},
         {"text": "Changed it."},
         {"text": "Looked."}]});
-    let mut lsp = Lsp::started(&script, PLAIN, json!({}));
+    let mut lsp = started(&script, PLAIN, json!({}))?;
     let path = lsp.project().join("a.rs");
     std::fs::write(&path, ON_DISK).unwrap();
-    let uri = lsp.open("a.rs", 5, UNSAVED);
+    let uri = open(&mut lsp, "a.rs", 5, UNSAVED)?;
     let session = prompt(
         &mut lsp,
         json!({"text": "say there", "context": {"uri": uri, "selection":
             {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 29}}}}),
-    );
+    )?;
 
     // Confirm mode without annotations: the server asks first.
-    let ask = lsp.server_request("window/showMessageRequest");
-    let titles: Vec<&str> = ask["params"]["actions"]
+    let ask = lsp.server_request("window/showMessageRequest")?;
+    let titles: Vec<&str> = ask.params["actions"]
         .as_array()
         .unwrap()
         .iter()
@@ -38,13 +36,13 @@ fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() {
         .collect();
     assert_eq!(titles, ["Apply", "Reject", "Apply all"], "{ask}");
     assert!(
-        ask["params"]["message"].as_str().unwrap().contains("a.rs"),
+        ask.params["message"].as_str().unwrap().contains("a.rs"),
         "{ask}"
     );
-    lsp.respond(&ask["id"], json!({"title": "Apply"}));
+    lsp.reply(&ask, json!({"title": "Apply"}))?;
 
-    let apply = lsp.server_request("workspace/applyEdit");
-    let edit = &apply["params"]["edit"];
+    let apply = lsp.server_request("workspace/applyEdit")?;
+    let edit = &apply.params["edit"];
     // `    let s = "` is 13 UTF-16 units, the emoji 2, ` hello ` 7: `world` is 22..27.
     assert_eq!(
         edit,
@@ -55,21 +53,21 @@ fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() {
         "{apply}"
     );
     assert!(
-        apply["params"]["label"]
+        apply.params["label"]
             .as_str()
             .unwrap_or("")
             .contains("a.rs"),
         "{apply}"
     );
-    lsp.respond(&apply["id"], json!({"applied": true}));
+    lsp.reply(&apply, json!({"applied": true}))?;
     lsp.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 6}, "contentChanges": [
             {"range": {"start": {"line": 1, "character": 22}, "end": {"line": 1, "character": 27}},
              "text": "there"}]}),
-    );
+    )?;
 
-    let events = lsp.events_until_settled(&session);
+    let events = lsp.next_run(&session)?;
     assert_contiguous(&events);
     let read = tool_end(&events, "read");
     assert!(
@@ -91,9 +89,9 @@ fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() {
         "tandem/prompt",
         json!({"session": session, "text": "look", "context": {"uri": uri, "selection":
             {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}}}}),
-    );
-    assert_eq!(r["result"]["queued"], false, "{r}");
-    let events = lsp.events_until_settled(&session);
+    )?;
+    assert_eq!(r["queued"], false, "{r}");
+    let events = lsp.next_run(&session)?;
     let user = events
         .iter()
         .find(|e| event_type(e) == "message_start" && e["event"]["role"] == "user")
@@ -102,19 +100,20 @@ fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() {
     assert!(text.contains("let s = \"😀 hello there\";"), "{text}");
     assert!(!text.contains("hello world"), "{text}");
     assert_eq!(answer_text(&events), "Looked.");
+    Ok(())
 }
 
 #[test]
-fn with_change_annotations_the_edit_asks_for_confirmation_in_the_editor() {
-    let mut lsp = Lsp::started(
+fn with_change_annotations_the_edit_asks_for_confirmation_in_the_editor() -> anyhow::Result<()> {
+    let mut lsp = started(
         &edit_script("c.rs", "old", "new", "Fine."),
         ANNOTATING,
         json!({}),
-    );
-    let uri = lsp.open("c.rs", 1, "let old = 1;\n");
-    let session = prompt(&mut lsp, json!({"text": "rename"}));
-    let apply = lsp.server_request("workspace/applyEdit");
-    let edit = &apply["params"]["edit"];
+    )?;
+    let uri = open(&mut lsp, "c.rs", 1, "let old = 1;\n")?;
+    let session = prompt(&mut lsp, json!({"text": "rename"}))?;
+    let apply = lsp.server_request("workspace/applyEdit")?;
+    let edit = &apply.params["edit"];
     let annotations = edit["changeAnnotations"].as_object().expect("annotations");
     assert_eq!(annotations.len(), 1, "{apply}");
     let (id, annotation) = annotations.iter().next().unwrap();
@@ -132,11 +131,11 @@ fn with_change_annotations_the_edit_asks_for_confirmation_in_the_editor() {
                 "newText": "new", "annotationId": id}])
     );
     // The user declines in the preview: the client's reason reaches the model.
-    lsp.respond(
-        &apply["id"],
+    lsp.reply(
+        &apply,
         json!({"applied": false, "failureReason": "declined in preview"}),
-    );
-    let events = lsp.events_until_settled(&session);
+    )?;
+    let events = lsp.next_run(&session)?;
     let end = tool_end(&events, "edit");
     assert_eq!(end["event"]["isError"], true, "{end}");
     assert!(
@@ -148,95 +147,91 @@ fn with_change_annotations_the_edit_asks_for_confirmation_in_the_editor() {
     );
     assert!(lsp.received("window/showMessageRequest").is_empty());
     assert_eq!(answer_text(&events), "Fine.");
+    Ok(())
 }
 
 #[test]
-fn auto_mode_applies_without_a_question_or_annotation() {
-    let mut lsp = Lsp::started(
+fn auto_mode_applies_without_a_question_or_annotation() -> anyhow::Result<()> {
+    let mut lsp = started(
         &edit_script("d.rs", "1", "2", "Done."),
         ANNOTATING,
         json!({"editMode": "auto"}),
-    );
-    let uri = lsp.open("d.rs", 3, "let x = 1;\n");
-    let session = prompt(&mut lsp, json!({"text": "bump"}));
-    let apply = lsp.server_request("workspace/applyEdit");
+    )?;
+    let uri = open(&mut lsp, "d.rs", 3, "let x = 1;\n")?;
+    let session = prompt(&mut lsp, json!({"text": "bump"}))?;
+    let apply = lsp.server_request("workspace/applyEdit")?;
     assert_eq!(
-        apply["params"]["edit"],
+        apply.params["edit"],
         json!({"documentChanges": [{"textDocument": {"uri": uri, "version": 3},
             "edits": [{"range": {"start": {"line": 0, "character": 8},
                                  "end": {"line": 0, "character": 9}},
                        "newText": "2"}]}]}),
         "{apply}"
     );
-    lsp.respond(&apply["id"], json!({"applied": true}));
-    let events = lsp.events_until_settled(&session);
+    lsp.reply(&apply, json!({"applied": true}))?;
+    let events = lsp.next_run(&session)?;
     assert_eq!(tool_end(&events, "edit")["event"]["isError"], false);
     assert!(lsp.received("window/showMessageRequest").is_empty());
     assert_eq!(answer_text(&events), "Done.");
+    Ok(())
 }
 
 /// The spec: "without [`workspace.applyEdit`], edit and write fail as tool errors".
 #[test]
-fn a_client_without_apply_edit_gets_a_tool_error_and_no_request() {
+fn a_client_without_apply_edit_gets_a_tool_error_and_no_request() -> anyhow::Result<()> {
     let client = Client {
         apply_edit: false,
         ..PLAIN
     };
-    let mut lsp = Lsp::started(
+    let mut lsp = started(
         &edit_script("i.rs", "a", "b", "Could not."),
         client,
         json!({"editMode": "auto"}),
+    )?;
+    open(&mut lsp, "i.rs", 1, "a\n")?;
+    let session = prompt(&mut lsp, json!({"text": "edit"}))?;
+    let stop = lsp.wait_for("settled, or an applyEdit the client cannot take", |m| {
+        m.method == "workspace/applyEdit"
+            || (m.params["session"] == session && event_type(&m.params) == "settled")
+    })?;
+    assert_ne!(
+        stop.method, "workspace/applyEdit",
+        "the server sent applyEdit to a client without workspace.applyEdit: {stop}"
     );
-    lsp.open("i.rs", 1, "a\n");
-    let session = prompt(&mut lsp, json!({"text": "edit"}));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut events = Vec::new();
-    loop {
-        let msg = lsp.receive(deadline, "settled, or an applyEdit the client cannot take");
-        assert_ne!(
-            msg["method"], "workspace/applyEdit",
-            "the server sent applyEdit to a client without workspace.applyEdit: {msg}"
-        );
-        if msg["method"] == "tandem/event" && msg["params"]["session"] == session {
-            let done = msg["params"]["event"]["type"] == "settled";
-            events.push(msg["params"].clone());
-            if done {
-                break;
-            }
-        }
-    }
+    let events = lsp.events(&session);
     assert_eq!(tool_end(&events, "edit")["event"]["isError"], true);
     assert_eq!(answer_text(&events), "Could not.");
+    Ok(())
 }
 
 #[test]
-fn concurrent_edits_of_two_sessions_get_their_own_answers() {
+fn concurrent_edits_of_two_sessions_get_their_own_answers() -> anyhow::Result<()> {
     let script = json!({"turns": [
         {"toolCalls": [{"name": "edit", "arguments":
             {"path": "m.rs", "edits": [{"oldText": "m", "newText": "n"}]}}]},
         {"text": "Over."}]});
-    let mut lsp = Lsp::started(&script, PLAIN, json!({"editMode": "auto"}));
-    let uri = lsp.open("m.rs", 1, "m\n");
-    let a = prompt(&mut lsp, json!({"text": "a"}));
-    let b = prompt(&mut lsp, json!({"text": "b"}));
-    let first = lsp.server_request("workspace/applyEdit");
-    let second = lsp.server_request("workspace/applyEdit");
-    assert_ne!(first["id"], second["id"]);
+    let mut lsp = started(&script, PLAIN, json!({"editMode": "auto"}))?;
+    let uri = open(&mut lsp, "m.rs", 1, "m\n")?;
+    let a = prompt(&mut lsp, json!({"text": "a"}))?;
+    let b = prompt(&mut lsp, json!({"text": "b"}))?;
+    let first = lsp.server_request("workspace/applyEdit")?;
+    let second = lsp.server_request("workspace/applyEdit")?;
+    assert_ne!(first.id, second.id);
     for apply in [&first, &second] {
         assert_eq!(
-            edits_for(&apply["params"]["edit"], &uri),
+            edits_for(&apply.params["edit"], &uri),
             json!([{"range": {"start": {"line": 0, "character": 0},
                               "end": {"line": 0, "character": 1}}, "newText": "n"}])
         );
     }
     // Answered in reverse order, one applied and one refused.
-    lsp.respond(
-        &second["id"],
+    lsp.reply(
+        &second,
         json!({"applied": false, "failureReason": "second refused"}),
-    );
-    lsp.respond(&first["id"], json!({"applied": true}));
-    let events_a = lsp.events_until_settled(&a);
-    let events_b = lsp.events_until_settled(&b);
+    )?;
+    lsp.reply(&first, json!({"applied": true}))?;
+    let events_a = lsp.next_run(&a)?;
+    let events_b = lsp.next_run(&b)?;
     let ends = [tool_end(&events_a, "edit"), tool_end(&events_b, "edit")];
     let refused: Vec<bool> = ends.iter().map(|e| e["event"]["isError"] == true).collect();
     assert_eq!(refused.iter().filter(|r| **r).count(), 1, "{ends:?}");
@@ -252,4 +247,5 @@ fn concurrent_edits_of_two_sessions_get_their_own_answers() {
         assert_contiguous(events);
         assert_eq!(answer_text(events), "Over.");
     }
+    Ok(())
 }

@@ -14,19 +14,19 @@ fn insert_at_start(lines: &mut [String], line: usize, text: &str) {
 }
 
 #[test]
-fn did_change_floods_are_processed_while_an_apply_edit_is_pending() {
+fn did_change_floods_are_processed_while_an_apply_edit_is_pending() -> anyhow::Result<()> {
     let script = json!({"turns": [
         {"toolCalls": [{"name": "edit", "arguments":
             {"path": "e.rs", "edits": [{"oldText": "a", "newText": "b"}]}}]},
         {"text": "Edited."},
         {"text": "Seen."}]});
-    let mut lsp = Lsp::started(&script, PLAIN, json!({"editMode": "auto"}));
-    lsp.open("e.rs", 1, "a\n");
+    let mut lsp = started(&script, PLAIN, json!({"editMode": "auto"}))?;
+    open(&mut lsp, "e.rs", 1, "a\n")?;
     let letters = "abcdefghij";
     let initial: String = letters.chars().map(|c| format!("{c}\n")).collect();
-    let other = lsp.open("other.rs", 1, &initial);
-    let session = prompt(&mut lsp, json!({"text": "edit e.rs"}));
-    let apply = lsp.server_request("workspace/applyEdit");
+    let other = open(&mut lsp, "other.rs", 1, &initial)?;
+    let session = prompt(&mut lsp, json!({"text": "edit e.rs"}))?;
+    let apply = lsp.server_request("workspace/applyEdit")?;
 
     let mut lines: Vec<String> = letters.chars().map(String::from).collect();
     for i in 0..200 {
@@ -37,14 +37,14 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() {
             json!({"textDocument": {"uri": other, "version": i + 2}, "contentChanges": [
                 {"range": {"start": {"line": line, "character": 0},
                            "end": {"line": line, "character": 0}}, "text": text}]}),
-        );
+        )?;
         insert_at_start(&mut lines, line, &text);
     }
     // Requests are still served while the edit waits for its answer.
-    let state = lsp.request("tandem/state", json!({"session": session}));
-    assert_eq!(state["result"]["running"], true, "{state}");
-    lsp.respond(&apply["id"], json!({"applied": true}));
-    let events = lsp.events_until_settled(&session);
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
+    assert_eq!(state["running"], true, "{state}");
+    lsp.reply(&apply, json!({"applied": true}))?;
+    let events = lsp.next_run(&session)?;
     assert_eq!(tool_end(&events, "edit")["event"]["isError"], false);
 
     // The server's copy of the flooded document is the client's.
@@ -52,9 +52,9 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() {
         "tandem/prompt",
         json!({"session": session, "text": "look", "context": {"uri": other, "selection":
             {"start": {"line": 0, "character": 0}, "end": {"line": 10, "character": 0}}}}),
-    );
-    assert_eq!(r["result"]["queued"], false, "{r}");
-    let events = lsp.events_until_settled(&session);
+    )?;
+    assert_eq!(r["queued"], false, "{r}");
+    let events = lsp.next_run(&session)?;
     let user = events
         .iter()
         .find(|e| event_type(e) == "message_start" && e["event"]["role"] == "user")
@@ -65,6 +65,7 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() {
     }
     assert!(text.contains("190,180,170,"), "{text}");
     assert_eq!(answer_text(&events), "Seen.");
+    Ok(())
 }
 
 /// The server's timeout for `workspace/applyEdit` is a constant (`DEFAULT_CLIENT_TIMEOUT`,
@@ -72,67 +73,64 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() {
 /// timeout in reasonable time. This checks what can be: the server stays responsive, and an
 /// abort ends the run while the request is still unanswered.
 #[test]
-fn a_client_that_never_answers_apply_edit_does_not_stall_the_server() {
-    let mut lsp = Lsp::started(
+fn a_client_that_never_answers_apply_edit_does_not_stall_the_server() -> anyhow::Result<()> {
+    let mut lsp = started(
         &edit_script("f.rs", "x", "y", "unreached"),
         PLAIN,
         json!({"editMode": "auto"}),
-    );
-    lsp.open("f.rs", 1, "x\n");
-    let session = prompt(&mut lsp, json!({"text": "edit"}));
-    let _never_answered = lsp.server_request("workspace/applyEdit");
-    let state = lsp.request("tandem/state", json!({"session": session}));
-    assert_eq!(state["result"]["running"], true, "{state}");
-    let other = lsp.request("tandem/sessions/new", json!({}));
-    assert!(other["result"]["session"].is_string(), "{other}");
+    )?;
+    open(&mut lsp, "f.rs", 1, "x\n")?;
+    let session = prompt(&mut lsp, json!({"text": "edit"}))?;
+    let _never_answered = lsp.server_request("workspace/applyEdit")?;
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
+    assert_eq!(state["running"], true, "{state}");
+    let other = lsp.request("tandem/sessions/new", json!({}))?;
+    assert!(other["session"].is_string(), "{other}");
 
     let started = Instant::now();
-    let r = lsp.request("tandem/abort", json!({"session": session}));
-    assert!(r.get("error").is_none(), "{r}");
-    let events = lsp.events_until_settled(&session);
+    lsp.request("tandem/abort", json!({"session": session}))?;
+    let events = lsp.next_run(&session)?;
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "abort took {:?} with an applyEdit pending",
         started.elapsed()
     );
     assert_eq!(event_type(events.last().unwrap()), "settled");
+    Ok(())
 }
 
 /// The timeout itself, shortened with `editTimeoutMs`.
 #[test]
-fn an_unanswered_apply_edit_times_out_as_a_tool_error() {
-    let mut lsp = Lsp::started(
+fn an_unanswered_apply_edit_times_out_as_a_tool_error() -> anyhow::Result<()> {
+    let mut lsp = started(
         &edit_script("g.rs", "x", "y", "Gave up."),
         PLAIN,
         json!({"editMode": "auto", "editTimeoutMs": 500}),
-    );
-    lsp.open("g.rs", 1, "x\n");
-    let session = prompt(&mut lsp, json!({"text": "edit"}));
-    let _never_answered = lsp.server_request("workspace/applyEdit");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let end = loop {
-        let msg = lsp.receive(deadline, "the timeout's tool_end");
-        if msg["params"]["event"]["type"] == "tool_end" {
-            break msg;
-        }
-    };
-    assert_eq!(end["params"]["event"]["isError"], true, "{end}");
-    let events = lsp.events_until_settled(&session);
+    )?;
+    open(&mut lsp, "g.rs", 1, "x\n")?;
+    let session = prompt(&mut lsp, json!({"text": "edit"}))?;
+    let _never_answered = lsp.server_request("workspace/applyEdit")?;
+    let end = lsp.wait_for("the timeout's tool_end", |m| {
+        event_type(&m.params) == "tool_end"
+    })?;
+    assert_eq!(end.params["event"]["isError"], true, "{end}");
+    let events = lsp.next_run(&session)?;
     assert_eq!(answer_text(&events), "Gave up.");
+    Ok(())
 }
 
 #[test]
-fn two_sessions_stream_independently_at_once() {
+fn two_sessions_stream_independently_at_once() -> anyhow::Result<()> {
     let script = json!({"chunkSize": 2, "delayMs": 15,
         "turns": [{"text": "an answer streamed slowly enough to overlap"}]});
-    let mut lsp = Lsp::started(&script, PLAIN, json!({}));
-    let a = lsp.request("tandem/sessions/new", json!({}))["result"]["session"].clone();
-    let b = lsp.request("tandem/sessions/new", json!({}))["result"]["session"].clone();
+    let mut lsp = started(&script, PLAIN, json!({}))?;
+    let a = new_session(&mut lsp)?;
+    let b = new_session(&mut lsp)?;
     assert_ne!(a, b);
-    prompt(&mut lsp, json!({"session": a, "text": "first"}));
-    prompt(&mut lsp, json!({"session": b, "text": "second"}));
-    let events_a = lsp.events_until_settled(&a);
-    let events_b = lsp.events_until_settled(&b);
+    prompt(&mut lsp, json!({"session": a, "text": "first"}))?;
+    prompt(&mut lsp, json!({"session": b, "text": "second"}))?;
+    let events_a = lsp.next_run(&a)?;
+    let events_b = lsp.next_run(&b)?;
     for (events, prompt_text) in [(&events_a, "first"), (&events_b, "second")] {
         assert_contiguous(events);
         assert_eq!(event_type(&events[0]), "agent_start");
@@ -150,37 +148,32 @@ fn two_sessions_stream_independently_at_once() {
         assert_eq!(text, "an answer streamed slowly enough to overlap");
     }
     // They ran at once: b started before a settled.
-    let position = |session: &Value, kind: &str| {
-        lsp.log
+    let position = |session: &str, kind: &str| {
+        lsp.log()
             .iter()
-            .position(|m| {
-                m["params"]["session"] == *session && m["params"]["event"]["type"] == kind
-            })
+            .position(|m| m["params"]["session"] == session && event_type(&m["params"]) == kind)
             .unwrap()
     };
     assert!(position(&b, "agent_start") < position(&a, "settled"));
+    Ok(())
 }
 
 #[test]
-fn a_prompt_while_streaming_steers_before_the_next_model_call() {
+fn a_prompt_while_streaming_steers_before_the_next_model_call() -> anyhow::Result<()> {
     let script = json!({"turns": [
         {"text": "a slow answer that streams for a while", "chunkSize": 1, "delayMs": 20},
         {"text": "Steered."}]});
-    let mut lsp = Lsp::started(&script, PLAIN, json!({}));
-    let session = prompt(&mut lsp, json!({"text": "start"}));
-    lsp.take("the first text_delta", |m| {
-        m["params"]["event"]["type"] == "text_delta"
-    });
+    let mut lsp = started(&script, PLAIN, json!({}))?;
+    let session = prompt(&mut lsp, json!({"text": "start"}))?;
+    lsp.wait_for("the first text_delta", |m| {
+        event_type(&m.params) == "text_delta"
+    })?;
     let r = lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "focus on tests"}),
-    );
-    assert_eq!(
-        r["result"],
-        json!({"session": session, "queued": true}),
-        "{r}"
-    );
-    let events = lsp.events_until_settled(&session);
+    )?;
+    assert_eq!(r, json!({"session": session, "queued": true}), "{r}");
+    let events = lsp.next_run(&session)?;
     let at = |pred: &dyn Fn(&Value) -> bool| events.iter().position(pred);
     let queued = at(&|e| {
         event_type(e) == "queue_update" && e["event"]["steering"] == json!(["focus on tests"])
@@ -208,43 +201,43 @@ fn a_prompt_while_streaming_steers_before_the_next_model_call() {
             .count(),
         2
     );
+    Ok(())
 }
 
 #[test]
-fn a_client_without_the_opt_in_gets_no_events() {
+fn a_client_without_the_opt_in_gets_no_events() -> anyhow::Result<()> {
     let client = Client {
         events: false,
         ..PLAIN
     };
-    let mut lsp = Lsp::started(&json!({"turns": [{"text": "quiet"}]}), client, json!({}));
-    let session = lsp.request("tandem/prompt", json!({"text": "hi"}))["result"]["session"].clone();
+    let mut lsp = started(&json!({"turns": [{"text": "quiet"}]}), client, json!({}))?;
+    let session = prompt(&mut lsp, json!({"text": "hi"}))?;
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let state = lsp.request("tandem/state", json!({"session": session}));
-        if state["result"]["running"] == false && state["result"]["messageCount"] == 2 {
+        let state = lsp.request("tandem/state", json!({"session": session}))?;
+        if state["running"] == false && state["messageCount"] == 2 {
             break;
         }
         assert!(Instant::now() < deadline, "the run did not finish: {state}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(lsp.received("tandem/event").is_empty(), "{:?}", lsp.log);
+    assert!(lsp.received("tandem/event").is_empty(), "{:?}", lsp.log());
+    Ok(())
 }
 
 #[test]
-fn shutdown_and_exit_mid_run_exit_with_code_zero() {
+fn shutdown_and_exit_mid_run_exit_with_code_zero() -> anyhow::Result<()> {
     let slow = json!({"chunkSize": 1, "delayMs": 100, "turns": [{"text": "a very slow answer"}]});
-    let mut lsp = Lsp::started(&slow, PLAIN, json!({}));
-    prompt(&mut lsp, json!({"text": "go"}));
-    lsp.take("a text_delta", |m| {
-        m["params"]["event"]["type"] == "text_delta"
-    });
+    let mut lsp = started(&slow, PLAIN, json!({}))?;
+    prompt(&mut lsp, json!({"text": "go"}))?;
+    lsp.wait_for("a text_delta", |m| event_type(&m.params) == "text_delta")?;
     let started = Instant::now();
-    let r = lsp.request("shutdown", Value::Null);
-    assert!(r.get("error").is_none(), "{r}");
-    lsp.notify("exit", Value::Null);
+    lsp.request("shutdown", Value::Null)?;
+    lsp.notify("exit", Value::Null)?;
     let status = lsp
         .wait_exit(Duration::from_secs(3))
         .expect("the server did not exit within 3 s");
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
+    Ok(())
 }

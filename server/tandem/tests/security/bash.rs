@@ -13,7 +13,8 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::*;
+use crate::support::front_doors::*;
+use crate::support::lsp::answers;
 use crate::support::Sandbox;
 
 fn script() -> Value {
@@ -27,23 +28,25 @@ fn marker(sandbox: &Sandbox) -> bool {
     sandbox.cwd.join("marker.txt").exists()
 }
 
+/// The `tool_end` event among a session's events (`tandem/event` params).
 fn the_bash_result(events: &[Value]) -> Value {
     events
         .iter()
+        .map(|e| &e["event"])
         .find(|e| e["type"] == "tool_end")
         .cloned()
         .expect("the bash call ended")
 }
 
 #[test]
-fn lsp_bash_permission_deny_refuses_without_asking() {
+fn lsp_bash_permission_deny_refuses_without_asking() -> anyhow::Result<()> {
     let sandbox = sandbox(&script());
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "bashPermission": "deny"}),
-        Box::new(|_: &str, _: &Value| json!({"title": "Allow"})),
-    );
-    let session = lsp_run(&mut lsp, "script", "t", "run it");
+        answers(|_, _| json!({"title": "Allow"})),
+    )?;
+    let session = lsp_run(&mut lsp, "script", "t", "run it")?;
     let end = the_bash_result(&lsp.events(&session));
     assert_eq!(end["isError"], true, "{end}");
     assert!(
@@ -53,47 +56,50 @@ fn lsp_bash_permission_deny_refuses_without_asking() {
             .contains("bash is disabled (bashPermission: deny)"),
         "{end}"
     );
-    assert!(lsp.server_requests("window/showMessageRequest").is_empty());
-    lsp.shutdown();
+    assert!(lsp.received("window/showMessageRequest").is_empty());
+    lsp.shutdown()?;
     assert!(!marker(&sandbox));
+    Ok(())
 }
 
 #[test]
-fn lsp_deny_set_by_did_change_configuration_holds_at_once() {
+fn lsp_deny_set_by_did_change_configuration_holds_at_once() -> anyhow::Result<()> {
     let sandbox = sandbox(&script());
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "bashPermission": "allow"}),
-        Box::new(|_: &str, _: &Value| json!({"title": "Allow"})),
-    );
+        answers(|_, _| json!({"title": "Allow"})),
+    )?;
     lsp.notify(
         "workspace/didChangeConfiguration",
         json!({"settings": {"tandem": {"model": "script/t", "bashPermission": "deny",
             "agentDir": sandbox.agent_dir}}}),
-    );
-    let session = lsp_run(&mut lsp, "script", "t", "run it");
+    )?;
+    let session = lsp_run(&mut lsp, "script", "t", "run it")?;
     let end = the_bash_result(&lsp.events(&session));
     assert_eq!(end["isError"], true, "{end}");
-    assert!(lsp.server_requests("window/showMessageRequest").is_empty());
-    lsp.shutdown();
+    assert!(lsp.received("window/showMessageRequest").is_empty());
+    lsp.shutdown()?;
     assert!(!marker(&sandbox));
+    Ok(())
 }
 
 #[test]
-fn lsp_bash_permission_ask_and_a_deny_answer_refuses() {
+fn lsp_bash_permission_ask_and_a_deny_answer_refuses() -> anyhow::Result<()> {
     let sandbox = sandbox(&script());
-    let mut lsp = lsp(&sandbox, json!({"model": "script/t"}), Box::new(lsp_deny));
-    let session = lsp_run(&mut lsp, "script", "t", "run it");
+    let mut lsp = lsp(&sandbox, json!({"model": "script/t"}), answers(lsp_deny))?;
+    let session = lsp_run(&mut lsp, "script", "t", "run it")?;
     let end = the_bash_result(&lsp.events(&session));
     assert_eq!(end["isError"], true, "{end}");
-    let asked = lsp.server_requests("window/showMessageRequest");
+    let asked = lsp.received("window/showMessageRequest");
     assert_eq!(asked.len(), 1, "{asked:?}");
-    assert!(asked[0]["message"]
+    assert!(asked[0].params["message"]
         .as_str()
         .unwrap()
         .contains("echo pwned > marker.txt"));
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert!(!marker(&sandbox));
+    Ok(())
 }
 
 #[test]

@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 use tandem_tests::mock_llm::RecordedRequest;
 
 use crate::harness::*;
+use crate::support::front_doors::*;
+use crate::support::lsp::{answers, file_uri, stderr_of};
 
 /// The three careless answers for a request made with `key` (and the header).
 fn careless_answers(sandbox: &crate::support::Sandbox, key: &str, header: bool, which: usize) {
@@ -86,15 +88,15 @@ fn cli_print_and_json_modes_never_output_a_key_or_auth_header() {
 }
 
 #[test]
-fn lsp_messages_stderr_and_session_files_never_hold_a_key_or_auth_header() {
+fn lsp_messages_stderr_and_session_files_never_hold_a_key_or_auth_header() -> anyhow::Result<()> {
     let sandbox = sandbox(&json!({"turns": [{"text": "unused"}]}));
-    let mut lsp = lsp(&sandbox, json!({"model": "lit/m"}), Box::new(lsp_deny));
+    let mut lsp = lsp(&sandbox, json!({"model": "lit/m"}), answers(lsp_deny))?;
     let mut sessions = Vec::new();
     for provider in ["lit", "envp", "authp", "hdr"] {
         let header = provider == "hdr";
         for (which, marker) in ECHO_MARKERS.iter().enumerate() {
             careless_answers(&sandbox, key_of(provider), header, which);
-            let session = lsp_run(&mut lsp, provider, "m", "hello");
+            let session = lsp_run(&mut lsp, provider, "m", "hello")?;
             check_sent(&sandbox.requests(), key_of(provider), header);
             let events = lsp.events(&session);
             let reported = events.iter().any(|e| e.to_string().contains(marker));
@@ -102,50 +104,51 @@ fn lsp_messages_stderr_and_session_files_never_hold_a_key_or_auth_header() {
                 reported,
                 "{provider} answer {which}: the error reaches the client"
             );
-            lsp.call("tandem/state", json!({"session": session}));
+            lsp.request("tandem/state", json!({"session": session}))?;
             sessions.push(session);
         }
     }
-    lsp.call("tandem/models/list", json!({}));
-    lsp.call("tandem/sessions/list", json!({}));
+    lsp.request("tandem/models/list", json!({}))?;
+    lsp.request("tandem/sessions/list", json!({}))?;
     // Every run also reported work-done progress; its `end` carries the error.
     assert!(lsp
-        .seen
+        .received("$/progress")
         .iter()
-        .any(|m| m["method"] == "$/progress" && m.to_string().contains(ECHO_MARKERS[0])));
-    lsp.shutdown();
-    for message in &lsp.wire {
+        .any(|m| m.to_string().contains(ECHO_MARKERS[0])));
+    lsp.shutdown()?;
+    for message in lsp.log() {
         assert_clean("an LSP message", &message.to_string());
     }
-    assert_clean("tandem lsp's stderr", &lsp.stderr());
+    assert_clean("tandem lsp's stderr", &stderr_of(&lsp));
 
     // A client without events gets a command's error as window/showMessage.
     let mut plain = lsp_with(
         &sandbox,
         json!({"model": "hdr/m"}),
-        Box::new(lsp_deny),
+        answers(lsp_deny),
         false,
-    );
+    )?;
     careless_answers(&sandbox, KEY_MODELS, true, 0);
     let doc = sandbox.cwd.join("a.rs");
     std::fs::write(&doc, "fn main() {}\n").unwrap();
-    plain.call(
+    plain.request(
         "workspace/executeCommand",
-        json!({"command": "tandem.explain", "arguments": [{"uri": crate::client::file_uri(&doc),
+        json!({"command": "tandem.explain", "arguments": [{"uri": file_uri(&doc),
             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 12}}}]}),
-    );
-    plain.wait("the command's window/showMessage", |c| {
-        c.seen
+    )?;
+    plain.wait_until("the command's window/showMessage", |c| {
+        c.received("window/showMessage")
             .iter()
-            .any(|m| m["method"] == "window/showMessage" && m.to_string().contains(ECHO_MARKERS[0]))
-    });
+            .any(|m| m.to_string().contains(ECHO_MARKERS[0]))
+    })?;
     check_sent(&sandbox.requests(), KEY_MODELS, true);
-    plain.shutdown();
-    for message in &plain.wire {
+    plain.shutdown()?;
+    for message in plain.log() {
         assert_clean("an LSP message (no events)", &message.to_string());
     }
-    assert_clean("tandem lsp's stderr (no events)", &plain.stderr());
+    assert_clean("tandem lsp's stderr (no events)", &stderr_of(&plain));
     assert!(assert_files_clean(&sandbox) >= 13);
+    Ok(())
 }
 
 #[test]

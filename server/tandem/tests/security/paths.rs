@@ -20,8 +20,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use tandem_tests::lsp_client::LspClient;
 
-use crate::harness::*;
+use crate::support::front_doors::*;
+use crate::support::lsp::answers;
 use crate::support::Sandbox;
 
 const SECRET: &str = "TOP SECRET CONTENT outside the workspace\n";
@@ -85,15 +87,15 @@ fn assert_untouched(sandbox: &Sandbox, front: &str) {
     );
 }
 
-fn lsp_and_deny() -> (Sandbox, crate::client::Client, String) {
+fn lsp_and_deny() -> anyhow::Result<(Sandbox, LspClient, String)> {
     let sandbox = setup_fixed();
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto", "bashPermission": "allow"}),
-        Box::new(lsp_deny),
-    );
-    let session = lsp_run(&mut lsp, "script", "t", "look around");
-    (sandbox, lsp, session)
+        answers(lsp_deny),
+    )?;
+    let session = lsp_run(&mut lsp, "script", "t", "look around")?;
+    Ok((sandbox, lsp, session))
 }
 
 fn setup_fixed() -> Sandbox {
@@ -115,10 +117,15 @@ fn setup_raw() -> Sandbox {
 }
 
 #[test]
-fn lsp_outside_reads_and_writes_ask_and_a_denial_leaves_everything_untouched() {
-    let (sandbox, mut lsp, session) = lsp_and_deny();
+fn lsp_outside_reads_and_writes_ask_and_a_denial_leaves_everything_untouched() -> anyhow::Result<()>
+{
+    let (sandbox, mut lsp, session) = lsp_and_deny()?;
     let events = lsp.events(&session);
-    let ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool_end").collect();
+    let ends: Vec<&Value> = events
+        .iter()
+        .map(|e| &e["event"])
+        .filter(|e| e["type"] == "tool_end")
+        .collect();
     assert_eq!(ends.len(), CALLS);
     for end in &ends {
         assert_eq!(end["isError"], true, "{end}");
@@ -126,33 +133,34 @@ fn lsp_outside_reads_and_writes_ask_and_a_denial_leaves_everything_untouched() {
         assert!(text.contains("denied"), "{end}");
         assert!(!text.contains("TOP SECRET CONTENT"), "{end}");
     }
-    let questions = lsp.server_requests("window/showMessageRequest");
+    let questions = lsp.received("window/showMessageRequest");
     assert_eq!(
         questions.len(),
         CALLS,
         "one question per access: {questions:?}"
     );
     for q in &questions {
-        let message = q["message"].as_str().unwrap();
+        let message = q.params["message"].as_str().unwrap();
         assert!(message.contains("outside the workspace"), "{message}");
         assert!(
             message.contains("/outside"),
             "names the real path: {message}"
         );
     }
-    assert!(lsp.server_requests("workspace/applyEdit").is_empty());
-    for message in &lsp.wire {
+    assert!(lsp.received("workspace/applyEdit").is_empty());
+    for message in lsp.log() {
         assert!(
             !message.to_string().contains("TOP SECRET CONTENT"),
             "the secret reached the client: {message}"
         );
     }
-    lsp.shutdown();
+    lsp.shutdown()?;
     assert_untouched(&sandbox, "lsp");
+    Ok(())
 }
 
 #[test]
-fn lsp_allowing_an_outside_read_works_so_the_guard_is_what_refused() {
+fn lsp_allowing_an_outside_read_works_so_the_guard_is_what_refused() -> anyhow::Result<()> {
     let sandbox = setup_fixed();
     let allow = |method: &str, params: &Value| match method {
         "window/showMessageRequest" => params["actions"][0].clone(),
@@ -161,14 +169,18 @@ fn lsp_allowing_an_outside_read_works_so_the_guard_is_what_refused() {
     let mut lsp = lsp(
         &sandbox,
         json!({"model": "script/t", "editMode": "auto"}),
-        Box::new(allow),
-    );
-    let session = lsp_run(&mut lsp, "script", "t", "look around");
+        answers(allow),
+    )?;
+    let session = lsp_run(&mut lsp, "script", "t", "look around")?;
     let events = lsp.events(&session);
-    let first = events.iter().find(|e| e["type"] == "tool_end").unwrap();
+    let first = &events
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_end")
+        .unwrap()["event"];
     assert_eq!(first["isError"], false, "{first}");
     assert_eq!(first["text"], SECRET);
-    lsp.shutdown();
+    lsp.shutdown()?;
+    Ok(())
 }
 
 #[test]

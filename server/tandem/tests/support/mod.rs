@@ -1,10 +1,20 @@
-//! A sandbox for running the real `tandem` binary against the mock LLM server.
+//! What the black-box tests share: a sandbox for running the real `tandem` binary against the
+//! mock LLM server (here), the binary as a child process with a hang guard (`process`),
+//! `tandem lsp` on tandem-tests' LSP client (`lsp`), and every front door against a sandbox
+//! holding recognizable secrets (`front_doors`).
 //!
 //! Each [`Sandbox`] owns a temp directory that is the child's `HOME`, holds its agent directory
 //! (`PI_CODING_AGENT_DIR`, with a models.json whose `mock` provider points at the sandbox's own
 //! mock server) and its working directory. The mock runs on a small tokio runtime owned by the
 //! sandbox, so tests stay synchronous: the child runs through `std::process::Command` while the
 //! runtime's worker thread answers its requests.
+
+// Every test binary compiles this whole module (`mod support;`) and uses its own part of it.
+#![allow(dead_code)]
+
+pub mod front_doors;
+pub mod lsp;
+pub mod process;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -83,6 +93,14 @@ impl Sandbox {
     /// `mock-model`, with models.json defaults.
     pub fn new(api: WireApi) -> Sandbox {
         Sandbox::with_model(api, json!({"id": "mock-model"}))
+    }
+
+    /// A sandbox whose `mock` provider speaks OpenAI Chat Completions, with retries a few
+    /// milliseconds apart.
+    pub fn with_quick_retries() -> Sandbox {
+        let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+        sandbox.write_settings(json!({"retry": {"baseDelayMs": 5, "maxRetries": 2}}));
+        sandbox
     }
 
     /// Like [`Sandbox::new`] with `model` as the provider's one model entry.
