@@ -1,7 +1,9 @@
 //! Application error codes and the error object the server answers with.
 //!
 //! JSON-RPC reserves -32768..-32000 for the protocol; -32099..-32000 are for servers, and LSP
-//! uses -32899..-32800. Tandem's codes are -32001..-32006, below LSP's range. Each constructor
+//! uses -32899..-32800 as well as -32002 (ServerNotInitialized) and -32001 (UnknownErrorCode).
+//! Tandem's codes are -32001 and -32003..-32007: -32002 is left to LSP, so a client can tell
+//! "not initialized" from Tandem's "busy" (-32007). Each constructor
 //! writes a message that names the thing (session, model, field, path) and says what to do, and
 //! puts the thing itself in `data` so a plugin can act on it without parsing text.
 
@@ -19,7 +21,7 @@ use crate::params;
 pub enum ErrorCode {
     /// -32001: no live session has the given id.
     UnknownSession,
-    /// -32002: the session is running and the request cannot run concurrently.
+    /// -32007: the session is running and the request cannot run concurrently.
     Busy,
     /// -32003: no model is configured, or its provider has no API key.
     NoModel,
@@ -55,7 +57,7 @@ impl ErrorCode {
     pub const fn code(self) -> i64 {
         match self {
             ErrorCode::UnknownSession => -32001,
-            ErrorCode::Busy => -32002,
+            ErrorCode::Busy => -32007,
             ErrorCode::NoModel => -32003,
             ErrorCode::UnknownModel => -32004,
             ErrorCode::SessionFile => -32005,

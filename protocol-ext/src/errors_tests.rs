@@ -8,7 +8,7 @@ fn codes_round_trip_and_are_distinct() {
     let numbers: Vec<i64> = ErrorCode::ALL.iter().map(|c| c.code()).collect();
     assert_eq!(
         numbers,
-        [-32001, -32002, -32003, -32004, -32005, -32006, -32602, -32603, -32800]
+        [-32001, -32007, -32003, -32004, -32005, -32006, -32602, -32603, -32800]
     );
     for c in ErrorCode::ALL {
         assert_eq!(ErrorCode::from_code(c.code()), Some(c));
@@ -33,7 +33,7 @@ fn unknown_session_names_it() {
 fn other_constructors() {
     let s = SessionId::from("s1");
     let e = TandemError::busy(&s, "tandem/compact");
-    assert_eq!(e.code, -32002);
+    assert_eq!(e.code, -32007);
     assert_eq!(
         e.message,
         "session `s1` is busy: tandem/compact cannot run during a run; wait for its `settled` \

@@ -39,15 +39,18 @@ pub const MODELS_SET: &str = "tandem/models/set";
 pub const THINKING_SET: &str = "tandem/thinking/set";
 /// Compact a session's context now.
 pub const COMPACT: &str = "tandem/compact";
+/// A live session's entries on its current branch (ids for `tandem/sessions/fork`).
+pub const SESSIONS_ENTRIES: &str = "tandem/sessions/entries";
 
 /// Every request method, in the order the spec lists them.
-pub const REQUESTS: [&str; 11] = [
+pub const REQUESTS: [&str; 12] = [
     PROMPT,
     ABORT,
     SESSIONS_NEW,
     SESSIONS_LIST,
     SESSIONS_OPEN,
     SESSIONS_FORK,
+    SESSIONS_ENTRIES,
     STATE,
     MODELS_LIST,
     MODELS_SET,

@@ -94,7 +94,7 @@ H.run(function()
     cases.state_settled = render.state_line(s)
 
     H.step('prompts and streamed text')
-    cases.prompt = render.user_message(table.concat({
+    cases.prompt = render.user_message('Explain these lines', table.concat({
       '<editor-context>',
       'File: main.py (Python)',
       'Selection: 1:1 to 2:36',
@@ -102,7 +102,15 @@ H.run(function()
       '- 2:27 "valus" is not defined',
       '</editor-context>',
       '',
-      'Explain these lines',
+    }, '\n'))
+    -- As older servers sent it: the context written before the prompt.
+    cases.prompt_inline = render.user_message(table.concat({
+      '<editor-context>',
+      'File: main.py (Python)',
+      'Cursor: line 2, column 3',
+      '</editor-context>',
+      '',
+      'Explain this',
     }, '\n'))
     cases.stream = render.stream('one\ntwo\nthree', render.THINKING_PREFIX)
     cases.divider = render.divider('new session', s.id)

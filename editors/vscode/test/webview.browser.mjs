@@ -23,6 +23,8 @@ const text = (selector) => web.page.locator(selector).allTextContents();
 
 describe("chat webview", () => {
     const demo = loadStream("demo-edit");
+    // The recording's last sequence number: later events of the session continue from it.
+    const last = demo[demo.length - 1].seq;
 
     it("renders a run while it streams: abort enabled, tool cards with status and diff", async () => {
         const { page } = web;
@@ -38,8 +40,9 @@ describe("chat webview", () => {
         assert.deepEqual(await text(".tool-card .tool-title"), ["Read src/greet.py", "Edit src/greet.py", "Run `./check.sh`"]);
         assert.deepEqual(await text(".tool-card .tool-status"), ["done", "done", "done"]);
         const edit = page.locator('.tool-card[data-tool-call-id="call_2_1"]');
-        assert.deepEqual(await edit.locator(".diff-add").allTextContents(), ['+return f"Hello, {name}!"\n']);
-        assert.deepEqual(await edit.locator(".diff-del").allTextContents(), ['-return f"Helo, {name}!"\n']);
+        // The file's own lines, indentation included (the diff is the file's, not the arguments').
+        assert.deepEqual(await edit.locator(".diff-add").allTextContents(), ['+    return f"Hello, {name}!"\n']);
+        assert.deepEqual(await edit.locator(".diff-del").allTextContents(), ['-    return f"Helo, {name}!"\n']);
         assert.equal(await edit.locator("details.diff").getAttribute("open"), "");
 
         const answers = await text(".msg.role-assistant .block.text");
@@ -130,7 +133,7 @@ describe("chat webview", () => {
         await posted();
         await page.fill("#input", "Explain this");
         await page.press("#input", "Enter");
-        await feed(page, [{ session: "session-demo-edit", seq: 49, event: { type: "agent_start" } }]);
+        await feed(page, [{ session: "session-demo-edit", seq: last + 1, event: { type: "agent_start" } }]);
         await page.fill("#input", "only the parser");
         await page.press("#input", "Enter");
         await page.fill("#input", "then add a test");
@@ -145,17 +148,17 @@ describe("chat webview", () => {
             { type: "send", text: "and document it", mode: "followUp" },
             { type: "abort" },
         ]);
-        await feed(page, [{ session: "session-demo-edit", seq: 50, event: { type: "queue_update", steering: ["only the parser"], followUp: [] } }]);
+        await feed(page, [{ session: "session-demo-edit", seq: last + 2, event: { type: "queue_update", steering: ["only the parser"], followUp: [] } }]);
         assert.equal(await page.locator("#queue").textContent(), "steer: only the parser");
-        await feed(page, [{ session: "session-demo-edit", seq: 51, event: { type: "settled" } }]);
+        await feed(page, [{ session: "session-demo-edit", seq: last + 3, event: { type: "settled" } }]);
     });
 
     it("asks the host for the state after a sequence gap, and ignores unknown events", async () => {
         const { page } = web;
         await posted();
         await feed(page, [
-            { session: "session-demo-edit", seq: 60, event: { type: "agent_start" } },
-            { session: "session-demo-edit", seq: 61, event: { type: "brand_new_event", x: 1 } },
+            { session: "session-demo-edit", seq: last + 12, event: { type: "agent_start" } },
+            { session: "session-demo-edit", seq: last + 13, event: { type: "brand_new_event", x: 1 } },
         ]);
         assert.deepEqual(await posted(), [{ type: "needState", session: "session-demo-edit" }]);
         await post(page, {

@@ -72,6 +72,10 @@ pub enum Event {
         /// `message_end`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+        /// For a user message sent with editor context: the context the model read just before
+        /// it (not part of `text`, nor of `message_end`'s message).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
     },
     /// More text of the streaming assistant message.
     TextDelta {

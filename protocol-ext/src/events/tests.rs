@@ -37,14 +37,26 @@ fn message_events() {
             role: Role::User,
             index: 0,
             text: Some("fix the bug".into()),
+            context: None,
         },
         json!({"type": "message_start", "role": "user", "index": 0, "text": "fix the bug"}),
+    );
+    check(
+        Event::MessageStart {
+            role: Role::User,
+            index: 2,
+            text: Some("why?".into()),
+            context: Some("<editor-context>\nFile: a.rs\n</editor-context>\n".into()),
+        },
+        json!({"type": "message_start", "role": "user", "index": 2, "text": "why?",
+            "context": "<editor-context>\nFile: a.rs\n</editor-context>\n"}),
     );
     check(
         Event::MessageStart {
             role: Role::Assistant,
             index: 1,
             text: None,
+            context: None,
         },
         json!({"type": "message_start", "role": "assistant", "index": 1}),
     );

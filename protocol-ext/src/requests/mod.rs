@@ -25,8 +25,8 @@ pub use run::{
     PromptResult, WhenBusy,
 };
 pub use sessions::{
-    SessionInfo, SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams,
-    SessionsOpenParams,
+    EntryInfo, SessionInfo, SessionResult, SessionsEntriesParams, SessionsForkParams,
+    SessionsListParams, SessionsNewParams, SessionsOpenParams,
 };
 pub use state::{QueueState, StateParams, StateResult, TokenStats, TrustState};
 

@@ -1,4 +1,4 @@
-//! Sessions: `tandem/sessions/new`, `list`, `open`, `fork`.
+//! Sessions: `tandem/sessions/new`, `list`, `open`, `fork`, `entries`.
 //!
 //! A live session's id is the id in its session file's header, so an entry of
 //! `tandem/sessions/list` and a live session can be matched by id. Files are pi's JSONL v3
@@ -98,6 +98,39 @@ pub struct SessionsForkParams {
 impl Request for SessionsForkParams {
     const METHOD: &'static str = methods::SESSIONS_FORK;
     type Result = SessionResult;
+}
+
+/// `tandem/sessions/entries` params.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionsEntriesParams {
+    /// The live session.
+    pub session: SessionId,
+}
+
+/// One entry of a session's current branch, as `tandem/sessions/entries` returns it (root
+/// first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryInfo {
+    /// The entry id (pass it to `tandem/sessions/fork` as `entryId`).
+    pub id: String,
+    /// The entry's type in the session file: `message`, `model_change`, `compaction`, ….
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// For a `message` entry: the message's role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The text a user would recognise it by (a message's text, a compaction's summary),
+    /// at most 200 characters; absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// When it was written, ISO 8601 UTC.
+    pub timestamp: String,
+}
+
+impl Request for SessionsEntriesParams {
+    const METHOD: &'static str = methods::SESSIONS_ENTRIES;
+    type Result = Vec<EntryInfo>;
 }
 
 fn is_false(b: &bool) -> bool {

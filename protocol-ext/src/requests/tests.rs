@@ -315,6 +315,7 @@ fn every_request_type_has_its_method() {
         SessionsListParams::METHOD,
         SessionsOpenParams::METHOD,
         SessionsForkParams::METHOD,
+        SessionsEntriesParams::METHOD,
         StateParams::METHOD,
         ModelsListParams::METHOD,
         ModelsSetParams::METHOD,

@@ -375,6 +375,16 @@ impl Agent {
         lock(&self.inner.queues.follow_up).push(message.into());
     }
 
+    /// Queues steering messages delivered together (in one-at-a-time mode too).
+    pub fn steer_all(&self, messages: Vec<AgentMessage>) {
+        lock(&self.inner.queues.steering).push_group(messages);
+    }
+
+    /// Queues follow-up messages delivered together (in one-at-a-time mode too).
+    pub fn follow_up_all(&self, messages: Vec<AgentMessage>) {
+        lock(&self.inner.queues.follow_up).push_group(messages);
+    }
+
     /// Queued steering messages.
     pub fn queued_steering(&self) -> Vec<AgentMessage> {
         lock(&self.inner.queues.steering)

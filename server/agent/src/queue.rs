@@ -17,11 +17,12 @@ pub enum QueueMode {
     OneAtATime,
 }
 
-/// A FIFO of messages with a drain mode.
+/// A FIFO of messages with a drain mode. Messages queued together (a group) are delivered
+/// together, also one at a time: a prompt with the context that goes with it.
 #[derive(Debug, Clone, Default)]
 pub struct PendingQueue {
     mode: QueueMode,
-    messages: VecDeque<AgentMessage>,
+    groups: VecDeque<Vec<AgentMessage>>,
 }
 
 impl PendingQueue {
@@ -29,7 +30,7 @@ impl PendingQueue {
     pub fn new(mode: QueueMode) -> Self {
         PendingQueue {
             mode,
-            messages: VecDeque::new(),
+            groups: VecDeque::new(),
         }
     }
 
@@ -45,35 +46,42 @@ impl PendingQueue {
 
     /// Appends a message.
     pub fn push(&mut self, message: AgentMessage) {
-        self.messages.push_back(message);
+        self.groups.push_back(vec![message]);
     }
 
-    /// Takes what one poll gets: everything, or the oldest message.
+    /// Appends messages that are delivered together (nothing when `messages` is empty).
+    pub fn push_group(&mut self, messages: Vec<AgentMessage>) {
+        if !messages.is_empty() {
+            self.groups.push_back(messages);
+        }
+    }
+
+    /// Takes what one poll gets: everything, or the oldest message (with its group).
     pub fn drain(&mut self) -> Vec<AgentMessage> {
         match self.mode {
-            QueueMode::All => self.messages.drain(..).collect(),
-            QueueMode::OneAtATime => self.messages.pop_front().into_iter().collect(),
+            QueueMode::All => self.groups.drain(..).flatten().collect(),
+            QueueMode::OneAtATime => self.groups.pop_front().unwrap_or_default(),
         }
     }
 
     /// Removes everything, returning it.
     pub fn clear(&mut self) -> Vec<AgentMessage> {
-        self.messages.drain(..).collect()
+        self.groups.drain(..).flatten().collect()
     }
 
     /// The queued messages, oldest first.
     pub fn messages(&self) -> impl Iterator<Item = &AgentMessage> {
-        self.messages.iter()
+        self.groups.iter().flatten()
     }
 
-    /// How many are queued.
+    /// How many messages are queued.
     pub fn len(&self) -> usize {
-        self.messages.len()
+        self.groups.iter().map(Vec::len).sum()
     }
 
     /// True when nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+        self.groups.is_empty()
     }
 }
 
@@ -99,5 +107,17 @@ mod tests {
         q.push(msg("c"));
         assert_eq!(q.drain(), vec![msg("b"), msg("c")]);
         assert!(q.drain().is_empty());
+    }
+
+    #[test]
+    fn a_group_is_delivered_together_even_one_at_a_time() {
+        let mut q = PendingQueue::new(QueueMode::OneAtATime);
+        q.push_group(vec![msg("context"), msg("prompt")]);
+        q.push(msg("next"));
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.drain(), vec![msg("context"), msg("prompt")]);
+        assert_eq!(q.drain(), vec![msg("next")]);
+        q.push_group(Vec::new());
+        assert!(q.is_empty());
     }
 }

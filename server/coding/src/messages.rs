@@ -261,6 +261,49 @@ pub fn compaction_summary_message(
     .into_agent_message()
 }
 
+/// The custom type of the context a front door sends with a prompt (an editor's file,
+/// selection and diagnostics): the model reads it just before the prompt, the user's message
+/// stays the user's own text, and a UI does not show it (`display: false`).
+pub const PROMPT_CONTEXT_TYPE: &str = "tandem.promptContext";
+
+/// Whether `message` is for the model only: an extension message with `display: false` (such
+/// as a prompt's context). A UI leaves it out.
+pub fn is_hidden(message: &AgentMessage) -> bool {
+    match message {
+        AgentMessage::Custom(custom) => matches!(
+            CodingMessage::parse(custom),
+            Some(CodingMessage::Custom(ExtensionMessage {
+                display: false,
+                ..
+            }))
+        ),
+        AgentMessage::Llm(_) => false,
+    }
+}
+
+/// The text of a prompt's context message ([`prompt_context_message`]); `None` for any other.
+pub fn prompt_context(message: &AgentMessage) -> Option<String> {
+    let AgentMessage::Custom(custom) = message else {
+        return None;
+    };
+    match CodingMessage::parse(custom)? {
+        CodingMessage::Custom(m) if m.custom_type == PROMPT_CONTEXT_TYPE => Some(m.content.text()),
+        _ => None,
+    }
+}
+
+/// The hidden message carrying a prompt's `context` ([`PROMPT_CONTEXT_TYPE`]), stamped now.
+pub fn prompt_context_message(context: &str) -> AgentMessage {
+    CodingMessage::Custom(ExtensionMessage {
+        custom_type: PROMPT_CONTEXT_TYPE.to_string(),
+        content: UserContent::Text(context.to_string()),
+        display: false,
+        details: None,
+        timestamp: tandem_ai::now_millis(),
+    })
+    .into_agent_message()
+}
+
 /// A `custom` message stamped with an entry's ISO timestamp (pi's `createCustomMessage`).
 pub fn custom_message(
     custom_type: &str,

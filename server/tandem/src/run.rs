@@ -30,7 +30,7 @@ use crate::cli::json_output::JsonLines;
 use crate::cli::{input, text_output, OutputMode, RunArgs};
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::setup::{decide_trust, prepare, SessionRequest, Started};
-use crate::host::turns::Live;
+use crate::host::turns::{Live, Prompt};
 use crate::host::{Origin, SessionOptions};
 
 /// Builds the runtime the modes run on.
@@ -285,7 +285,12 @@ pub async fn execute(
     };
     tokio::pin!(abort_on_ctrl_c);
     for (text, images) in prompts {
-        let turn = live.turn(&text, images, async {});
+        let prompt = Prompt {
+            text,
+            images,
+            context: None,
+        };
+        let turn = live.turn(prompt, async {});
         tokio::pin!(turn);
         let (result, aborted) = tokio::select! {
             result = &mut turn => (result, false),

@@ -271,7 +271,8 @@ fn running_fix_edits_the_buffer_with_progress_and_a_summary() -> anyhow::Result<
         {"text": "Fixed the typo: `totl` is now `total`.\nNothing else changed."}]});
     let mut lsp = Editor::start(&script)?;
     let opts = options(&lsp);
-    lsp.initialize(true, opts)?;
+    // An editor without the event stream (Helix): the answer comes as a message.
+    lsp.initialize(false, opts)?;
     lsp.open(MAIN_RS)?;
     let uri = lsp.uri();
     let r = lsp.request(
@@ -315,19 +316,62 @@ fn running_fix_edits_the_buffer_with_progress_and_a_summary() -> anyhow::Result<
             json!({"kind": "end", "message": "Fixed the typo: `totl` is now `total`."}),
         ]
     );
-    // The prompt the model got carries the diagnostic and where it is.
-    let user = lsp
-        .received_params("tandem/event")
-        .into_iter()
-        .find(|e| e["session"] == session && e["event"]["role"] == "user")
-        .expect("the user message");
-    let text = user["event"]["text"].as_str().unwrap();
+    // The model got the diagnostic and where it is, as context beside the command's request.
+    let (user, context) = support::lsp::prompt_and_context(&mut lsp, &session)?;
     assert!(
-        text.contains("cannot find value `totl` in this scope"),
-        "{text}"
+        user.starts_with("Fix this problem (rustc) at line 2"),
+        "{user}"
     );
-    assert!(text.contains("main.rs"), "{text}");
-    assert!(text.contains("let x = totl;"), "{text}");
+    assert!(
+        context.contains("cannot find value `totl` in this scope"),
+        "{context}"
+    );
+    assert!(context.contains("main.rs"), "{context}");
+    assert!(context.contains("let x = totl;"), "{context}");
+    assert!(lsp.received("tandem/event").is_empty());
+    Ok(())
+}
+
+/// A client with the event stream has the answer in the chat: no `window/showMessage` repeats
+/// it, and the user's message in the events is the request alone.
+#[test]
+fn a_command_answers_once_to_a_client_with_events() -> anyhow::Result<()> {
+    let mut lsp = Editor::start(&json!({"turns": [{"text": "It adds one."}]}))?;
+    let opts = options(&lsp);
+    lsp.initialize(true, opts)?;
+    lsp.open(MAIN_RS)?;
+    let uri = lsp.uri();
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.explain", "arguments": [{"uri": uri,
+            "range": range((0, 0), (2, 1)), "symbol": "main"}]}),
+    )?;
+    let session = r["session"].as_str().unwrap_or_default().to_string();
+    let events = lsp.wait_settled(&session, 1)?;
+    let user: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"]["role"] == "user" || e["event"]["message"]["role"] == "user")
+        .collect();
+    assert_eq!(user.len(), 2, "message_start and message_end: {events:?}");
+    let text = user[0]["event"]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Explain the code above"), "{text}");
+    assert!(!text.contains("<editor-context>"), "{text}");
+    let end = &user[1]["event"]["message"]["content"];
+    assert!(!end.to_string().contains("<editor-context>"), "{end}");
+    // No event for the hidden context message.
+    assert!(
+        events
+            .iter()
+            .all(|e| e["event"]["role"] != "custom" && e["event"]["message"]["role"] != "custom"),
+        "{events:?}"
+    );
+    let progress_end = lsp.first("$/progress")?;
+    assert_eq!(progress_end.params["value"]["kind"], "begin");
+    assert!(
+        lsp.received("window/showMessage").is_empty(),
+        "{:?}",
+        lsp.received("window/showMessage")
+    );
     Ok(())
 }
 
@@ -453,10 +497,14 @@ fn a_prompt_uses_the_diagnostics_of_the_last_code_action() -> anyhow::Result<()>
     let user = lsp.wait_for("the user message", |m| {
         m.params["session"] == session && m.params["event"]["role"] == "user"
     })?;
-    let text = user.params["event"]["text"].as_str().unwrap();
+    // The user's own text in the events; the diagnostics went to the model beside it.
+    assert_eq!(user.params["event"]["text"], "fix it");
+    lsp.wait_settled(session.as_str().unwrap_or_default(), 1)?;
+    let (text, context) = support::lsp::prompt_and_context(&mut lsp, &session)?;
+    assert_eq!(text, "fix it");
     assert!(
-        text.contains("cannot find value `totl` in this scope"),
-        "{text}"
+        context.contains("cannot find value `totl` in this scope"),
+        "{context}"
     );
     Ok(())
 }

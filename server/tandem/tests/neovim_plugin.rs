@@ -248,22 +248,22 @@ fn settled_line(id: &str, outcome: Option<&str>) -> String {
 }
 
 /// The text of the last user message the model received.
-fn last_user_text(body: &Value) -> String {
+/// The text of each user message of a chat-completions request body, in order.
+fn user_texts(body: &Value) -> Vec<String> {
     let messages = body["messages"].as_array().expect("messages");
-    let user = messages
+    messages
         .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .expect("a user message");
-    match &user["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
-    }
+        .filter(|m| m["role"] == "user")
+        .map(|user| match &user["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 /// `:1,2TandemAsk` (editors/neovim/tests/ask.lua): the selection goes as editor context, the
@@ -353,19 +353,23 @@ async fn tandem_ask_streams_the_whole_answer_into_the_chat() {
     assert_eq!(kinds.first(), Some(&"begin"), "progress {kinds:?}\n{ctx}");
     assert_eq!(kinds.last(), Some(&"end"), "progress {kinds:?}\n{ctx}");
 
-    // One model call, whose prompt carries the selected lines as editor context.
+    // One model call: the selected lines went as editor context just before the prompt,
+    // which is the user's own text.
     let requests = mock.requests();
     assert_eq!(requests.len(), 1, "{ctx}");
     let body = requests[0].json().expect("JSON body");
     assert_eq!(body["model"], "mock-model");
-    let prompt = last_user_text(&body);
-    assert!(prompt.contains("<editor-context>"), "{prompt}");
-    assert!(prompt.contains("Selection: 1:1 to 2:36"), "{prompt}");
+    let users = user_texts(&body);
+    let [.., context, prompt] = users.as_slice() else {
+        panic!("no context before the prompt: {users:?}");
+    };
+    assert_eq!(prompt, "Explain these lines");
+    assert!(context.starts_with("<editor-context>"), "{context}");
+    assert!(context.contains("Selection: 1:1 to 2:36"), "{context}");
     assert!(
-        prompt.contains("return sum(values) / len(valus)"),
-        "{prompt}"
+        context.contains("return sum(values) / len(valus)"),
+        "{context}"
     );
-    assert!(prompt.ends_with("Explain these lines"), "{prompt}");
 }
 
 /// The fix code action (editors/neovim/tests/fix.lua) on a diagnostic from another source,
@@ -423,8 +427,11 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
         "  main.py: +1 -1",
         "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
         "→ Apply",
-        "  -len(valus)",
-        "  +len(values)",
+        // The question's preview (the call's arguments), then the file's own diff.
+        "-len(valus)",
+        "+len(values)",
+        "  -    return sum(values) / len(valus)",
+        "  +    return sum(values) / len(values)",
         "Fixed the typo: `valus` is now `values`.",
     ] {
         assert!(
@@ -438,7 +445,7 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
     // the code action request, so the fix prompt names it.
     let requests = mock.requests();
     assert_eq!(requests.len(), 2, "{ctx}");
-    let first = last_user_text(&requests[0].json().expect("JSON body"));
+    let first = user_texts(&requests[0].json().expect("JSON body")).join("\n");
     assert!(first.contains("\"valus\" is not defined"), "{first}");
 }
 
@@ -634,6 +641,12 @@ async fn the_chat_state_and_render_modules_make_lines_without_the_editor_api() {
             "",
             "Explain these lines",
         ],
+        "prompt_inline": [
+            "",
+            "_Context: main.py (Python) · Cursor: line 2, column 3_",
+            "",
+            "Explain this",
+        ],
         "stream": ["one", "> two", "> three"],
         "divider": ["", "── new session 0197e3a1 ──"],
     });
@@ -732,13 +745,14 @@ async fn sessions_models_and_thinking_through_the_commands() {
         .filter_map(|m| m["role"].as_str())
         .filter(|r| *r != "system" && *r != "developer")
         .collect();
-    assert_eq!(roles, ["user"], "{ctx}");
-    let prompt = last_user_text(&body);
-    assert!(prompt.ends_with("Second question"), "{prompt}\n{ctx}");
+    // The new session's first call: its editor context, then the prompt.
+    assert_eq!(roles, ["user", "user"], "{ctx}");
+    let users = user_texts(&body);
+    assert_eq!(users[1], "Second question", "{ctx}");
     // The visual selection ("return sum", characterwise) was the context.
     assert!(
-        prompt.contains("Selection: 2:5 to 2:15\n```python\nreturn sum\n```"),
-        "{prompt}\n{ctx}"
+        users[0].contains("Selection: 2:5 to 2:15\n```python\nreturn sum\n```"),
+        "{users:?}\n{ctx}"
     );
 }
 

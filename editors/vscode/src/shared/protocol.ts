@@ -22,7 +22,7 @@ export const Methods = {
 /** The error codes of the spec's "Error codes" section. */
 export const ErrorCodes = {
     unknownSession: -32001,
-    busy: -32002,
+    busy: -32007,
     noModel: -32003,
     unknownModel: -32004,
     sessionFile: -32005,
@@ -71,7 +71,7 @@ export type TandemEvent =
     | { type: "agent_end" }
     | { type: "turn_start" }
     | { type: "turn_end" }
-    | { type: "message_start"; role: string; index: number; text?: string | null }
+    | { type: "message_start"; role: string; index: number; text?: string | null; context?: string | null }
     | { type: "text_delta"; contentIndex: number; delta: string }
     | { type: "thinking_delta"; contentIndex: number; delta: string }
     | { type: "message_end"; index: number; message: WireMessage }

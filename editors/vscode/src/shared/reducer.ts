@@ -61,7 +61,7 @@ export interface MessageItem {
     index: number;
     role: string;
     blocks: Block[];
-    /** The editor context the server prepended to a user message, shown apart. */
+    /** The editor context a user message was sent with (`message_start.context`), shown apart. */
     context: string | null;
     streaming: boolean;
     /** Deltas were lost (sequence gap): the text is incomplete until `message_end`. */
@@ -154,7 +154,10 @@ export function getSession(model: ChatModel, id: string): SessionView {
 
 const CONTEXT_END = "</editor-context>";
 
-/** Splits the server's `<editor-context>…</editor-context>` preamble from a user's text. */
+/**
+ * Splits an `<editor-context>…</editor-context>` block from the text after it: the block of a
+ * user message's `context`, or the preamble older servers wrote into the text itself.
+ */
 export function splitEditorContext(text: string): { context: string | null; text: string } {
     if (!text.startsWith("<editor-context>")) return { context: null, text };
     const end = text.indexOf(CONTEXT_END);
@@ -212,9 +215,14 @@ function applyEvent(model: ChatModel, view: SessionView, event: TandemEvent, cha
             const item = newMessage(model, view, e.role, num(e.index, -1), changes);
             item.streaming = true;
             view.current = item;
+            if (e.role === "user" && typeof e.context === "string" && e.context.length > 0) {
+                // The editor context the prompt was sent with (beside its text).
+                item.context = splitEditorContext(e.context).context ?? e.context.trim();
+            }
             if (typeof e.text === "string" && e.text.length > 0) {
+                // Older servers wrote the context into the text itself.
                 const split = e.role === "user" ? splitEditorContext(e.text) : { context: null, text: e.text };
-                item.context = split.context;
+                if (split.context !== null) item.context = split.context;
                 const block: TextBlock = { kind: "text", contentIndex: 0, text: split.text, done: true };
                 item.blocks.push(block);
                 changes.push({ type: "block-added", session: s, item, block });

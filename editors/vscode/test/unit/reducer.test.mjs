@@ -90,8 +90,10 @@ describe("demo-edit: thinking, text, read, edit with a diff, bash", () => {
             ],
         );
         assert.match(read.output, /def greet/);
-        assert.match(edit.diff, /^-return f"Helo, \{name\}!"$/m);
-        assert.match(edit.diff, /^\+return f"Hello, \{name\}!"$/m);
+        // The diff is the file's, with its line numbers and indentation.
+        assert.match(edit.diff, /^@@ -3,7 \+3,7 @@$/m);
+        assert.match(edit.diff, /^-    return f"Helo, \{name\}!"$/m);
+        assert.match(edit.diff, /^\+    return f"Hello, \{name\}!"$/m);
         assert.deepEqual(edit.arguments.edits[0], { oldText: 'return f"Helo, {name}!"', newText: 'return f"Hello, {name}!"' });
         assert.equal(bash.output, "ok: Hello, world!\n");
         assert.equal(edit.locations[0].uri, "file:///home/user/project/src/greet.py");

@@ -49,6 +49,9 @@ pub enum SessionError {
     /// The session file could not be written.
     #[error("{0}")]
     Persistence(String),
+    /// The work was aborted ([`AgentSession::abort`]) before it finished.
+    #[error("{0} was aborted")]
+    Aborted(&'static str),
 }
 
 /// What an agent session is built from.
@@ -288,17 +291,30 @@ impl AgentSession {
     /// Runs a prompt to the end: the agent's run, then retries and compaction as needed, then
     /// `agent_settled`. Refused while a run is active (steer or follow up instead).
     pub async fn prompt(&self, text: &str, images: Vec<ImageContent>) -> Result<(), SessionError> {
+        self.prompt_in_context(text, images, None).await
+    }
+
+    /// [`AgentSession::prompt`] with `context` a front door adds (an editor's file and
+    /// selection): it goes to the model as a hidden message just before the prompt
+    /// ([`crate::messages::prompt_context_message`]), so the user's message, its events and
+    /// the session listings hold the user's own text.
+    pub async fn prompt_in_context(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        context: Option<&str>,
+    ) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
         // Call ids may repeat across runs; the last run's records were shown by now.
         if !self.agent.is_running() {
             self.calls.clear();
         }
-        let message = user_message(&expanded, images);
+        let messages = with_context(context, user_message(&expanded, images).into());
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
         let seen = *self.shared.ends.borrow();
         self.agent
-            .prompt(vec![message.into()])
+            .prompt(messages)
             .await
             .map_err(|_| SessionError::Busy)?;
         self.wait_for_pump(seen + 1).await;
@@ -356,18 +372,29 @@ impl AgentSession {
 
     /// Queues a steering message (injected before the agent's next model call).
     pub async fn steer(&self, text: &str) -> Result<(), SessionError> {
-        let expanded = self.expand(text)?;
-        lock(&self.shared.queued).push(expanded.clone());
-        self.agent.steer(user_message(&expanded, Vec::new()));
-        self.emit_queue_update().await;
-        Ok(())
+        self.queue(text, None, Queue::Steering).await
     }
 
     /// Queues a follow-up (handled when the current work is done).
     pub async fn follow_up(&self, text: &str) -> Result<(), SessionError> {
+        self.queue(text, None, Queue::FollowUp).await
+    }
+
+    /// Queues `text` as steering or a follow-up, with the hidden `context` a front door adds
+    /// (delivered together with it; see [`AgentSession::prompt_in_context`]).
+    pub async fn queue(
+        &self,
+        text: &str,
+        context: Option<&str>,
+        queue: Queue,
+    ) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
         lock(&self.shared.queued).push(expanded.clone());
-        self.agent.follow_up(user_message(&expanded, Vec::new()));
+        let messages = with_context(context, user_message(&expanded, Vec::new()).into());
+        match queue {
+            Queue::Steering => self.agent.steer_all(messages),
+            Queue::FollowUp => self.agent.follow_up_all(messages),
+        }
         self.emit_queue_update().await;
         Ok(())
     }
@@ -410,8 +437,13 @@ impl AgentSession {
         }
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
-        self.run_compaction(CompactionReason::Manual, instructions, &cancel, false)
-            .await
+        let compacted = self
+            .run_compaction(CompactionReason::Manual, instructions, &cancel, false)
+            .await;
+        match compacted {
+            Err(_) if cancel.is_cancelled() => Err(SessionError::Aborted("the compaction")),
+            other => other,
+        }
     }
 
     async fn wait_for_pump(&self, ends: u64) {
@@ -645,6 +677,26 @@ impl AgentSession {
         self.drop_failed_turn();
         Ok(info)
     }
+}
+
+/// Which queue a message waits in while the session runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queue {
+    /// Delivered before the agent's next model call.
+    Steering,
+    /// Delivered when the agent would otherwise stop.
+    FollowUp,
+}
+
+/// `message`, preceded by the hidden context message when there is context.
+fn with_context(context: Option<&str>, message: AgentMessage) -> Vec<AgentMessage> {
+    let mut messages: Vec<AgentMessage> = context
+        .filter(|c| !c.is_empty())
+        .map(crate::messages::prompt_context_message)
+        .into_iter()
+        .collect();
+    messages.push(message);
+    messages
 }
 
 fn user_message(text: &str, images: Vec<ImageContent>) -> UserMessage {

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use tandem_agent::{Agent, AgentEvent};
+use tandem_agent::{Agent, AgentEvent, AgentMessage};
+
+use crate::messages::CodingMessage;
 
 use super::{lock, user_text, AgentSessionEvent, SessionEvent, Shared};
 
@@ -23,6 +25,20 @@ pub(super) fn queue_update(agent: &Agent) -> SessionEvent {
     }
 }
 
+/// Writes a finished message to the session file as pi does: an extension's `custom` message as
+/// a `custom_message` entry, anything else as a `message` entry.
+fn persist(
+    session: &mut crate::session::SessionManager,
+    message: &AgentMessage,
+) -> Result<String, crate::session::SessionError> {
+    if let AgentMessage::Custom(custom) = message {
+        if let Some(CodingMessage::Custom(m)) = CodingMessage::parse(custom) {
+            return session.append_custom_message(m.custom_type, m.content, m.display, m.details);
+        }
+    }
+    session.append_message(message.clone())
+}
+
 /// Starts the pump for `agent`; it ends when the agent is dropped.
 pub(super) fn start(agent: &Agent, shared: Arc<Shared>) {
     let mut events = agent.subscribe();
@@ -32,7 +48,7 @@ pub(super) fn start(agent: &Agent, shared: Arc<Shared>) {
             let mut queue_changed = false;
             match event.as_ref() {
                 AgentEvent::MessageEnd { message } => {
-                    let result = lock(&shared.session).append_message(message.clone());
+                    let result = persist(&mut lock(&shared.session), message);
                     if let Err(e) = result {
                         tracing::error!(error = %e, "could not persist a message");
                         lock(&shared.persist_error).get_or_insert(e.to_string());

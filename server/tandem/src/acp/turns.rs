@@ -13,6 +13,7 @@ use tandem_coding::agent_session::SessionError;
 use super::errors::{internal, invalid_params, reply, Responder};
 use super::live::AcpSession;
 use super::{prompt, AcpAgent};
+use crate::host::turns::Prompt;
 
 impl AcpAgent {
     /// `session/prompt`: refused at once while the session runs a turn; otherwise the turn
@@ -37,12 +38,18 @@ impl AcpAgent {
             async move { agent.first_turn(&session).await }
         };
         let answered = session.clone();
-        let started = session
-            .live
-            .spawn_turn(prompt.text, prompt.images, before, move |result| {
+        let started = session.live.spawn_turn(
+            Prompt {
+                text: prompt.text,
+                images: prompt.images,
+                context: None,
+            },
+            before,
+            move |result| {
                 let cancelled = answered.cancelled.load(Ordering::Acquire);
                 reply(responder, turn_answer(&answered, result, cancelled));
-            });
+            },
+        );
         if started.is_err() {
             // A prompt that slipped in since the check above: answered "busy" already.
             tracing::warn!("session {id}: a second prompt was refused (busy)");

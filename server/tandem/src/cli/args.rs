@@ -296,6 +296,7 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
                 (_, true) => Some(false),
                 _ => None,
             },
+            ..SessionOptions::default()
         },
         session,
         messages,

@@ -1,13 +1,15 @@
 //! Choosing the model and thinking level of a run, in pi's order of precedence.
 //!
 //! Order: `--model` (with `--provider`), else the model of the session being resumed (when it
-//! still exists and has a key), else settings' `defaultProvider`/`defaultModel`, else the first
-//! provider with a key (pi's provider preference). Nothing usable is an error that says what to
+//! still exists and has a key), else the editor's `model` setting (the language server's
+//! [`SessionOptions::default_model`]), else settings' `defaultProvider`/`defaultModel`, else the
+//! first provider with a key (pi's provider preference). Nothing usable is an error that says what to
 //! set ([`ModelError::NoModels`]): the scripted model never stands in for a real one (it runs
 //! only where it is asked for: `tandem demo`, or a models.json provider with `"api":
 //! "scripted"`). The thinking level is
-//! `--thinking`, else a `:<level>` suffix of `--model`, else the resumed session's, else settings'
-//! `defaultThinkingLevel`, else `medium`; then clamped to what the model supports.
+//! `--thinking`, else a `:<level>` suffix of the model chosen by name, else the resumed
+//! session's, else the editor's `thinkingLevel`, else settings' `defaultThinkingLevel`, else
+//! `medium`; then clamped to what the model supports.
 //!
 //! `--model` (or an editor's `model` setting) is resolved by [`super::model_flag`]. Finding the key is a separate step,
 //! [`require_key`].
@@ -70,6 +72,8 @@ pub enum ModelSource {
     CommandLine,
     /// The resumed session.
     Session,
+    /// The editor's `model` setting.
+    Editor,
     /// settings.json.
     Settings,
     /// The first provider with a key.
@@ -229,17 +233,28 @@ pub fn choose_model(
         return Err(ModelError::ApiKeyWithoutModel);
     }
     let mut not_restored = None;
+    let picked = picked.or_else(|| {
+        let (provider, id) = resumed?.model.as_ref()?;
+        let found = all
+            .iter()
+            .find(|m| &m.provider == provider && &m.id == id && is_available(registry, m));
+        if found.is_none() {
+            not_restored = Some(format!("{provider}/{id}"));
+        }
+        found.map(|m| ((*m).clone(), ModelSource::Session))
+    });
+    // The editor's model: for a session without one of its own.
+    let picked = match (picked, &run.default_model) {
+        (Some(found), _) => Some(found),
+        (None, Some(pattern)) => {
+            let resolved = resolve_model_flag(registry, run.default_provider.as_deref(), pattern)?;
+            warnings.extend(resolved.warning);
+            pattern_thinking = resolved.thinking;
+            Some((resolved.model, ModelSource::Editor))
+        }
+        (None, None) => None,
+    };
     let picked = picked
-        .or_else(|| {
-            let (provider, id) = resumed?.model.as_ref()?;
-            let found = all
-                .iter()
-                .find(|m| &m.provider == provider && &m.id == id && is_available(registry, m));
-            if found.is_none() {
-                not_restored = Some(format!("{provider}/{id}"));
-            }
-            found.map(|m| ((*m).clone(), ModelSource::Session))
-        })
         .or_else(|| {
             let (provider, id) = (defaults.provider.as_ref()?, defaults.model.as_ref()?);
             let found = all
@@ -264,6 +279,7 @@ pub fn choose_model(
         .thinking
         .or(pattern_thinking)
         .or_else(|| resumed.and_then(|r| r.thinking_level))
+        .or(run.default_thinking)
         .or(defaults.thinking_level)
         .unwrap_or(DEFAULT_THINKING);
     Ok(ModelChoice {

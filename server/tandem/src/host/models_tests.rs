@@ -315,3 +315,55 @@ fn a_resumed_session_keeps_its_model_and_thinking_when_it_can() {
         vec!["Could not restore model openai/gpt-4o. Using anthropic/claude-opus-4-6"]
     );
 }
+
+#[test]
+fn the_editors_model_is_for_sessions_without_their_own() {
+    let (_dir, r) = registry(&[("ANTHROPIC_API_KEY", "k")]);
+    let editor = SessionOptions {
+        default_provider: Some("anthropic".into()),
+        default_model: Some("claude-sonnet-4-5".into()),
+        default_thinking: Some(ThinkingLevel::Minimal),
+        ..SessionOptions::default()
+    };
+    let defaults = ModelDefaults {
+        provider: Some("anthropic".into()),
+        model: Some("claude-haiku-4-5".into()),
+        thinking_level: Some(ThinkingLevel::High),
+    };
+    // A new session: the editor's over settings.json's.
+    let choice = choose_model(&r, &editor, &defaults, None).expect("ok");
+    assert_eq!(
+        (
+            choice.model.id.as_str(),
+            choice.source,
+            choice.thinking_level
+        ),
+        (
+            "claude-sonnet-4-5",
+            ModelSource::Editor,
+            ThinkingLevel::Minimal
+        )
+    );
+    // A reopened session keeps its own model and level.
+    let resumed = ResumedSession {
+        model: Some(("anthropic".into(), "claude-opus-4-6".into())),
+        thinking_level: Some(ThinkingLevel::Low),
+    };
+    let choice = choose_model(&r, &editor, &defaults, Some(&resumed)).expect("ok");
+    assert_eq!(
+        (
+            choice.model.id.as_str(),
+            choice.source,
+            choice.thinking_level
+        ),
+        ("claude-opus-4-6", ModelSource::Session, ThinkingLevel::Low)
+    );
+    // A model named on the command line wins over both.
+    let pinned = SessionOptions {
+        model: Some("claude-haiku-4-5".into()),
+        ..editor.clone()
+    };
+    let choice = choose_model(&r, &pinned, &defaults, Some(&resumed)).expect("ok");
+    assert_eq!(choice.source, ModelSource::CommandLine);
+    assert_eq!(choice.model.id, "claude-haiku-4-5");
+}

@@ -19,8 +19,9 @@ pub enum ToolSelection {
 }
 
 /// The options of a session that do not depend on the front door. `tandem -p` takes them from
-/// its flags; `tandem lsp` and `tandem acp` from theirs, with the editor's configuration over
-/// them where it has a say (the model and thinking level).
+/// its flags; `tandem lsp` and `tandem acp` from theirs, and the language server adds the
+/// editor's model and thinking level as defaults (`default_*`: used where neither a flag nor
+/// the session's own history chooses).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionOptions {
     /// The provider (`--provider`).
@@ -29,6 +30,14 @@ pub struct SessionOptions {
     pub model: Option<String>,
     /// The thinking level.
     pub thinking: Option<ThinkingLevel>,
+    /// The model for a session without one of its own (an editor's `model` setting, split
+    /// like `provider`/`model`): a resumed session keeps its model, a new one gets this before
+    /// settings.json's default.
+    pub default_provider: Option<String>,
+    /// See [`SessionOptions::default_provider`].
+    pub default_model: Option<String>,
+    /// The thinking level for a session without one of its own (an editor's `thinkingLevel`).
+    pub default_thinking: Option<ThinkingLevel>,
     /// A key for the chosen model's provider, kept for the session only.
     pub api_key: Option<String>,
     /// The built-in tools.

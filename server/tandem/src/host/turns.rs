@@ -22,6 +22,28 @@ use tokio::sync::{mpsc, watch};
 
 use super::pump::{pump, Batching, Failure, PumpInput, Translate, Transport};
 
+/// What a turn sends: the user's text and images, and the context a front door adds (an
+/// editor's file and selection), which the model reads but the user's message does not hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prompt {
+    /// The user's own text.
+    pub text: String,
+    /// Attached images.
+    pub images: Vec<ImageContent>,
+    /// Context the model reads just before the text.
+    pub context: Option<String>,
+}
+
+impl Prompt {
+    /// `text` alone.
+    pub fn text(text: impl Into<String>) -> Prompt {
+        Prompt {
+            text: text.into(),
+            ..Prompt::default()
+        }
+    }
+}
+
 /// A prompt refused because a turn is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("a turn is already running")]
@@ -104,12 +126,11 @@ impl Live {
     /// [`Live::spawn_turn`]; a caller awaiting turns itself calls [`Live::run_late_messages`].
     pub async fn turn(
         &self,
-        text: &str,
-        images: Vec<ImageContent>,
+        prompt: Prompt,
         before: impl Future<Output = ()>,
     ) -> Result<Result<(), SessionError>, Busy> {
         self.claim()?;
-        Ok(self.run_claimed(text, images, before).await)
+        Ok(self.run_claimed(prompt, before).await)
     }
 
     /// Starts a turn in a task of its own (as [`Live::turn`]), hands its result to `answer`,
@@ -117,8 +138,7 @@ impl Live {
     /// [`SessionError::Busy`] at once and the result is `Err(Busy)`.
     pub fn spawn_turn(
         self: &Arc<Self>,
-        text: String,
-        images: Vec<ImageContent>,
+        prompt: Prompt,
         before: impl Future<Output = ()> + Send + 'static,
         answer: impl FnOnce(Result<(), SessionError>) + Send + 'static,
     ) -> Result<(), Busy> {
@@ -128,7 +148,7 @@ impl Live {
         }
         let live = self.clone();
         tokio::spawn(async move {
-            let result = live.run_claimed(&text, images, before).await;
+            let result = live.run_claimed(prompt, before).await;
             answer(result);
             live.run_late_messages().await;
         });
@@ -140,13 +160,15 @@ impl Live {
     /// once — and the result is returned once the pump has delivered that end.
     async fn run_claimed(
         &self,
-        text: &str,
-        images: Vec<ImageContent>,
+        prompt: Prompt,
         before: impl Future<Output = ()>,
     ) -> Result<(), SessionError> {
         before.await;
         let end = self.expected.fetch_add(1, Ordering::AcqRel) + 1;
-        let result = self.session.prompt(text, images).await;
+        let result = self
+            .session
+            .prompt_in_context(&prompt.text, prompt.images, prompt.context.as_deref())
+            .await;
         if let Err(e) = &result {
             tracing::warn!("the prompt failed: {e}");
             // A persistence failure comes after the session's own `agent_settled`; anything

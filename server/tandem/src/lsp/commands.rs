@@ -3,7 +3,7 @@
 //! A command answers at once with the session it runs in (a new one unless the argument names
 //! one, as protocol-ext's README says); the run itself is spawned by [`Sessions::prompt`] and
 //! followed by [`Progress`]. The prompt is written here, in our own words, on top of the same
-//! editor context a `tandem/prompt` gets ([`prompt_with_context`]), so the model sees the file,
+//! editor context a `tandem/prompt` gets ([`editor_context`]), so the model sees the file,
 //! the range, the enclosing symbol and the diagnostic without reading first.
 
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ pub async fn execute(
             detail,
         )
     };
-    let (text, title, session) = match &command {
+    let ((text, context), title, session) = match &command {
         Command::Abort(a) => {
             match &a.session {
                 Some(id) => deps.sessions.abort(id)?,
@@ -97,10 +97,12 @@ pub async fn execute(
     };
     let run = Run {
         text,
+        context: Some(context),
         images: Vec::new(),
         when_busy: WhenBusy::FollowUp,
         title,
-        summary: true,
+        // A client with the event stream shows the answer already: once is enough.
+        summary: !deps.sessions.events_delivered(),
     };
     start(deps, &session, run).await?;
     Ok(Some(CommandResult { session }))
@@ -108,15 +110,18 @@ pub async fn execute(
 
 /// A run to start in a session.
 pub struct Run {
-    /// The user message, context included.
+    /// The user's message.
     pub text: String,
+    /// The editor context the model reads before it (not part of the user's message).
+    pub context: Option<String>,
     /// Its images.
     pub images: Vec<ImageInput>,
     /// What to do when the session is busy.
     pub when_busy: WhenBusy,
     /// The progress message: the command's title or the prompt's first line.
     pub title: String,
-    /// Whether the run ends with a `window/showMessage` summary (commands) or not (prompts).
+    /// Whether the run ends with a `window/showMessage` summary (commands run by a client
+    /// without the event stream) or not.
     pub summary: bool,
 }
 
@@ -128,7 +133,7 @@ pub async fn start(deps: &CommandDeps, session: &SessionId, run: Run) -> Result<
     let events = entry.session.subscribe();
     let queued = deps
         .sessions
-        .prompt(session, run.text, run.images, run.when_busy)
+        .prompt(session, run.text, run.context, run.images, run.when_busy)
         .await?;
     if !queued || run.summary {
         let cwd = entry.cwd.clone();
@@ -145,7 +150,8 @@ usual style: what it is for, its parameters and result, its errors. Change nothi
 const WRITE_TESTS: &str = "Write tests for the code above, following how this project already \
 tests its code (look for existing tests first). Cover the normal case, the edges and the errors.";
 
-fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> Result<String, String> {
+/// The command's request and the editor context it goes with.
+fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> Result<(String, String), String> {
     let from = a
         .source
         .as_deref()
@@ -170,10 +176,16 @@ fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> Result<String, Strin
         include_diagnostics: true,
         diagnostics: Some(vec![diagnostic]),
     };
-    prompt_with_context(&deps.docs, &deps.memory, &ctx, &ask, &deps.sessions.root())
+    let context = editor_context(&deps.docs, &deps.memory, &ctx, &deps.sessions.root())?;
+    Ok((ask, context))
 }
 
-fn target_prompt(deps: &CommandDeps, a: &TargetArgs, ask: &str) -> Result<String, String> {
+/// The command's request and the editor context it goes with.
+fn target_prompt(
+    deps: &CommandDeps,
+    a: &TargetArgs,
+    ask: &str,
+) -> Result<(String, String), String> {
     let ask = match &a.symbol {
         Some(s) => format!("{ask}\n(The code is `{s}`.)"),
         None => ask.to_string(),
@@ -184,19 +196,20 @@ fn target_prompt(deps: &CommandDeps, a: &TargetArgs, ask: &str) -> Result<String
         include_diagnostics: false,
         diagnostics: None,
     };
-    prompt_with_context(&deps.docs, &deps.memory, &ctx, &ask, &deps.sessions.root())
+    let context = editor_context(&deps.docs, &deps.memory, &ctx, &deps.sessions.root())?;
+    Ok((ask, context))
 }
 
-/// `text` preceded by the editor context `ctx` describes, rendered from the buffer the client
-/// sees (the store's copy when open, the file on disk otherwise). Diagnostics asked for but not
+/// The editor context `ctx` describes, rendered from the buffer the client sees (the store's
+/// copy when open, the file on disk otherwise). It travels beside the user's text, as a hidden
+/// message the model reads before it. Diagnostics asked for but not
 /// carried are the ones the last `codeAction` request brought for the document. A document
 /// that is neither open nor readable on disk is an error saying so (naming the URI), never an
 /// empty file shown to the model.
-pub fn prompt_with_context(
+pub fn editor_context(
     docs: &Mutex<DocumentStore>,
     memory: &DiagnosticMemory,
     ctx: &PromptContext,
-    text: &str,
     cwd: &Path,
 ) -> Result<String, String> {
     let path = crate::uri::to_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
@@ -246,7 +259,7 @@ pub fn prompt_with_context(
         diagnostics: diagnostics.as_deref(),
         open_files: &open_files,
     });
-    Ok(format!("{}\n\n{text}", render(&context)))
+    Ok(render(&context))
 }
 
 fn context_diagnostic(d: &Diagnostic) -> ContextDiagnostic {

@@ -3,9 +3,10 @@
 //!
 //! Configuration comes from the command line (`tandem lsp --model …`, the defaults), then
 //! `initializationOptions`, then every `workspace/didChangeConfiguration`, each parsed by
-//! [`TandemConfig`] with its warnings. Settings only replace what they name: a
-//! `didChangeConfiguration` that sets only `editMode` keeps the model chosen at `initialize`.
-//! Without any configuration the server uses pi's config files, like the CLI.
+//! [`TandemConfig`] with its warnings. Each carries the whole configuration (as the spec says):
+//! a key left out returns to its default. A `didChangeConfiguration` without a `tandem` member
+//! makes the server pull the section with `workspace/configuration`. Without any configuration
+//! the server uses pi's config files, like the CLI.
 //!
 //! Sessions are set up by the host ([`crate::host::setup`]) with [`ServerConfig::session_options`],
 //! the agent directory of `agentDir`, an [`super::workspace::LspWorkspace`] (buffers first, edits
@@ -87,34 +88,35 @@ impl ServerConfig {
             Err(e) => warnings.push(e),
         }
         if let Some(options) = options {
-            warnings.extend(self.merge(TandemConfig::from_initialization_options(options)));
+            warnings.extend(self.replace(TandemConfig::from_initialization_options(options)));
         }
         warnings
     }
 
-    /// Applies `workspace/didChangeConfiguration`'s `settings`; returns the warnings to log.
-    pub fn apply_settings(&self, settings: &Value) -> Vec<String> {
-        match TandemConfig::from_settings(settings) {
-            Some(parsed) => self.merge(parsed),
-            None => Vec::new(),
-        }
+    /// Applies `workspace/didChangeConfiguration`'s `settings` when they carry a `tandem`
+    /// member (the whole configuration: keys left out return to their defaults); returns the
+    /// warnings to show, or `None` when there was no `tandem` member (the server then pulls
+    /// it with `workspace/configuration`).
+    pub fn apply_settings(&self, settings: &Value) -> Option<Vec<String>> {
+        TandemConfig::from_settings(settings).map(|parsed| self.replace(parsed))
     }
 
-    fn merge(&self, parsed: ConfigParse) -> Vec<String> {
-        let new = parsed.config;
+    /// Applies the `tandem` section a `workspace/configuration` pull returned.
+    pub fn apply_section(&self, section: &Value) -> Vec<String> {
+        let wrapped = serde_json::json!({ "tandem": section });
+        self.apply_settings(&wrapped).unwrap_or_default()
+    }
+
+    fn replace(&self, parsed: ConfigParse) -> Vec<String> {
         let mut c = lock(&self.current);
-        c.model = new.model.or(c.model.take());
-        c.thinking_level = new.thinking_level.or(c.thinking_level);
-        c.edit_mode = new.edit_mode.or(c.edit_mode);
-        c.bash_permission = new.bash_permission.or(c.bash_permission);
-        c.agent_dir = new.agent_dir.or(c.agent_dir.take());
-        c.edit_timeout_ms = new.edit_timeout_ms.or(c.edit_timeout_ms);
+        *c = parsed.config;
         let mut w = write_lock(&self.workspace);
         w.edit_mode = c.edit_mode();
         w.bash_permission = c.bash_permission();
-        if let Some(ms) = c.edit_timeout_ms {
-            w.timeout = std::time::Duration::from_millis(ms);
-        }
+        w.timeout = c
+            .edit_timeout_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(WorkspaceSettings::default().timeout);
         parsed.warnings
     }
 
@@ -128,18 +130,17 @@ impl ServerConfig {
         }
     }
 
-    /// The options of a new session: the command line's (`tandem lsp --model …`), with the
-    /// editor's `model` and `thinkingLevel` over them.
+    /// The options of a session: the command line's (`tandem lsp --model …` pins the model),
+    /// with the editor's `model` and `thinkingLevel` as the defaults for a session that has no
+    /// model of its own (a reopened session keeps its own).
     pub fn session_options(&self) -> SessionOptions {
         let c = self.get();
         let mut options = self.command_line.clone();
         if let Some(model) = &c.model {
-            options.provider = Some(model.provider.clone());
-            options.model = Some(model.id.clone());
+            options.default_provider = Some(model.provider.clone());
+            options.default_model = Some(model.id.clone());
         }
-        if let Some(level) = c.thinking_level {
-            options.thinking = Some(to_core(level));
-        }
+        options.default_thinking = c.thinking_level.map(to_core);
         options
     }
 }
@@ -209,32 +210,55 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn settings_replace_only_what_they_name() {
-        let config = ServerConfig::default();
+    fn each_configuration_replaces_the_last_as_a_whole() {
+        let config = ServerConfig::new(SessionOptions {
+            model: Some("flag-model".into()),
+            no_context_files: true,
+            ..SessionOptions::default()
+        });
         let warnings = config.apply_initialization_options(Some(&json!({
-            "model": "scripted/t", "thinkingLevel": "high", "agentDir": "/tmp/a"
+            "model": "scripted/t", "thinkingLevel": "high", "agentDir": "/tmp/a",
+            "editTimeoutMs": 5
         })));
         assert!(warnings.is_empty(), "{warnings:?}");
-        let warnings = config.apply_settings(&json!({"tandem": {"editMode": "auto", "model": 3}}));
+        // The editor's model is the default; the command line's stays (and wins).
+        let options = config.session_options();
+        assert_eq!(options.default_provider.as_deref(), Some("scripted"));
+        assert_eq!(options.default_model.as_deref(), Some("t"));
+        assert_eq!(options.default_thinking, Some(CoreThinking::High));
+        assert_eq!(options.model.as_deref(), Some("flag-model"));
+        assert!(options.no_context_files);
+        assert_eq!(
+            config.agent_dir().map(|d| d.path().to_path_buf()),
+            Ok(std::path::PathBuf::from("/tmp/a"))
+        );
+        assert_eq!(
+            config.workspace_settings().timeout,
+            std::time::Duration::from_millis(5)
+        );
+        // A later configuration is the whole of it: a bad value and the keys left out go back
+        // to their defaults (the command line's model, pi's agent directory).
+        let warnings = config
+            .apply_settings(&json!({"tandem": {"editMode": "auto", "model": 3}}))
+            .expect("a tandem member");
         assert_eq!(warnings.len(), 1);
         assert!(
             warnings[0].contains("settings.tandem.model"),
             "{warnings:?}"
         );
         let c = config.get();
+        assert_eq!(c.model, None);
+        assert_eq!(c.agent_dir, None);
+        assert_eq!(config.session_options().default_model, None);
         assert_eq!(
-            c.model.map(|m| m.to_string()).as_deref(),
-            Some("scripted/t")
+            config.workspace_settings().timeout,
+            WorkspaceSettings::default().timeout
         );
-        assert_eq!(c.agent_dir.as_deref(), Some("/tmp/a"));
-        let options = config.session_options();
-        assert_eq!(options.provider.as_deref(), Some("scripted"));
-        assert_eq!(options.model.as_deref(), Some("t"));
-        assert_eq!(options.thinking, Some(CoreThinking::High));
-        assert_eq!(
-            config.agent_dir().map(|d| d.path().to_path_buf()),
-            Ok(std::path::PathBuf::from("/tmp/a"))
-        );
+        // No `tandem` member: nothing applied, the server pulls the section.
+        assert_eq!(config.apply_settings(&json!({"other": {}})), None);
+        assert!(config
+            .apply_section(&json!({"editMode": "confirm"}))
+            .is_empty());
     }
 
     #[test]

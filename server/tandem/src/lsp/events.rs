@@ -24,6 +24,7 @@ use tandem_coding::agent_session::{
     AgentSessionEvent, CompactionReason as CoreCompactionReason, SessionEvent,
 };
 use tandem_coding::calls::CallRecords;
+use tandem_coding::messages::{is_hidden, prompt_context};
 use tandem_coding::{describe_tool_call, ToolKind as CoreKind};
 use tandem_protocol::events::{
     CompactionReason, Event, EventNotification, Role, Sequencer, ToolKind, ToolLocation,
@@ -56,6 +57,8 @@ pub struct Mapper {
     records: Arc<CallRecords>,
     /// Why the run failed, when its last assistant message (or its retries) ended in an error.
     failure: Option<String>,
+    /// The hidden context just sent to the model, for the user message it goes with.
+    context: Option<String>,
 }
 
 impl Mapper {
@@ -68,10 +71,22 @@ impl Mapper {
         }
     }
 
-    /// The protocol events for one core event (zero, one or more).
+    /// The protocol events for one core event (zero, one or more). Messages for the model only
+    /// (a prompt's editor context) are not shown, so they get no events.
     pub fn map(&mut self, event: &AgentSessionEvent) -> Vec<Event> {
         match event {
             AgentSessionEvent::Agent(e) => {
+                if let AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } =
+                    e.as_ref()
+                {
+                    if is_hidden(message) {
+                        // Shown with the user message it goes with, as its `context`.
+                        if let Some(context) = prompt_context(message) {
+                            self.context = Some(context);
+                        }
+                        return Vec::new();
+                    }
+                }
                 let mut out = map_agent(e, &self.cwd);
                 // Edits and writes carry the unified diff of what they proposed, applied or not.
                 if let AgentEvent::ToolExecutionEnd { tool_call_id, .. } = e.as_ref() {
@@ -86,9 +101,17 @@ impl Mapper {
                 }
                 for ev in &mut out {
                     match ev {
-                        Event::MessageStart { index, .. } => {
+                        Event::MessageStart {
+                            index,
+                            role,
+                            context,
+                            ..
+                        } => {
                             self.messages += 1;
                             *index = self.messages - 1;
+                            if *role == Role::User {
+                                *context = self.context.take();
+                            }
                         }
                         Event::MessageEnd { index, .. } => *index = self.messages.saturating_sub(1),
                         _ => {}
@@ -177,6 +200,7 @@ fn map_agent(event: &AgentEvent, cwd: &Path) -> Vec<Event> {
                 role,
                 index: 0,
                 text: text.filter(|t| !t.is_empty()),
+                context: None,
             })
         }
         AgentEvent::MessageUpdate {

@@ -9,7 +9,7 @@
 //!
 //! Nothing but protocol goes to stdout: logs go to stderr (and `window/logMessage`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use tandem_ai::sync::{lock, write_lock};
@@ -20,8 +20,8 @@ use tandem_protocol::capabilities::ClientCapability;
 use tandem_protocol::errors::parse_params;
 use tandem_protocol::requests::{
     AbortParams, CompactParams, ModelsListParams, ModelsSetParams, PromptParams, PromptResult,
-    SessionResult, SessionsForkParams, SessionsListParams, SessionsNewParams, SessionsOpenParams,
-    StateParams, ThinkingSetParams, ThinkingSetResult,
+    SessionResult, SessionsEntriesParams, SessionsForkParams, SessionsListParams,
+    SessionsNewParams, SessionsOpenParams, StateParams, ThinkingSetParams, ThinkingSetResult,
 };
 use tandem_protocol::{methods, Request, SessionId, TandemError};
 use tower_lsp_server::jsonrpc::Result as RpcResult;
@@ -30,7 +30,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use super::actions::{self, DiagnosticMemory};
 use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
-use super::commands::{self, create_session, prompt_with_context, CommandDeps, Run};
+use super::commands::{self, create_session, editor_context, CommandDeps, Run};
 use super::config::{capabilities, ServerConfig, SessionDeps};
 use super::documents::{DocumentStore, TextChange};
 use super::position::{self as pos, PositionEncoding};
@@ -50,6 +50,8 @@ pub struct TandemServer {
     edit_capabilities: Arc<RwLock<EditCapabilities>>,
     memory: Arc<DiagnosticMemory>,
     progress: Arc<Progress>,
+    /// The client answers `workspace/configuration`.
+    pulls_configuration: AtomicBool,
 }
 
 fn answer<T: Serialize>(result: Result<T, TandemError>) -> RpcResult<Value> {
@@ -98,6 +100,7 @@ impl TandemServer {
             edit_capabilities,
             memory: Arc::new(DiagnosticMemory::default()),
             progress: Arc::new(Progress::new(client)),
+            pulls_configuration: AtomicBool::new(false),
         }
     }
 
@@ -136,18 +139,20 @@ impl TandemServer {
         let title = progress::first_line(&p.text).to_string();
         // The context first: a document that is neither open nor on disk is -32602 naming
         // `context.uri`, and no session is created for the refused prompt.
-        let text = match &p.context {
+        let context = match &p.context {
             Some(ctx) => {
                 let root = self.sessions.root();
-                prompt_with_context(&self.docs, &self.memory, ctx, &p.text, &root).map_err(|e| {
-                    rpc_error(TandemError::invalid_params(
-                        methods::PROMPT,
-                        Some("context.uri"),
-                        e,
-                    ))
-                })?
+                let context =
+                    editor_context(&self.docs, &self.memory, ctx, &root).map_err(|e| {
+                        rpc_error(TandemError::invalid_params(
+                            methods::PROMPT,
+                            Some("context.uri"),
+                            e,
+                        ))
+                    })?;
+                Some(context)
             }
-            None => p.text,
+            None => None,
         };
         let session = match p.session {
             Some(id) => id,
@@ -155,7 +160,8 @@ impl TandemServer {
         };
         let run = Run {
             title,
-            text,
+            text: p.text,
+            context,
             images: p.images,
             when_busy: p.when_busy,
             summary: false,
@@ -173,13 +179,29 @@ impl TandemServer {
 
     async fn sessions_new(&self, params: Value) -> RpcResult<Value> {
         let p: SessionsNewParams = parse(params)?;
-        let id = self.create(Origin::New, p.cwd).await;
+        let cwd = match p.cwd {
+            Some(cwd) => Some(existing_dir(methods::SESSIONS_NEW, &cwd).map_err(rpc_error)?),
+            None => None,
+        };
+        let id = self.create(Origin::New, cwd).await;
         answer(id.map(|session| SessionResult { session }))
     }
 
     async fn sessions_list(&self, params: Value) -> RpcResult<Value> {
         let p: SessionsListParams = parse(params)?;
+        if let Some(cwd) = p.cwd.as_deref().filter(|c| !Path::new(c).is_absolute()) {
+            return Err(rpc_error(TandemError::invalid_params(
+                methods::SESSIONS_LIST,
+                Some("cwd"),
+                format!("cwd must be an absolute path, got `{cwd}`"),
+            )));
+        }
         answer(self.sessions.list(p.cwd.as_deref(), p.all))
+    }
+
+    async fn sessions_entries(&self, params: Value) -> RpcResult<Value> {
+        let p: SessionsEntriesParams = parse(params)?;
+        answer(self.sessions.entries(&p.session))
     }
 
     async fn sessions_open(&self, params: Value) -> RpcResult<Value> {
@@ -219,7 +241,17 @@ impl TandemServer {
 
     async fn models_set(&self, params: Value) -> RpcResult<Value> {
         let p: ModelsSetParams = parse(params)?;
-        answer(self.sessions.set_model(&p.session, &p.provider, &p.id))
+        // Checking the key may run a provider's `!command`: off the runtime's workers.
+        let sessions = self.sessions.clone();
+        let set =
+            tokio::task::spawn_blocking(move || sessions.set_model(&p.session, &p.provider, &p.id))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(TandemError::internal(format!(
+                        "setting the model failed: {e}"
+                    )))
+                });
+        answer(set)
     }
 
     async fn thinking_set(&self, params: Value) -> RpcResult<Value> {
@@ -266,6 +298,13 @@ impl LanguageServer for TandemServer {
         let progress = window.and_then(|w| w.work_done_progress).unwrap_or(false);
         self.progress.set_supported(progress);
         *write_lock(&self.edit_capabilities) = EditCapabilities::from_client(&params.capabilities);
+        let pulls = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.configuration)
+            .unwrap_or(false);
+        self.pulls_configuration.store(pulls, Ordering::Release);
         let folders: Vec<PathBuf> = match &params.workspace_folders {
             Some(folders) => folder_paths(folders),
             None => params
@@ -350,9 +389,41 @@ impl LanguageServer for TandemServer {
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
 
+    /// Applies the settings it carries, or — without a `tandem` member — pulls the section with
+    /// `workspace/configuration` when the client can answer (in a task: the answer arrives on
+    /// the connection this notification came from).
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        let warnings = self.config.apply_settings(&params.settings);
-        self.warn(warnings).await;
+        if let Some(warnings) = self.config.apply_settings(&params.settings) {
+            self.warn(warnings).await;
+            return;
+        }
+        if !self.pulls_configuration.load(Ordering::Acquire) {
+            return;
+        }
+        let (client, config) = (self.client.clone(), self.config.clone());
+        tokio::spawn(async move {
+            let item = ConfigurationItem {
+                scope_uri: None,
+                section: Some("tandem".to_string()),
+            };
+            match client.configuration(vec![item]).await {
+                Ok(values) => {
+                    let section = values.into_iter().next().unwrap_or(Value::Null);
+                    let section = if section.is_null() {
+                        Value::Object(Default::default())
+                    } else {
+                        section
+                    };
+                    for w in config.apply_section(&section) {
+                        tracing::warn!("{w}");
+                        client
+                            .show_message(MessageType::WARNING, format!("Tandem: {w}"))
+                            .await;
+                    }
+                }
+                Err(e) => tracing::warn!("workspace/configuration failed: {e}; settings unchanged"),
+            }
+        });
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -362,6 +433,23 @@ impl LanguageServer for TandemServer {
         folders.extend(folder_paths(&params.event.added));
         self.sessions.set_folders(folders);
     }
+}
+
+/// `cwd` checked as the spec says (an absolute path to an existing directory) and resolved;
+/// -32602 naming `cwd` otherwise.
+fn existing_dir(method: &str, cwd: &str) -> Result<String, TandemError> {
+    let invalid = |detail: String| TandemError::invalid_params(method, Some("cwd"), detail);
+    let path = Path::new(cwd);
+    if !path.is_absolute() {
+        return Err(invalid(format!(
+            "cwd must be an absolute path, got `{cwd}`"
+        )));
+    }
+    if !path.is_dir() {
+        return Err(invalid(format!("cwd `{cwd}` is not an existing directory")));
+    }
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    Ok(real.display().to_string())
 }
 
 fn folder_paths(folders: &[WorkspaceFolder]) -> Vec<PathBuf> {
@@ -390,6 +478,7 @@ pub async fn serve_stdio(options: SessionOptions) {
     .custom_method(methods::SESSIONS_LIST, TandemServer::sessions_list)
     .custom_method(methods::SESSIONS_OPEN, TandemServer::sessions_open)
     .custom_method(methods::SESSIONS_FORK, TandemServer::sessions_fork)
+    .custom_method(methods::SESSIONS_ENTRIES, TandemServer::sessions_entries)
     .custom_method(methods::STATE, TandemServer::state)
     .custom_method(methods::MODELS_LIST, TandemServer::models_list)
     .custom_method(methods::MODELS_SET, TandemServer::models_set)

@@ -19,14 +19,14 @@ use tandem_ai::sync::lock;
 
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::ImageContent;
-use tandem_coding::agent_session::{AgentSession, SessionError};
+use tandem_coding::agent_session::{AgentSession, Queue, SessionError};
 use tandem_coding::compaction::tokens::estimate_context_tokens;
 use tandem_coding::session::{self, time::format_iso, EntryKind, SessionManager};
 use tandem_coding::trust::ProtectedResources;
 use tandem_coding::BashPolicy;
 use tandem_protocol::requests::{
-    CompactResult, ImageInput, ModelEntry, ModelInfo, QueueState, SessionInfo, StateResult,
-    TokenStats, TrustState, WhenBusy,
+    CompactResult, EntryInfo, ImageInput, ModelEntry, ModelInfo, QueueState, SessionInfo,
+    StateResult, TokenStats, TrustState, WhenBusy,
 };
 use tandem_protocol::{methods, SessionId, TandemError};
 use tower_lsp_server::ls_types::MessageType;
@@ -36,8 +36,10 @@ use super::events::{EventSink, EventTransport, LspEvents};
 use super::workspace::LspWorkspace;
 use crate::host::models::is_available;
 use crate::host::pump::Batching;
-use crate::host::setup::{apply_trust, prepare, SessionRequest, SetupError, TrustLater};
-use crate::host::turns::Live;
+use crate::host::setup::{
+    apply_trust, prepare, switch_model, SessionRequest, SetupError, TrustLater,
+};
+use crate::host::turns::{Live, Prompt};
 use crate::host::Origin;
 use crate::mcp::McpTools;
 
@@ -102,6 +104,11 @@ impl Sessions {
     /// The workspace folders.
     pub fn folders(&self) -> Vec<PathBuf> {
         lock(&self.folders).clone()
+    }
+
+    /// Whether the client receives the event stream (it opted in).
+    pub fn events_delivered(&self) -> bool {
+        self.sink.delivers()
     }
 
     /// The directory new sessions start in.
@@ -251,12 +258,14 @@ impl Sessions {
         }
     }
 
-    /// Sends `text` to the session: a turn in a task of its own when idle (`Ok(false)`),
-    /// steering or a follow-up when busy (`Ok(true)`: queued).
+    /// Sends `text` (with the editor `context` the model reads before it) to the session: a
+    /// turn in a task of its own when idle (`Ok(false)`), steering or a follow-up when busy
+    /// (`Ok(true)`: queued).
     pub async fn prompt(
         &self,
         id: &SessionId,
         text: String,
+        context: Option<String>,
         images: Vec<ImageInput>,
         when_busy: WhenBusy,
     ) -> Result<bool, TandemError> {
@@ -271,16 +280,22 @@ impl Sessions {
         if !entry.live.is_busy() {
             entry.workspace.reset_run_approvals();
             let before = self.trust_step(entry.clone());
-            match entry.live.spawn_turn(text.clone(), images, before, |_| {}) {
+            let prompt = Prompt {
+                text: text.clone(),
+                images,
+                context: context.clone(),
+            };
+            match entry.live.spawn_turn(prompt, before, |_| {}) {
                 Ok(()) => return Ok(false),
                 // Another prompt started it meanwhile: this one joins the queue.
                 Err(_busy) => {}
             }
         }
-        let queued = match when_busy {
-            WhenBusy::Steer => entry.session.steer(&text).await,
-            WhenBusy::FollowUp => entry.session.follow_up(&text).await,
+        let queue = match when_busy {
+            WhenBusy::Steer => Queue::Steering,
+            WhenBusy::FollowUp => Queue::FollowUp,
         };
+        let queued = entry.session.queue(&text, context.as_deref(), queue).await;
         queued.map_err(|e| TandemError::internal(e.to_string()))?;
         Ok(true)
     }
@@ -397,7 +412,14 @@ impl Sessions {
             running: entry.live.is_busy(),
             queued,
             message_count: count,
-            session_file: s.session_file().map(|p| p.display().to_string()),
+            // Absent until the file exists (it is written at the first answer).
+            session_file: s
+                .with_session(|m| {
+                    m.is_written()
+                        .then(|| m.session_file().map(Path::to_path_buf))
+                })
+                .flatten()
+                .map(|p| p.display().to_string()),
             tokens: token_stats(s),
             trust: if lock(&entry.pending_trust).is_some() {
                 TrustState::Pending
@@ -443,7 +465,9 @@ impl Sessions {
         self.create(Origin::Open(path), cwd.as_deref()).await
     }
 
-    /// Sets the session's model to `provider/id`.
+    /// Sets the session's model to `provider/id`: -32004 for an unknown model, -32003 when its
+    /// key is missing or cannot be read (as setup refuses it). Blocking (may run a `!command`
+    /// key).
     pub fn set_model(
         &self,
         id: &SessionId,
@@ -459,8 +483,19 @@ impl Sessions {
             .cloned()
             .ok_or_else(|| TandemError::unknown_model(provider, model_id))?;
         let info = model_info(&model);
-        entry.session.set_model(model).map_err(internal)?;
+        switch_model(&entry.session, &registry, model).map_err(|e| match e {
+            SetupError::Model(e) => TandemError::no_model(e.to_string()),
+            other => internal(other),
+        })?;
         Ok(info)
+    }
+
+    /// The entries of the session's current branch, root first, for picking a fork point.
+    pub fn entries(&self, id: &SessionId) -> Result<Vec<EntryInfo>, TandemError> {
+        let entry = self.get(id)?;
+        Ok(entry
+            .session
+            .with_session(|s| s.branch_path().into_iter().map(entry_info).collect()))
     }
 
     /// Sets the session's thinking level; answers the level in effect (lower than asked when
@@ -490,7 +525,15 @@ impl Sessions {
         if entry.live.is_busy() {
             return Err(TandemError::busy(id, tandem_protocol::methods::COMPACT));
         }
-        match entry.session.compact(instructions).await {
+        // In a task of its own, so a `$/cancelRequest` (which drops this future) aborts the
+        // compaction and its `compaction_end` still goes out.
+        let session = entry.session.clone();
+        let mut guard = AbortOnDrop(Some(session.clone()));
+        let compacted = tokio::spawn(async move { session.compact(instructions).await })
+            .await
+            .map_err(|e| TandemError::internal(format!("the compaction failed: {e}")))?;
+        guard.0 = None;
+        match compacted {
             Ok(info) => Ok(CompactResult {
                 summary: info.summary,
                 tokens_before: info.tokens_before,
@@ -498,6 +541,10 @@ impl Sessions {
             Err(SessionError::Busy) => {
                 Err(TandemError::busy(id, tandem_protocol::methods::COMPACT))
             }
+            Err(SessionError::Aborted(_)) => Err(TandemError::cancelled(&format!(
+                "{} of session {id}",
+                tandem_protocol::methods::COMPACT
+            ))),
             Err(SessionError::Compaction(m)) if m.to_lowercase().contains("nothing") => {
                 Err(TandemError::nothing_to_compact(id))
             }
@@ -548,6 +595,71 @@ impl Sessions {
         let dir = self.config.agent_dir().map_err(internal)?;
         Ok(ModelRegistry::load(dir))
     }
+}
+
+/// Aborts a session's work when dropped (a request handler cancelled mid-way), unless disarmed.
+struct AbortOnDrop(Option<Arc<AgentSession>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(session) = self.0.take() {
+            session.abort();
+        }
+    }
+}
+
+/// An entry as `tandem/sessions/entries` shows it.
+fn entry_info(e: &session::SessionEntry) -> EntryInfo {
+    let (role, text) = match &e.kind {
+        EntryKind::Message { message } => {
+            let value = serde_json::to_value(message).unwrap_or_default();
+            (
+                Some(message.role().to_string()),
+                content_text(&value["content"]),
+            )
+        }
+        EntryKind::Compaction { summary, .. } | EntryKind::BranchSummary { summary, .. } => {
+            (None, Some(summary.clone()))
+        }
+        EntryKind::CustomMessage {
+            content,
+            display: true,
+            ..
+        } => (None, Some(content.text())),
+        _ => (None, None),
+    };
+    EntryInfo {
+        id: e.id.clone(),
+        kind: e.kind.type_name().to_string(),
+        role,
+        text: text.filter(|t| !t.is_empty()).map(|t| preview(&t, 200)),
+        timestamp: e.timestamp.clone(),
+    }
+}
+
+/// The text blocks of a message's `content` (a string or blocks), joined.
+fn content_text(content: &serde_json::Value) -> Option<String> {
+    match content {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}
+
+/// `text` cut to `max` characters, with an ellipsis when cut.
+fn preview(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max).collect();
+    out.push('…');
+    out
 }
 
 /// The fork's file, written now even when it holds no assistant message yet (the core writes

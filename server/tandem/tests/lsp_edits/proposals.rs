@@ -96,7 +96,8 @@ fn an_edit_of_an_unsaved_buffer_is_proposed_as_a_minimal_versioned_edit() -> any
         .iter()
         .find(|e| event_type(e) == "message_start" && e["event"]["role"] == "user")
         .expect("user message_start");
-    let text = user["event"]["text"].as_str().unwrap();
+    assert_eq!(user["event"]["text"], "look");
+    let (_, text) = crate::support::lsp::prompt_and_context(&mut lsp, &json!(session))?;
     assert!(text.contains("let s = \"😀 hello there\";"), "{text}");
     assert!(!text.contains("hello world"), "{text}");
     assert_eq!(answer_text(&events), "Looked.");

@@ -59,7 +59,8 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() -> anyhow::R
         .iter()
         .find(|e| event_type(e) == "message_start" && e["event"]["role"] == "user")
         .expect("user message_start");
-    let text = user["event"]["text"].as_str().unwrap();
+    assert_eq!(user["event"]["text"], "look");
+    let (_, text) = crate::support::lsp::prompt_and_context(&mut lsp, &json!(session))?;
     for line in &lines {
         assert!(text.contains(line.as_str()), "{line:?} not in {text}");
     }

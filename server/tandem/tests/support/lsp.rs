@@ -198,6 +198,43 @@ pub fn session_file(lsp: &mut LspClient, session: &str) -> Result<PathBuf, Clien
         .into())
 }
 
+/// The last user message of `session`'s file and the hidden editor context written just before
+/// it (the file's `custom_message` entry the model read before the prompt).
+pub fn prompt_and_context(
+    lsp: &mut LspClient,
+    session: &Value,
+) -> anyhow::Result<(String, String)> {
+    let file = session_file(lsp, session.as_str().unwrap_or_default())?;
+    let lines: Vec<Value> = std::fs::read_to_string(&file)?
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    let user = lines
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .unwrap_or_else(|| panic!("no user message in {lines:?}"));
+    let context = lines
+        .iter()
+        .find(|l| l["id"] == user["parentId"])
+        .unwrap_or_else(|| panic!("no entry before the prompt in {lines:?}"));
+    assert_eq!(context["type"], "custom_message", "{context}");
+    assert_eq!(context["customType"], "tandem.promptContext", "{context}");
+    assert_eq!(context["display"], false, "{context}");
+    let text = |v: &Value| -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        }
+    };
+    Ok((text(&user["message"]["content"]), text(&context["content"])))
+}
+
 /// The `session` of a result that names one.
 fn session_of(result: &Value) -> String {
     let session = result["session"].as_str();

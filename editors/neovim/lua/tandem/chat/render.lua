@@ -98,19 +98,13 @@ end
 
 -- Messages ------------------------------------------------------------------------------------
 
---- Splits the editor context the server puts before a prompt from the prompt itself: returns a
---- one-line summary of the context (nil when there is none) and the prompt.
----@param text string
+--- One line summing up an `<editor-context>` block: the file, the selection or cursor, and
+--- whether diagnostics came with it. Nil for an empty context.
+---@param block? string
 ---@return string? summary
----@return string prompt
-function M.split_context(text)
-  if not vim.startswith(text, '<editor-context>') then
-    return nil, text
-  end
-  local block, rest = text:match('^<editor%-context>\n(.-)</editor%-context>\n*(.*)$')
-  if not block then
-    -- Cut short (a list's preview): the prompt is not in it.
-    return 'editor context', ''
+function M.context_summary(block)
+  if not block or block == '' then
+    return nil
   end
   local file = block:match('\nFile: ([^\n]+)') or block:match('^File: ([^\n]+)')
   local focus = block:match('\n(Selection: [^\n]+)') or block:match('\n(Cursor: [^\n]+)')
@@ -124,15 +118,39 @@ function M.split_context(text)
   if block:find('\nDiagnostics in range:\n') then
     table.insert(parts, 'with diagnostics')
   end
-  return table.concat(parts, ' · '), rest
+  if #parts == 0 then
+    return 'editor context'
+  end
+  return table.concat(parts, ' · ')
 end
 
---- A prompt: its editor context summarized in one line, then the prompt.
+--- Splits an editor context written before a prompt (as older servers sent it, and as old
+--- session files hold it) from the prompt: returns the context's one-line summary (nil when
+--- there is none) and the prompt.
 ---@param text string
+---@return string? summary
+---@return string prompt
+function M.split_context(text)
+  if not vim.startswith(text, '<editor-context>') then
+    return nil, text
+  end
+  local block, rest = text:match('^<editor%-context>\n(.-)</editor%-context>\n*(.*)$')
+  if not block then
+    -- Cut short (a list's preview): the prompt is not in it.
+    return 'editor context', ''
+  end
+  return M.context_summary('\n' .. block), rest
+end
+
+--- A prompt: the editor context it was sent with (the event's `context`) summarized in one
+--- line, then the prompt.
+---@param text string
+---@param context? string
 ---@return string[] block
-function M.user_message(text)
+function M.user_message(text, context)
   local out = { '' }
   local summary, prompt = M.split_context(text)
+  summary = M.context_summary(context) or summary
   if summary then
     table.insert(out, '_Context: ' .. summary .. '_')
     table.insert(out, '')

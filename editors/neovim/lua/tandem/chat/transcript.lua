@@ -243,7 +243,7 @@ local writers = {}
 function writers.message_start(s, e)
   if e.role == 'user' then
     header(s, 'user')
-    M.append(render.user_message(e.text or ''))
+    M.append(render.user_message(e.text or '', e.context))
   elseif e.role == 'assistant' then
     header(s, 'assistant')
     blocks[s.id] = nil
