@@ -9,6 +9,13 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestId(pub(super) i64);
 
+impl RequestId {
+    /// The id on the wire (for `$/cancelRequest`, or finding the response in the log).
+    pub fn value(self) -> i64 {
+        self.0
+    }
+}
+
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)

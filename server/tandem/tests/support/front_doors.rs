@@ -195,9 +195,16 @@ impl Acp {
     /// Starts `tandem acp` and initializes it (no client fs or terminal: the agent uses the
     /// disk and runs commands itself, after asking).
     pub fn start(sandbox: &Sandbox, answer: AcpAnswer) -> Acp {
+        Acp::start_with(sandbox, &[], answer)
+    }
+
+    /// [`Acp::start`] of `tandem acp <args>`.
+    pub fn start_with(sandbox: &Sandbox, args: &[&str], answer: AcpAnswer) -> Acp {
         let stderr = sandbox.home.join("acp-stderr.log");
         let log = std::fs::File::create(&stderr).unwrap();
-        let mut child = command(sandbox, &["acp"])
+        let mut argv = vec!["acp"];
+        argv.extend_from_slice(args);
+        let mut child = command(sandbox, &argv)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))

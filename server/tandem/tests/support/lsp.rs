@@ -65,16 +65,22 @@ pub struct ScriptedLsp {
 impl ScriptedLsp {
     /// Starts the server (not initialized yet) with `script`.
     pub fn start(script: &Value) -> Result<ScriptedLsp, ClientError> {
+        ScriptedLsp::start_with(script, &[])
+    }
+
+    /// Starts `tandem lsp <args>` (not initialized yet) with `script`.
+    pub fn start_with(script: &Value, args: &[&str]) -> Result<ScriptedLsp, ClientError> {
         let dir = tempfile::tempdir().expect("temp dir");
         let script_path = dir.path().join("script.json");
         std::fs::write(&script_path, script.to_string()).expect("write the script");
         let models = json!({"providers": {"script": {"api": "scripted", "apiKey": "none",
-            "baseUrl": script_path.display().to_string(), "models": [{"id": "t"}]}}});
+            "baseUrl": script_path.display().to_string(), "models": [{"id": "t"}, {"id": "u"}]}}});
         std::fs::write(dir.path().join("models.json"), models.to_string()).expect("models.json");
         std::fs::create_dir_all(dir.path().join("project")).expect("project folder");
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
         command
             .arg("lsp")
+            .args(args)
             .current_dir(dir.path().join("project"))
             .env("HOME", dir.path())
             .env_remove("PI_CODING_AGENT_DIR")
