@@ -9,7 +9,7 @@
 //! params. Checks: no panic; a parse error is -32602 and names its method; whatever parses
 //! serializes and parses back to the same JSON; the configuration read back from its own
 //! serialization has no warnings and is the same. `tandem/prompt` params that parse also go
-//! through the server's `prompt_with_context` on an open document holding the prompt's text.
+//! through the server's `editor_context` on an open document holding the prompt's text.
 #![no_main]
 
 use std::path::Path;
@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tandem::lsp::actions::DiagnosticMemory;
-use tandem::lsp::commands::{prompt_with_context, uri_path};
+use tandem::lsp::commands::editor_context;
 use tandem::lsp::config::ServerConfig;
 use tandem::lsp::documents::DocumentStore;
 use tandem::lsp::position::PositionEncoding;
@@ -81,7 +81,7 @@ fn prompt(p: &PromptParams) {
     };
     // Only the open document: a URI the store does not hold would be read from disk.
     let mut ctx = ctx.clone();
-    let _ = uri_path(&ctx.uri);
+    let _ = tandem::uri::to_path(&ctx.uri);
     let (uri, language) = if p.text.len() % 2 == 0 {
         ("file:///fuzz/src/lib.rs", "rust")
     } else {
@@ -92,7 +92,7 @@ fn prompt(p: &PromptParams) {
     store.open(uri, language, 1, &p.text);
     let docs = Mutex::new(store);
     let memory = DiagnosticMemory::default();
-    let _ = prompt_with_context(&docs, &memory, &ctx, "fuzz", Path::new("/fuzz"));
+    let _ = editor_context(&docs, &memory, &ctx, Path::new("/fuzz"));
 }
 
 fuzz_target!(|data: &[u8]| {
