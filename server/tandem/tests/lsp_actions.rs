@@ -44,6 +44,17 @@ impl Editor {
         Ok(Editor { lsp, buffer })
     }
 
+    /// Starts the server with `script`, initializes it (with the event stream or not) and opens
+    /// main.rs holding [`MAIN_RS`]; the editor and main.rs's URI.
+    fn with_main_rs(script: &Value, events: bool) -> Result<(Editor, String), ClientError> {
+        let mut lsp = Editor::start(script)?;
+        let opts = options(&lsp);
+        lsp.initialize(events, opts)?;
+        lsp.open(MAIN_RS)?;
+        let uri = lsp.uri();
+        Ok((lsp, uri))
+    }
+
     fn buffer(&self) -> std::sync::MutexGuard<'_, Buffer> {
         self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -179,11 +190,7 @@ fn totl() -> Value {
 
 #[test]
 fn listing_actions_needs_no_model_call() -> anyhow::Result<()> {
-    let mut lsp = Editor::start(&json!({"turns": [{"text": "never asked"}]}))?;
-    let opts = options(&lsp);
-    lsp.initialize(true, opts)?;
-    lsp.open(MAIN_RS)?;
-    let uri = lsp.uri();
+    let (mut lsp, uri) = Editor::with_main_rs(&json!({"turns": [{"text": "never asked"}]}), true)?;
     let r = lsp.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": range((1, 13), (1, 13)),
@@ -269,12 +276,8 @@ fn running_fix_edits_the_buffer_with_progress_and_a_summary() -> anyhow::Result<
         {"toolCalls": [{"name": "edit", "arguments": {"path": "main.rs",
             "edits": [{"oldText": "totl", "newText": "total"}]}}], "stopReason": "toolUse"},
         {"text": "Fixed the typo: `totl` is now `total`.\nNothing else changed."}]});
-    let mut lsp = Editor::start(&script)?;
-    let opts = options(&lsp);
     // An editor without the event stream (Helix): the answer comes as a message.
-    lsp.initialize(false, opts)?;
-    lsp.open(MAIN_RS)?;
-    let uri = lsp.uri();
+    let (mut lsp, uri) = Editor::with_main_rs(&script, false)?;
     let r = lsp.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": range((1, 13), (1, 13)),
@@ -336,11 +339,7 @@ fn running_fix_edits_the_buffer_with_progress_and_a_summary() -> anyhow::Result<
 /// it, and the user's message in the events is the request alone.
 #[test]
 fn a_command_answers_once_to_a_client_with_events() -> anyhow::Result<()> {
-    let mut lsp = Editor::start(&json!({"turns": [{"text": "It adds one."}]}))?;
-    let opts = options(&lsp);
-    lsp.initialize(true, opts)?;
-    lsp.open(MAIN_RS)?;
-    let uri = lsp.uri();
+    let (mut lsp, uri) = Editor::with_main_rs(&json!({"turns": [{"text": "It adds one."}]}), true)?;
     let r = lsp.request(
         "workspace/executeCommand",
         json!({"command": "tandem.explain", "arguments": [{"uri": uri,
@@ -379,11 +378,7 @@ fn a_command_answers_once_to_a_client_with_events() -> anyhow::Result<()> {
 fn cancelling_the_progress_token_aborts_the_run() -> anyhow::Result<()> {
     let slow = json!({"chunkSize": 1, "delayMs": 100,
         "turns": [{"text": "a very slow explanation that would take several seconds"}]});
-    let mut lsp = Editor::start(&slow)?;
-    let opts = options(&lsp);
-    lsp.initialize(false, opts)?;
-    lsp.open(MAIN_RS)?;
-    let uri = lsp.uri();
+    let (mut lsp, uri) = Editor::with_main_rs(&slow, false)?;
     let r = lsp.request(
         "workspace/executeCommand",
         json!({"command": "tandem.explain", "arguments": [{"uri": uri,
@@ -479,11 +474,7 @@ fn a_prompt_run_reports_progress_without_a_summary_message() -> anyhow::Result<(
 /// A prompt that asks for diagnostics without carrying any gets those of the last codeAction.
 #[test]
 fn a_prompt_uses_the_diagnostics_of_the_last_code_action() -> anyhow::Result<()> {
-    let mut lsp = Editor::start(&json!({"turns": [{"text": "ok"}]}))?;
-    let opts = options(&lsp);
-    lsp.initialize(true, opts)?;
-    lsp.open(MAIN_RS)?;
-    let uri = lsp.uri();
+    let (mut lsp, uri) = Editor::with_main_rs(&json!({"turns": [{"text": "ok"}]}), true)?;
     lsp.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": range((1, 13), (1, 13)),

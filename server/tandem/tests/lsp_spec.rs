@@ -8,11 +8,21 @@ mod support;
 
 use serde_json::{json, Value};
 use support::lsp::{event_client, new_session, prompt, state, ScriptedLsp};
-use tandem_tests::lsp_client::event_type;
+use tandem_tests::lsp_client::{event_type, ClientError};
 
 /// A script whose answers stream one character every `delay_ms`: slow enough to act mid-run.
 fn slow(delay_ms: u64, turns: Value) -> Value {
     json!({"chunkSize": 1, "delayMs": delay_ms, "turns": turns})
+}
+
+/// Waits until an event of type `kind` has arrived (of any session).
+fn wait_for_event(lsp: &mut ScriptedLsp, kind: &str) -> Result<(), ClientError> {
+    lsp.wait_until(kind, |client| {
+        client
+            .seen()
+            .iter()
+            .any(|m| m.method == "tandem/event" && event_type(&m.params) == kind)
+    })
 }
 
 fn error_of(r: &Value) -> (i64, String, Value) {
@@ -113,21 +123,13 @@ fn ready_to_compact() -> anyhow::Result<(ScriptedLsp, String)> {
 fn a_compaction_aborted_answers_request_cancelled_and_still_ends() -> anyhow::Result<()> {
     let (mut lsp, session) = ready_to_compact()?;
     let id = lsp.send_request("tandem/compact", json!({"session": session}))?;
-    lsp.wait_until("compaction_start", |seen| {
-        seen.seen()
-            .iter()
-            .any(|m| m.method == "tandem/event" && event_type(&m.params) == "compaction_start")
-    })?;
+    wait_for_event(&mut lsp, "compaction_start")?;
     lsp.request("tandem/abort", json!({"session": session}))?;
     let r = lsp.response(id)?;
     let (code, message, _) = error_of(&r);
     assert_eq!(code, -32800, "{r}");
     assert!(message.contains("tandem/compact"), "{message}");
-    let ended = lsp.wait_until("compaction_end", |seen| {
-        seen.seen()
-            .iter()
-            .any(|m| m.method == "tandem/event" && event_type(&m.params) == "compaction_end")
-    });
+    let ended = wait_for_event(&mut lsp, "compaction_end");
     assert!(
         ended.is_ok(),
         "no compaction_end: {:?}",
@@ -146,19 +148,11 @@ fn a_compaction_aborted_answers_request_cancelled_and_still_ends() -> anyhow::Re
 fn a_compaction_cancelled_by_the_client_still_sends_compaction_end() -> anyhow::Result<()> {
     let (mut lsp, session) = ready_to_compact()?;
     let id = lsp.send_request("tandem/compact", json!({"session": session}))?;
-    lsp.wait_until("compaction_start", |seen| {
-        seen.seen()
-            .iter()
-            .any(|m| m.method == "tandem/event" && event_type(&m.params) == "compaction_start")
-    })?;
+    wait_for_event(&mut lsp, "compaction_start")?;
     lsp.notify("$/cancelRequest", json!({"id": id.value()}))?;
     let r = lsp.response(id)?;
     assert_eq!(error_of(&r).0, -32800, "{r}");
-    lsp.wait_until("compaction_end", |seen| {
-        seen.seen()
-            .iter()
-            .any(|m| m.method == "tandem/event" && event_type(&m.params) == "compaction_end")
-    })?;
+    wait_for_event(&mut lsp, "compaction_end")?;
     let end = lsp
         .events(&session)
         .into_iter()
@@ -276,11 +270,7 @@ fn entries_give_the_fork_points_and_hide_the_editor_context() -> anyhow::Result<
 fn fork_while_running_is_busy_minus_32007() -> anyhow::Result<()> {
     let mut lsp = ScriptedLsp::started(&slow(50, json!([{"text": "a slow answer"}])))?;
     let session = prompt(&mut lsp, json!({"text": "go"}))?;
-    lsp.wait_until("the run's first delta", |seen| {
-        seen.seen()
-            .iter()
-            .any(|m| m.method == "tandem/event" && event_type(&m.params) == "text_delta")
-    })?;
+    wait_for_event(&mut lsp, "text_delta")?;
     for method in ["tandem/sessions/fork", "tandem/compact"] {
         let r = lsp.request_response(method, json!({"session": session}))?;
         let (code, message, data) = error_of(&r);
@@ -294,11 +284,7 @@ fn fork_while_running_is_busy_minus_32007() -> anyhow::Result<()> {
 fn shutdown_answers_after_the_runs_settled_event() -> anyhow::Result<()> {
     let mut lsp = ScriptedLsp::started(&slow(50, json!([{"text": "a slow answer to cut"}])))?;
     let session = prompt(&mut lsp, json!({"text": "go"}))?;
-    lsp.wait_until("the run's first delta", |seen| {
-        seen.seen()
-            .iter()
-            .any(|m| m.method == "tandem/event" && event_type(&m.params) == "text_delta")
-    })?;
+    wait_for_event(&mut lsp, "text_delta")?;
     let id = lsp.send_request("shutdown", Value::Null)?;
     lsp.response(id)?;
     let log = lsp.log().to_vec();

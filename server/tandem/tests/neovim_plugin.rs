@@ -10,6 +10,8 @@
 //! Neovim comes from `scripts/install-neovim` (target/nvim-venv), or `TANDEM_NVIM`; without it
 //! the tests fail saying so, never skip. Timeouts are hang guards only.
 
+mod support;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -254,15 +256,7 @@ fn user_texts(body: &Value) -> Vec<String> {
     messages
         .iter()
         .filter(|m| m["role"] == "user")
-        .map(|user| match &user["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            other => other.to_string(),
-        })
+        .map(|user| support::content_text(&user["content"], ""))
         .collect()
 }
 

@@ -227,18 +227,10 @@ pub fn prompt_and_context(
     assert_eq!(context["type"], "custom_message", "{context}");
     assert_eq!(context["customType"], "tandem.promptContext", "{context}");
     assert_eq!(context["display"], false, "{context}");
-    let text = |v: &Value| -> String {
-        match v {
-            Value::String(s) => s.clone(),
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        }
-    };
-    Ok((text(&user["message"]["content"]), text(&context["content"])))
+    Ok((
+        super::content_text(&user["message"]["content"], "\n"),
+        super::content_text(&context["content"], "\n"),
+    ))
 }
 
 /// The `session` of a result that names one.

@@ -83,6 +83,20 @@ impl Run {
     }
 }
 
+/// The text of a message's `content` (a string, or blocks whose `text`s are joined by
+/// `separator`).
+pub fn content_text(content: &Value, separator: &str) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(separator),
+        _ => String::new(),
+    }
+}
+
 /// A JSON value's `type` field, or `""`.
 pub fn type_of(value: &Value) -> String {
     value["type"].as_str().unwrap_or_default().to_string()
