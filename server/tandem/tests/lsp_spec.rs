@@ -266,11 +266,17 @@ fn entries_give_the_fork_points_and_hide_the_editor_context() -> anyhow::Result<
     Ok(())
 }
 
-#[test]
-fn fork_while_running_is_busy_minus_32007() -> anyhow::Result<()> {
-    let mut lsp = ScriptedLsp::started(&slow(50, json!([{"text": "a slow answer"}])))?;
+/// A server with one session in the middle of a slow answer; the session.
+fn mid_run() -> anyhow::Result<(ScriptedLsp, String)> {
+    let mut lsp = ScriptedLsp::started(&slow(50, json!([{"text": "a slow answer to cut"}])))?;
     let session = prompt(&mut lsp, json!({"text": "go"}))?;
     wait_for_event(&mut lsp, "text_delta")?;
+    Ok((lsp, session))
+}
+
+#[test]
+fn fork_while_running_is_busy_minus_32007() -> anyhow::Result<()> {
+    let (mut lsp, session) = mid_run()?;
     for method in ["tandem/sessions/fork", "tandem/compact"] {
         let r = lsp.request_response(method, json!({"session": session}))?;
         let (code, message, data) = error_of(&r);
@@ -282,9 +288,7 @@ fn fork_while_running_is_busy_minus_32007() -> anyhow::Result<()> {
 
 #[test]
 fn shutdown_answers_after_the_runs_settled_event() -> anyhow::Result<()> {
-    let mut lsp = ScriptedLsp::started(&slow(50, json!([{"text": "a slow answer to cut"}])))?;
-    let session = prompt(&mut lsp, json!({"text": "go"}))?;
-    wait_for_event(&mut lsp, "text_delta")?;
+    let (mut lsp, session) = mid_run()?;
     let id = lsp.send_request("shutdown", Value::Null)?;
     lsp.response(id)?;
     let log = lsp.log().to_vec();
