@@ -26,7 +26,7 @@ use crate::uri::string_from_path as path_to_uri;
 
 use crate::cli::command::SessionChoice;
 use crate::cli::{OutputMode, RunArgs};
-use crate::run::{execute, runtime, setup};
+use crate::run::{execute, runtime, setup, RunEnd};
 
 /// The demo workspace, built into the binary so the demo runs from anywhere.
 const FILES: &[(&str, &str)] = &[
@@ -47,12 +47,41 @@ const SCRIPT: &str = include_str!("../../../fixtures/demo-script.json");
 const TASK: &str =
     "The greeting printed by src/greet.py looks wrong. Please fix it and run ./check.sh.";
 
-fn make_workspace() -> anyhow::Result<(PathBuf, PathBuf)> {
+/// The demo's temp folder, removed when the demo ends (also on an error or Ctrl-C).
+struct DemoDir(PathBuf);
+
+impl Drop for DemoDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// On Ctrl-C: removes `base` and exits with 130 (the server, in our process group, gets the
+/// same signal and ends too).
+fn remove_on_ctrl_c(base: PathBuf) {
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+            let _ = std::fs::remove_dir_all(&base);
+            std::process::exit(130);
+        }
+    });
+}
+
+/// The demo project and its script in a new temp folder: the folder (a guard that removes it),
+/// the project and the script.
+fn make_workspace() -> anyhow::Result<(DemoDir, PathBuf, PathBuf)> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let base = std::env::temp_dir().join(format!("tandem-demo-{}-{stamp}", std::process::id()));
+    let guard = DemoDir(base.clone());
     let workspace = base.join("workspace");
     for (name, text) in FILES {
         let path = workspace.join(name);
@@ -72,7 +101,7 @@ fn make_workspace() -> anyhow::Result<(PathBuf, PathBuf)> {
     let script = base.join("demo-script.json");
     std::fs::write(&script, SCRIPT)
         .with_context(|| format!("cannot write {}", script.display()))?;
-    Ok((std::fs::canonicalize(&workspace)?, script))
+    Ok((guard, std::fs::canonicalize(&workspace)?, script))
 }
 
 fn diff(workspace: &Path) -> String {
@@ -97,8 +126,9 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the demo.
 pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
-    let outcome = (|| -> anyhow::Result<bool> {
-        let (workspace, script) = make_workspace()?;
+    let outcome = (|| -> anyhow::Result<RunEnd> {
+        let (dir, workspace, script) = make_workspace()?;
+        remove_on_ctrl_c(dir.0.clone());
         let task = args
             .messages
             .first()
@@ -118,7 +148,10 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
                 execute(started.session, vec![(task, Vec::new())], mode).await
             });
         }
-        eprintln!("Demo workspace: {}", workspace.display());
+        eprintln!(
+            "Demo workspace: {} (removed when the demo ends)",
+            workspace.display()
+        );
         println!("> {task}\n");
         let agent_dir = (!real).then(|| write_agent_dir(&script)).transpose()?;
         let ok = drive(&workspace, agent_dir.as_deref(), &task)?;
@@ -128,11 +161,14 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
         } else {
             println!("\nChanges:\n{changes}");
         }
-        Ok(ok)
+        Ok(if ok {
+            RunEnd::Completed
+        } else {
+            RunEnd::Failed
+        })
     })();
     match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+        Ok(end) => end.exit_code(),
         Err(e) => {
             eprintln!("Error: {e:#}");
             ExitCode::from(1)

@@ -111,6 +111,12 @@ fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
 
 /// `tandem lsp`: the language server on stdin/stdout until the client sends `exit`.
 fn run_lsp(options: SessionOptions) -> ExitCode {
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "tandem lsp: a language server, speaking LSP on stdin/stdout: start it from your \
+             editor (cmd = {{\"tandem\", \"lsp\"}}), or try `tandem demo`. Ctrl-C ends it."
+        );
+    }
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {
@@ -127,6 +133,12 @@ fn run_lsp(options: SessionOptions) -> ExitCode {
 
 /// `tandem acp`: the ACP agent on stdin/stdout until stdin closes.
 fn run_acp(options: SessionOptions) -> ExitCode {
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "tandem acp: an Agent Client Protocol agent on stdin/stdout: start it from an ACP \
+             client (e.g. Zed's agent settings). Ctrl-C ends it."
+        );
+    }
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {

@@ -178,9 +178,32 @@ fn prompts(run: &RunArgs, cwd: &Path) -> anyhow::Result<Vec<(String, Vec<ImageCo
     Ok(out)
 }
 
+/// How a print or JSON run ended, as its exit status says: 0, 1, or 130 (interrupted, as a
+/// shell reports a process Ctrl-C stopped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The last answer completed.
+    Completed,
+    /// The run ended in an error, or was aborted otherwise.
+    Failed,
+    /// Ctrl-C stopped it.
+    Interrupted,
+}
+
+impl RunEnd {
+    /// The process exit status.
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            RunEnd::Completed => ExitCode::SUCCESS,
+            RunEnd::Failed => ExitCode::from(1),
+            RunEnd::Interrupted => ExitCode::from(130),
+        }
+    }
+}
+
 /// Runs print or JSON mode.
 pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
-    let outcome = (|| -> anyhow::Result<bool> {
+    let outcome = (|| -> anyhow::Result<RunEnd> {
         let cwd = current_dir()?;
         let prompts = prompts(&run, &cwd)?;
         let rt = runtime()?;
@@ -192,8 +215,7 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
         })
     })();
     match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+        Ok(end) => end.exit_code(),
         Err(e) => {
             eprintln!("Error: {e:#}");
             ExitCode::from(1)
@@ -258,13 +280,13 @@ impl Transport<()> for Stdout {
     async fn send(&mut self, _: ()) {}
 }
 
-/// Sends `prompts` to `session` one after another and prints as `mode` says; `Ok(false)` when
-/// the run ended badly. Ctrl-C aborts the running turn and sends no more.
+/// Sends `prompts` to `session` one after another and prints as `mode` says; how it ended.
+/// Ctrl-C aborts the running turn and sends no more.
 pub async fn execute(
     session: AgentSession,
     prompts: Vec<(String, Vec<ImageContent>)>,
     mode: OutputMode,
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<RunEnd> {
     let live = match mode {
         OutputMode::Json => {
             let header = session.with_session(|s| s.header().clone());
@@ -284,6 +306,7 @@ pub async fn execute(
         let _ = tokio::signal::ctrl_c().await;
     };
     tokio::pin!(abort_on_ctrl_c);
+    let mut interrupted = false;
     for (text, images) in prompts {
         let prompt = Prompt {
             text,
@@ -300,6 +323,7 @@ pub async fn execute(
             }
         };
         result.map_err(|_| anyhow!("a turn is already running"))??;
+        interrupted |= aborted;
         let failed = live
             .session()
             .last_assistant()
@@ -309,23 +333,32 @@ pub async fn execute(
         }
     }
     let Some(last) = live.session().last_assistant() else {
+        if interrupted {
+            return Ok(RunEnd::Interrupted);
+        }
         bail!("The model gave no answer");
     };
+    if interrupted {
+        return Ok(RunEnd::Interrupted);
+    }
     match mode {
         OutputMode::Text => match text_output::final_text(&last) {
             Ok(text) => {
                 print!("{text}");
                 let _ = std::io::stdout().flush();
-                Ok(true)
+                Ok(RunEnd::Completed)
             }
             Err(e) => {
                 eprintln!("{e}");
-                Ok(false)
+                Ok(RunEnd::Failed)
             }
         },
-        OutputMode::Json => Ok(!matches!(
-            last.stop_reason,
-            StopReason::Error | StopReason::Aborted
-        )),
+        OutputMode::Json => Ok(
+            if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) {
+                RunEnd::Failed
+            } else {
+                RunEnd::Completed
+            },
+        ),
     }
 }

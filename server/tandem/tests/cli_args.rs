@@ -133,3 +133,145 @@ fn unknown_tools_are_warned_about_not_fatal() {
         "{stderr}"
     );
 }
+
+/// The words `--help` of `tandem <sub>` prints.
+fn help_of(sub: &str) -> String {
+    let (code, stdout, stderr) = run(&[sub, "--help"]);
+    assert_eq!(code, 0, "tandem {sub} --help: {stderr}");
+    stdout
+}
+
+#[test]
+fn each_subcommand_help_lists_only_its_own_flags() {
+    let run_only = [
+        "--print",
+        "--mode",
+        "--continue",
+        "--session",
+        "--fork",
+        "--no-session",
+    ];
+    // A flag as a whole word of the help ("--model" is not "--mode").
+    let lists = |help: &str, flag: &str| {
+        help.split_whitespace()
+            .any(|w| w.trim_end_matches(',') == flag)
+    };
+    for sub in ["lsp", "acp", "trust"] {
+        let help = help_of(sub);
+        assert!(
+            help.contains(&format!("Usage: tandem {sub}")),
+            "tandem {sub} --help:\n{help}"
+        );
+        for flag in run_only {
+            assert!(
+                !lists(&help, flag),
+                "tandem {sub} --help lists {flag}, which it cannot use:\n{help}"
+            );
+        }
+    }
+    // The servers keep the options that shape their sessions; trust has none of them.
+    for sub in ["lsp", "acp"] {
+        let help = help_of(sub);
+        for flag in [
+            "--model",
+            "--provider",
+            "--thinking",
+            "--tools",
+            "--log-level",
+        ] {
+            assert!(
+                lists(&help, flag),
+                "tandem {sub} --help lacks {flag}:\n{help}"
+            );
+        }
+    }
+    let trust = help_of("trust");
+    for flag in ["--model", "--tools", "--thinking"] {
+        assert!(
+            !lists(&trust, flag),
+            "tandem trust --help lists {flag}:\n{trust}"
+        );
+    }
+    assert!(
+        trust.contains("--deny") && trust.contains("--status"),
+        "{trust}"
+    );
+    assert!(help_of("lsp").contains("--stdio"));
+}
+
+#[test]
+fn the_demo_removes_its_temp_folder() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("demo")
+        .env("HOME", home.path())
+        .env("TMPDIR", tmp.path())
+        .env_remove("PI_CODING_AGENT_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs tandem demo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("removed when the demo ends"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("lists TMPDIR")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "the demo left {left:?} in TMPDIR");
+}
+
+/// `tandem lsp` and `tandem acp` started by hand in a terminal say what they are, on stderr.
+/// The terminal is a pseudo-terminal from util-linux's `script`.
+#[test]
+fn servers_started_in_a_terminal_print_a_hint() {
+    use std::io::Read;
+    if Command::new("script").arg("--version").output().is_err() {
+        panic!("util-linux `script` is missing: install util-linux (bsdutils) to run this test");
+    }
+    for (sub, says) in [
+        ("lsp", "tandem lsp: a language server"),
+        ("acp", "tandem acp: an Agent Client Protocol agent"),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let command = format!("{} {sub}", env!("CARGO_BIN_EXE_tandem"));
+        let mut child = Command::new("script")
+            .args(["-q", "-e", "-c", &command, "/dev/null"])
+            .env("PI_CODING_AGENT_DIR", dir.path())
+            .env("HOME", dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("runs script");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains(says) {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let seen = String::from_utf8_lossy(&seen);
+        assert!(
+            seen.contains(says),
+            "tandem {sub} in a terminal printed: {seen:?}"
+        );
+        // Started by an editor (stdin a pipe), it prints nothing of the kind.
+        let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .arg(sub)
+            .env("PI_CODING_AGENT_DIR", dir.path())
+            .env("HOME", dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs tandem");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains(says),
+            "tandem {sub} with stdin from /dev/null printed the terminal hint"
+        );
+    }
+}

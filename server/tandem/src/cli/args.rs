@@ -32,7 +32,10 @@ Examples:
 
 Keys come from --api-key, auth.json, the provider's environment variable (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or models.json in the agent directory
-(~/.pi/agent, or $PI_CODING_AGENT_DIR). With no key at all, the scripted demo model answers.";
+(~/.pi/agent, or $PI_CODING_AGENT_DIR). Without a usable key Tandem says what to set and stops
+(`tandem demo` runs on its built-in scripted model).
+
+Editors start `tandem lsp` (see `tandem lsp --help`); ACP clients start `tandem acp`.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -62,7 +65,13 @@ struct Cli {
     list_models: Option<Option<String>>,
 
     #[command(flatten)]
-    options: OptionArgs,
+    options: SessionArgs,
+
+    #[command(flatten)]
+    history: HistoryArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
 
     /// Messages to send; `@path` includes a file (text inline, images attached)
     #[arg(value_name = "MESSAGE")]
@@ -72,74 +81,105 @@ struct Cli {
     command: Option<Sub>,
 }
 
-/// Options shared by every way of running; `global` so `tandem lsp --model x` works too.
-#[derive(Debug, Args)]
-struct OptionArgs {
+/// The options of a session, for every way of running that has sessions: given before a
+/// subcommand or after it (`tandem --model x lsp` and `tandem lsp --model x`).
+#[derive(Debug, Args, Default)]
+struct SessionArgs {
     /// Provider name (e.g. openai, anthropic, or one from models.json)
-    #[arg(long, value_name = "NAME", global = true)]
+    #[arg(long, value_name = "NAME")]
     provider: Option<String>,
 
     /// Model: provider/id, a bare id or a pattern, optionally with :<thinking>
-    #[arg(long, value_name = "PATTERN", global = true)]
+    #[arg(long, value_name = "PATTERN")]
     model: Option<String>,
 
     /// Thinking level: off, minimal, low, medium, high, xhigh
-    #[arg(long, value_name = "LEVEL", value_parser = parse_thinking, global = true)]
+    #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
     thinking: Option<ThinkingLevel>,
 
-    /// API key for the chosen model's provider (this run only)
-    #[arg(long, value_name = "KEY", global = true)]
+    /// API key for the chosen model's provider (this process only)
+    #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
 
     /// Comma-separated tools to enable (default: read,bash,edit,write)
-    #[arg(short = 't', long, value_name = "TOOLS", global = true)]
+    #[arg(short = 't', long, value_name = "TOOLS")]
     tools: Option<String>,
 
     /// Disable all tools (--tools can add some back) [alias: -nt]
-    #[arg(long, global = true)]
+    #[arg(long)]
     no_tools: bool,
 
-    /// Continue the most recent session of this directory
-    #[arg(short = 'c', long = "continue", global = true)]
-    continue_session: bool,
-
-    /// Use this session: a file path or a session id prefix
-    #[arg(long, value_name = "PATH|ID", global = true)]
-    session: Option<String>,
-
-    /// Copy this session (path or id prefix) into a new one and continue there
-    #[arg(long, value_name = "PATH|ID", global = true)]
-    fork: Option<String>,
-
-    /// Do not save the session
-    #[arg(long, global = true)]
-    no_session: bool,
-
     /// Directory for session files
-    #[arg(long, value_name = "DIR", global = true)]
+    #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
 
     /// Replace the default system prompt
-    #[arg(long, value_name = "TEXT", global = true)]
+    #[arg(long, value_name = "TEXT")]
     system_prompt: Option<String>,
 
     /// Append text to the system prompt (repeatable)
-    #[arg(long, value_name = "TEXT", action = ArgAction::Append, global = true)]
+    #[arg(long, value_name = "TEXT", action = ArgAction::Append)]
     append_system_prompt: Vec<String>,
 
     /// Do not load AGENTS.md / CLAUDE.md context files [alias: -nc]
-    #[arg(long, global = true)]
+    #[arg(long)]
     no_context_files: bool,
 
     /// Trust this folder's project configuration (.pi/settings.json, mcp.json, skills,
-    /// prompts, SYSTEM.md) for this run
-    #[arg(short = 'a', long, global = true, conflicts_with = "no_approve")]
+    /// prompts, SYSTEM.md) for this process
+    #[arg(short = 'a', long, conflicts_with = "no_approve")]
     approve: bool,
 
-    /// Ignore this folder's project configuration for this run [alias: -na]
-    #[arg(long, global = true)]
+    /// Ignore this folder's project configuration for this process [alias: -na]
+    #[arg(long)]
     no_approve: bool,
+}
 
+impl SessionArgs {
+    /// These options, completed by `earlier` (the ones given before the subcommand).
+    fn or(self, earlier: SessionArgs) -> SessionArgs {
+        let mut append_system_prompt = earlier.append_system_prompt;
+        append_system_prompt.extend(self.append_system_prompt);
+        SessionArgs {
+            provider: self.provider.or(earlier.provider),
+            model: self.model.or(earlier.model),
+            thinking: self.thinking.or(earlier.thinking),
+            api_key: self.api_key.or(earlier.api_key),
+            tools: self.tools.or(earlier.tools),
+            no_tools: self.no_tools || earlier.no_tools,
+            session_dir: self.session_dir.or(earlier.session_dir),
+            system_prompt: self.system_prompt.or(earlier.system_prompt),
+            append_system_prompt,
+            no_context_files: self.no_context_files || earlier.no_context_files,
+            approve: self.approve || earlier.approve,
+            no_approve: self.no_approve || earlier.no_approve,
+        }
+    }
+}
+
+/// Which session a run writes to (print and JSON modes only).
+#[derive(Debug, Args)]
+struct HistoryArgs {
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue")]
+    continue_session: bool,
+
+    /// Use this session: a file path or a session id prefix
+    #[arg(long, value_name = "PATH|ID")]
+    session: Option<String>,
+
+    /// Copy this session (path or id prefix) into a new one and continue there
+    #[arg(long, value_name = "PATH|ID")]
+    fork: Option<String>,
+
+    /// Do not save the session
+    #[arg(long)]
+    no_session: bool,
+}
+
+/// Logging, for every command.
+#[derive(Debug, Args)]
+struct LogArgs {
     /// How much to log (off, error, warn, info, debug, trace, or target=level directives);
     /// default: $TANDEM_LOG, else warn (error in print and JSON modes)
     #[arg(long, value_name = "LEVEL", global = true)]
@@ -158,14 +198,23 @@ enum Sub {
         /// transport
         #[arg(long)]
         stdio: bool,
+
+        #[command(flatten)]
+        options: SessionArgs,
     },
     /// Run as an Agent Client Protocol agent on stdin/stdout
-    Acp,
+    Acp {
+        #[command(flatten)]
+        options: SessionArgs,
+    },
     /// Run the built-in demo task and show what happens
     Demo {
         /// Use a real model (from --model, settings, or the first with a key)
         #[arg(long)]
         real: bool,
+
+        #[command(flatten)]
+        options: SessionArgs,
     },
     /// Show or save whether a folder's project configuration (.pi/settings.json, mcp.json,
     /// skills, prompts, SYSTEM.md) is trusted; decisions go to the agent directory's trust.json,
@@ -220,14 +269,22 @@ fn usage_error(message: String) -> clap::Error {
     Cli::command().error(ErrorKind::ArgumentConflict, message)
 }
 
-fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
+fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
     let mut warnings = Vec::new();
-    let o = cli.options;
-    if o.fork.is_some() {
+    // A subcommand's own session options complete those given before it.
+    let later = match cli.command.as_mut() {
+        Some(Sub::Lsp { options, .. } | Sub::Acp { options } | Sub::Demo { options, .. }) => {
+            std::mem::take(options)
+        }
+        Some(Sub::Trust { .. }) | None => SessionArgs::default(),
+    };
+    let o = later.or(std::mem::take(&mut cli.options));
+    let h = &cli.history;
+    if h.fork.is_some() {
         let conflicts: Vec<&str> = [
-            (o.session.is_some(), "--session"),
-            (o.continue_session, "--continue"),
-            (o.no_session, "--no-session"),
+            (h.session.is_some(), "--session"),
+            (h.continue_session, "--continue"),
+            (h.no_session, "--no-session"),
         ]
         .into_iter()
         .filter_map(|(set, name)| set.then_some(name))
@@ -242,10 +299,10 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
     let tools = tool_selection(o.tools.as_deref(), o.no_tools, &mut warnings);
     // What a protocol server or `tandem trust` cannot use, to refuse by name.
     let session_flags: Vec<&str> = [
-        (o.continue_session, "--continue"),
-        (o.session.is_some(), "--session"),
-        (o.fork.is_some(), "--fork"),
-        (o.no_session, "--no-session"),
+        (h.continue_session, "--continue"),
+        (h.session.is_some(), "--session"),
+        (h.fork.is_some(), "--fork"),
+        (h.no_session, "--no-session"),
     ]
     .into_iter()
     .filter_map(|(set, name)| set.then_some(name))
@@ -268,13 +325,13 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
     .filter_map(|(set, name)| set.then_some(name))
     .collect();
     let has_messages = !cli.messages.is_empty();
-    let session = if o.no_session {
+    let session = if h.no_session {
         SessionChoice::InMemory
-    } else if let Some(fork) = o.fork {
+    } else if let Some(fork) = h.fork.clone() {
         SessionChoice::Fork(fork)
-    } else if let Some(path) = o.session {
+    } else if let Some(path) = h.session.clone() {
         SessionChoice::Open(path)
-    } else if o.continue_session {
+    } else if h.continue_session {
         SessionChoice::Continue
     } else {
         SessionChoice::New
@@ -307,7 +364,7 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
         Some(sub) => {
             let name = match sub {
                 Sub::Lsp { .. } => "lsp",
-                Sub::Acp => "acp",
+                Sub::Acp { .. } => "acp",
                 Sub::Demo { .. } => "demo",
                 Sub::Trust { .. } => "trust",
             };
@@ -322,7 +379,7 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
                      it speaks its protocol on stdin/stdout"
                 )));
             }
-            let serves = matches!(sub, Sub::Lsp { .. } | Sub::Acp);
+            let serves = matches!(sub, Sub::Lsp { .. } | Sub::Acp { .. });
             if serves && (has_messages || !session_flags.is_empty()) {
                 let given = if has_messages {
                     "messages".to_string()
@@ -350,8 +407,8 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
             }
             match sub {
                 Sub::Lsp { .. } => Command::Lsp(run.options),
-                Sub::Acp => Command::Acp(run.options),
-                Sub::Demo { real } => Command::Demo { real, mode, run },
+                Sub::Acp { .. } => Command::Acp(run.options),
+                Sub::Demo { real, .. } => Command::Demo { real, mode, run },
                 Sub::Trust { dir, deny, status } => Command::Trust {
                     dir,
                     action: match (deny, status) {
@@ -371,8 +428,8 @@ fn finish(cli: Cli) -> Result<Parsed, clap::Error> {
         },
     };
     let log = LogOptions {
-        level: o.log_level,
-        file: o.log_file,
+        level: cli.log.log_level,
+        file: cli.log.log_file,
     };
     Ok(Parsed {
         command,

@@ -239,8 +239,9 @@ fn servers_refuse_what_only_a_run_can_use_and_trust_refuses_every_run_option() {
             &["--fork", "x"],
             &["--no-session"],
         ] {
-            let mut args = vec![server];
-            args.extend_from_slice(flag);
+            // Before the subcommand: refused by name.
+            let mut args = flag.to_vec();
+            args.push(server);
             let e = error(&args);
             assert!(
                 e.contains(&format!(
@@ -249,9 +250,17 @@ fn servers_refuse_what_only_a_run_can_use_and_trust_refuses_every_run_option() {
                 )),
                 "{args:?}: {e}"
             );
+            // After it: not one of its flags.
+            let mut args = vec![server];
+            args.extend_from_slice(flag);
+            let e = error(&args);
+            assert!(
+                e.contains(&format!("unexpected argument '{}'", flag[0])),
+                "{args:?}: {e}"
+            );
         }
     }
-    let e = error(&["trust", "--model", "x", "--no-context-files"]);
+    let e = error(&["--model", "x", "--no-context-files", "trust"]);
     assert!(
         e.contains("--model, --no-context-files cannot be used with `tandem trust`"),
         "{e}"

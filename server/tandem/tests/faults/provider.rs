@@ -80,7 +80,7 @@ fn a_connection_cut_without_retries_is_a_clear_error_in_print_mode() {
 /// (tandem-tests `providers.rs::a_stalled_stream_times_out` checks the timeout itself on the
 /// provider layer, with a short `idle_timeout`). What the binary must do with a stalled
 /// provider is let the user out: Ctrl-C (SIGINT) aborts the stalled call, the partial answer is
-/// saved as aborted, and the process exits 1.
+/// saved as aborted, and the process exits 130 (as a shell reports a process Ctrl-C stopped).
 #[test]
 fn a_stalled_stream_is_ended_by_ctrl_c_and_the_partial_answer_is_kept() {
     let sandbox = Sandbox::with_quick_retries();
@@ -114,7 +114,7 @@ fn a_stalled_stream_is_ended_by_ctrl_c_and_the_partial_answer_is_kept() {
     let status = wait_or_fail(&mut child, HANG_GUARD, "tandem after SIGINT");
     let stderr = std::fs::read_to_string(sandbox.home.join("stall.stderr")).unwrap();
     assert_no_panic(&stderr);
-    assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(status.code(), Some(130), "stderr: {stderr}");
     let lines = json_lines(&rest);
     assert_eq!(
         lines.last().map(type_of).as_deref(),
