@@ -97,6 +97,11 @@ pub struct ModelEntry {
     pub context_window: u64,
     /// True when its provider has an API key (it can be used now).
     pub available: bool,
+    /// The environment variables the server reads its provider's key from, in priority order
+    /// (empty for a provider keyed only in models.json or auth.json). An editor that stores a
+    /// key for the user hands it to the server in one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_env: Vec<String>,
 }
 
 impl Request for ModelsListParams {

@@ -273,9 +273,24 @@ fn model_requests() {
             reasoning: true,
             context_window: 400_000,
             available: false,
+            key_env: vec!["OPENAI_API_KEY".into()],
         }],
         json!([{"provider": "openai", "id": "gpt-5", "name": "GPT-5", "reasoning": true,
-            "contextWindow": 400000, "available": false}]),
+            "contextWindow": 400000, "available": false, "keyEnv": ["OPENAI_API_KEY"]}]),
+    );
+    // A provider keyed only in models.json or auth.json: no `keyEnv` on the wire.
+    check(
+        vec![ModelEntry {
+            provider: "local".into(),
+            id: "m".into(),
+            name: "m".into(),
+            reasoning: false,
+            context_window: 8192,
+            available: true,
+            key_env: vec![],
+        }],
+        json!([{"provider": "local", "id": "m", "name": "m", "reasoning": false,
+            "contextWindow": 8192, "available": true}]),
     );
     check(
         ModelsSetParams {

@@ -1,4 +1,6 @@
 pub mod actions;
+pub mod answer;
+pub mod answer_files;
 pub mod client;
 pub mod commands;
 pub mod config;

@@ -1,10 +1,10 @@
-//! Work-done progress and the closing summary of a command's run.
+//! Work-done progress and the closing answer of a command's run.
 //!
 //! A code action's run has no chat view to show it in some editors (Helix, plain Neovim), so the
 //! server reports it with standard LSP: `window/workDoneProgress/create` (only when the client
 //! advertises `window.workDoneProgress`), `$/progress` begin / report (the current tool's
-//! title) / end, and a short `window/showMessage` with the answer. Cancelling the token aborts
-//! the run.
+//! title) / end, and then the answer ([`Answers`]: a message, or for a long one a file the
+//! editor opens). Cancelling the token aborts the run.
 //!
 //! Everything here runs in a spawned task: the handler that started the run has already
 //! answered. The session's events are drained at once into an unbounded queue, so waiting for
@@ -28,12 +28,12 @@ use tower_lsp_server::ls_types::request::WorkDoneProgressCreate;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::Client;
 
+use super::answer::Answers;
+use super::answer_files::AnswerFiles;
 use super::sessions::Sessions;
 
 /// How long the client may take to answer `window/workDoneProgress/create`.
 pub const CREATE_TIMEOUT: Duration = Duration::from_secs(5);
-/// The longest `window/showMessage` summary, in characters.
-pub const SUMMARY_CHARS: usize = 300;
 
 /// What a run's progress shows, from the session's events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub enum Step {
     /// A tool started: its title ("Edit src/main.rs").
     Tool(String),
     /// The run ended: the answer, or what went wrong.
-    Finished(String),
+    Finished(Outcome),
     /// The session settled: nothing more comes.
     Settled,
 }
@@ -61,20 +61,48 @@ pub fn step(event: &AgentSessionEvent, cwd: &std::path::Path) -> Option<Step> {
     }
 }
 
-/// The text of the run's last assistant message, or why it stopped.
-pub fn outcome(messages: &[AgentMessage]) -> String {
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The text of its last assistant message, trimmed (never empty).
+    Answer(String),
+    /// It ended without text.
+    Done,
+    /// It was aborted.
+    Stopped,
+    /// It failed: why.
+    Failed(String),
+    /// It ended without any assistant message.
+    NoAnswer,
+}
+
+impl Outcome {
+    /// What the user is told: the answer, or a sentence saying how the run ended.
+    pub fn text(&self) -> String {
+        match self {
+            Outcome::Answer(text) => text.clone(),
+            Outcome::Done => "Done.".to_string(),
+            Outcome::Stopped => "Stopped.".to_string(),
+            Outcome::Failed(why) => format!("Failed: {why}"),
+            Outcome::NoAnswer => "Tandem stopped without an answer.".to_string(),
+        }
+    }
+}
+
+/// How the run whose messages are `messages` ended, from its last assistant message.
+pub fn outcome(messages: &[AgentMessage]) -> Outcome {
     let last = messages.iter().rev().find_map(|m| match m {
         AgentMessage::Llm(Message::Assistant(a)) => Some(a),
         _ => None,
     });
     let Some(a) = last else {
-        return "Tandem stopped without an answer.".to_string();
+        return Outcome::NoAnswer;
     };
     match a.stop_reason {
-        StopReason::Aborted => return "Stopped.".to_string(),
+        StopReason::Aborted => return Outcome::Stopped,
         StopReason::Error => {
             let why = a.error_message.as_deref().unwrap_or("unknown error");
-            return format!("Failed: {why}");
+            return Outcome::Failed(why.to_string());
         }
         _ => {}
     }
@@ -88,9 +116,9 @@ pub fn outcome(messages: &[AgentMessage]) -> String {
         .collect();
     let text = text.join("").trim().to_string();
     if text.is_empty() {
-        "Done.".to_string()
+        Outcome::Done
     } else {
-        text
+        Outcome::Answer(text)
     }
 }
 
@@ -102,38 +130,33 @@ pub fn first_line(text: &str) -> &str {
         .unwrap_or("")
 }
 
-/// The first lines of `text`, at most [`SUMMARY_CHARS`] characters, with an ellipsis when cut.
-pub fn summary(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let joined = lines[..lines.len().min(3)].join("\n");
-    let mut out: String = joined.chars().take(SUMMARY_CHARS).collect();
-    if joined.chars().count() > SUMMARY_CHARS || lines.len() > 3 {
-        out.push('…');
-    }
-    out
-}
-
-/// The progress tokens of running commands and whether the client shows progress.
+/// The progress tokens of running commands, whether the client shows progress, and how a
+/// command's answer reaches it.
 pub struct Progress {
     client: Client,
     supported: AtomicBool,
     next: AtomicU64,
     tokens: Mutex<HashMap<String, SessionId>>,
+    answers: Answers,
 }
 
 impl Progress {
-    /// No runs yet; progress off until [`Progress::set_supported`].
+    /// No runs yet; progress off until [`Progress::set_supported`]; long answers saved in the
+    /// user's cache directory.
     pub fn new(client: Client) -> Self {
+        let answers = Answers::new(Arc::new(client.clone()), AnswerFiles::from_env());
         Progress {
             client,
             supported: AtomicBool::new(false),
             next: AtomicU64::new(1),
             tokens: Mutex::new(HashMap::new()),
+            answers,
         }
+    }
+
+    /// How a command's answer reaches the client (set up at `initialize`).
+    pub fn answers(&self) -> &Answers {
+        &self.answers
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, SessionId>> {
@@ -151,8 +174,8 @@ impl Progress {
     }
 
     /// Follows a run of `session` whose events come on `events` (subscribed before the run
-    /// started): progress with `message`, then (when `show_summary`) a `window/showMessage`
-    /// with the answer. Returns at once.
+    /// started): progress with `message`, then (when `show_summary`) the answer, delivered by
+    /// [`Answers::deliver`]. Returns at once.
     pub fn follow(
         self: &Arc<Self>,
         session: SessionId,
@@ -176,29 +199,22 @@ impl Progress {
         tokio::spawn(async move {
             let token = this.create(&session).await;
             this.send(&token, begin(&message)).await;
-            let mut answer = None;
+            let mut finished = None;
             while let Some(s) = steps.recv().await {
                 match s {
                     Step::Tool(title) => this.send(&token, report(title)).await,
-                    Step::Finished(text) => answer = Some(text),
+                    Step::Finished(outcome) => finished = Some(outcome),
                     Step::Settled => break,
                 }
             }
-            let answer = answer.unwrap_or_else(|| "Stopped.".to_string());
-            this.send(&token, end(first_line(&answer))).await;
+            let outcome = finished.unwrap_or(Outcome::Stopped);
+            this.send(&token, end(first_line(&outcome.text()))).await;
             if let Some(t) = &token {
                 this.lock().remove(t);
             }
-            if !show_summary {
-                return;
+            if show_summary {
+                this.answers.deliver(&session, &outcome).await;
             }
-            let kind = if answer.starts_with("Failed:") {
-                MessageType::ERROR
-            } else {
-                MessageType::INFO
-            };
-            let text = format!("Tandem: {}", summary(&answer));
-            this.client.show_message(kind, text).await;
         });
     }
 
@@ -280,16 +296,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn summaries_keep_the_first_lines() {
+    fn the_first_line_is_the_first_non_empty_one() {
         assert_eq!(first_line("\n  Fixed it.\nMore."), "Fixed it.");
-        assert_eq!(summary("a\n\nb\nc"), "a\nb\nc");
-        assert_eq!(summary("a\nb\nc\nd"), "a\nb\nc…");
-        let long = "x".repeat(SUMMARY_CHARS + 5);
-        assert_eq!(summary(&long).chars().count(), SUMMARY_CHARS + 1);
+        assert_eq!(first_line(""), "");
     }
 
     #[test]
     fn no_answer_and_aborted_runs_say_so() {
-        assert_eq!(outcome(&[]), "Tandem stopped without an answer.");
+        assert_eq!(outcome(&[]), Outcome::NoAnswer);
+        assert_eq!(outcome(&[]).text(), "Tandem stopped without an answer.");
+        assert_eq!(Outcome::Stopped.text(), "Stopped.");
+        assert_eq!(Outcome::Done.text(), "Done.");
+        assert_eq!(Outcome::Failed("boom".into()).text(), "Failed: boom");
+        assert_eq!(Outcome::Answer("Hi.".into()).text(), "Hi.");
     }
 }

@@ -29,6 +29,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use super::actions::{self, DiagnosticMemory};
+use super::answer;
 use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
 use super::commands::{self, create_session, editor_context, CommandDeps, Run};
 use super::config::{capabilities, ServerConfig, SessionDeps};
@@ -297,6 +298,8 @@ impl LanguageServer for TandemServer {
         let window = params.capabilities.window.as_ref();
         let progress = window.and_then(|w| w.work_done_progress).unwrap_or(false);
         self.progress.set_supported(progress);
+        let opens = answer::opens_documents(&params.capabilities, params.client_info.as_ref());
+        self.progress.answers().set_opens_documents(opens);
         *write_lock(&self.edit_capabilities) = EditCapabilities::from_client(&params.capabilities);
         let pulls = params
             .capabilities
@@ -409,11 +412,16 @@ impl LanguageServer for TandemServer {
             match client.configuration(vec![item]).await {
                 Ok(values) => {
                     let section = values.into_iter().next().unwrap_or(Value::Null);
-                    let section = if section.is_null() {
-                        Value::Object(Default::default())
-                    } else {
-                        section
-                    };
+                    // null: the client has no `tandem` section (Helix answers with what is
+                    // under `config.tandem`, Neovim's default handler with settings.tandem):
+                    // the settings it gave at initialize stay, rather than falling back to
+                    // defaults the user never chose.
+                    if section.is_null() {
+                        tracing::debug!(
+                            "workspace/configuration has no `tandem` section; settings unchanged"
+                        );
+                        return;
+                    }
                     for w in config.apply_section(&section) {
                         tracing::warn!("{w}");
                         client

@@ -575,6 +575,10 @@ impl Sessions {
                 reasoning: m.reasoning,
                 context_window: m.context_window,
                 available: is_available(&registry, m),
+                key_env: tandem_ai::keys::env_var_names(&m.provider)
+                    .iter()
+                    .map(|name| name.to_string())
+                    .collect(),
             })
             .collect())
     }
