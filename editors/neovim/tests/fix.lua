@@ -1,7 +1,7 @@
 -- The "Ask Tandem to fix: …" code action on a diagnostic set by another source: chosen through
 -- vim.ui.select from vim.lsp.buf.code_action(), the model edits main.py, the server asks for
--- confirmation (window/showMessageRequest) and the plugin asks vim.ui.select, which picks Apply;
--- Neovim applies the edit to the buffer.
+-- confirmation (window/showMessageRequest) and the plugin asks vim.ui.select, which picks Apply
+-- (or $TANDEM_ANSWER, e.g. Reject); Neovim applies the edit to the buffer (or leaves it).
 local H = dofile(vim.env.TANDEM_PLUGIN .. '/tests/helpers.lua')
 H.init()
 
@@ -9,9 +9,10 @@ H.run(function()
   local buf = H.open('main.py')
   local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 
+  local answer = vim.env.TANDEM_ANSWER or 'Apply'
   H.stub_select(function(titles)
     for i, title in ipairs(titles) do
-      if title == 'Apply' or vim.startswith(title, 'Ask Tandem to fix: ') then
+      if title == answer or vim.startswith(title, 'Ask Tandem to fix: ') then
         return i
       end
     end
@@ -40,9 +41,9 @@ H.run(function()
   end)
 
   H.step('wait for the edit and the end of the run')
-  H.wait_for('the buffer to change and the run to settle', function()
+  H.wait_for('the buffer to change (when applied) and the run to settle', function()
     local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    return not vim.deep_equal(now, before) and H.settled()
+    return (answer ~= 'Apply' or not vim.deep_equal(now, before)) and H.settled()
   end)
   H.wait_settled('the run to settle')
   H.report.modified = vim.bo[buf].modified

@@ -45,7 +45,8 @@ function H.init(extra)
 end
 
 --- Replaces vim.ui.select: `pick(titles, opts)` returns the index to choose (nil: dismiss).
---- Every call is recorded in report.selects.
+--- Every call is recorded in report.selects, with the chat's lines as they were when it was
+--- asked (`chat`).
 function H.stub_select(pick)
   vim.ui.select = function(items, opts, on_choice)
     opts = opts or {}
@@ -59,6 +60,7 @@ function H.stub_select(pick)
       kind = opts.kind,
       items = titles,
       chose = index and titles[index] or vim.NIL,
+      chat = require('tandem.chat').lines(),
     })
     on_choice(index and items[index] or nil, index)
   end

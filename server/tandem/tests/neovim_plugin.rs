@@ -18,7 +18,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_tests::mock_llm::MockLlm;
+use tandem_tests::mock_llm::{MockLlm, MockResponse};
 
 /// How long one Neovim scenario may take before it is killed (a hang guard).
 const TIMEOUT: Duration = Duration::from_secs(150);
@@ -162,6 +162,9 @@ async fn run_scenario_with(
         "apiKey": "sk-mock",
         "models": [{"id": "mock-model", "name": "Mock model"}]}}});
     std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    // Quick retries: a retried 429 waits 5 ms, not pi's default 2 s.
+    let settings = json!({"retry": {"baseDelayMs": 5}});
+    std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
     let result_path = root.join("result.json");
     let plugin = plugin_dir();
     let script = plugin.join("tests").join(format!("{scenario}.lua"));
@@ -246,7 +249,15 @@ fn settled_line(id: &str, outcome: Option<&str>) -> String {
         Some(o) => format!("settled ({o})"),
         None => "settled".to_string(),
     };
-    format!("Tandem: {state} · {MODEL} · session {}", &id[..8])
+    format!("Tandem: {state} · {MODEL} · session {}", short(id))
+}
+
+/// How the chat names session `id` (a UUIDv7): its last 8 hex digits, which are random; the
+/// first ones are a timestamp that sessions made together share.
+fn short(id: &str) -> String {
+    let hex: String = id.chars().filter(|c| *c != '-').collect();
+    assert_eq!(hex.len(), 32, "a session id is a UUID: {id}");
+    hex[24..].to_lowercase()
 }
 
 /// The text of the last user message the model received.
@@ -368,7 +379,9 @@ async fn tandem_ask_streams_the_whole_answer_into_the_chat() {
 
 /// The fix code action (editors/neovim/tests/fix.lua) on a diagnostic from another source,
 /// chosen in `vim.lsp.buf.code_action()`'s menu: the model's edit is confirmed through
-/// vim.ui.select (stubbed to pick Apply) and Neovim applies it to the buffer.
+/// vim.ui.select (stubbed to pick Apply) and Neovim applies it to the buffer. When the question
+/// is asked the chat already shows the edit's diff, with the file's line numbers, and the
+/// question under it; at the end the diff is there once (the server's, in the same place).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_select() {
     let mock = MockLlm::start().await.expect("mock LLM");
@@ -410,30 +423,55 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
         "the server's question\n{ctx}"
     );
 
-    // The chat followed the command's session: the tool, its diff, the question and the answer.
+    // The chat when the question was asked: the edit, what it changes, then the question.
+    let asked = strings(&selects[1]["chat"]);
+    let tail = asked[asked.len().saturating_sub(9)..].to_vec();
+    assert_eq!(
+        tail,
+        [
+            "- ▶ Edit main.py",
+            "  main.py: +1 -1 (proposed)",
+            "  ```diff",
+            "   1 │ def average(values):",
+            "  -2 │     return sum(values) / len(valus)",
+            "  +2 │     return sum(values) / len(values)",
+            "  ```",
+            "",
+            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+        ],
+        "the chat when the question was asked:\n{}\n{ctx}",
+        asked.join("\n")
+    );
+
+    // The chat followed the command's session: the tool, its diff (the server's, where the
+    // proposal was: once), the question and the answer, then the model's answer.
     let chat = out.chat();
     let session = r["current"]
         .as_str()
         .unwrap_or_else(|| panic!("no current session\n{ctx}"));
     assert_eq!(chat[0], settled_line(session, None), "{ctx}");
-    for line in [
-        "- ✓ Edit main.py",
-        "  main.py: +1 -1",
-        "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
-        "→ Apply",
-        // The question's preview (the call's arguments), then the file's own diff.
-        "-len(valus)",
-        "+len(values)",
-        "  -    return sum(values) / len(valus)",
-        "  +    return sum(values) / len(values)",
-        "Fixed the typo: `valus` is now `values`.",
-    ] {
-        assert!(
-            chat.iter().any(|l| l == line),
-            "the chat lacks {line:?}:\n{}\n{ctx}",
-            chat.join("\n")
-        );
-    }
+    assert_change_then_question(
+        &chat,
+        &[
+            "- ✓ Edit main.py",
+            "  main.py: +1 -1",
+            "  ```diff",
+            "   1 │ def average(values):",
+            "  -2 │     return sum(values) / len(valus)",
+            "  +2 │     return sum(values) / len(values)",
+            "  ```",
+            "",
+            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+            "→ Apply",
+        ],
+        ctx,
+    );
+    assert!(
+        chat.iter()
+            .any(|l| l == "Fixed the typo: `valus` is now `values`."),
+        "the chat lacks the answer:\n{}\n{ctx}",
+        chat.join("\n")
+    );
 
     // The diagnostic came from another source (not the tandem client): the plugin sent it with
     // the code action request, so the fix prompt names it.
@@ -441,6 +479,81 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
     assert_eq!(requests.len(), 2, "{ctx}");
     let first = user_texts(&requests[0].json().expect("JSON body")).join("\n");
     assert!(first.contains("\"valus\" is not defined"), "{first}");
+}
+
+/// The chat holds `block` once, its lines in a row, and each of its diff lines only there.
+fn assert_change_then_question(chat: &[String], block: &[&str], ctx: &str) {
+    let at = chat
+        .windows(block.len())
+        .position(|w| w.iter().zip(block).all(|(a, b)| a == b))
+        .unwrap_or_else(|| {
+            panic!(
+                "the chat lacks, in a row:\n{}\n--- the chat:\n{}\n{ctx}",
+                block.join("\n"),
+                chat.join("\n")
+            )
+        });
+    for line in block.iter().filter(|l| l.contains(" │ ")) {
+        let count = chat.iter().filter(|l| l == line).count();
+        assert_eq!(
+            count,
+            1,
+            "{line:?} is in the chat {count} times (at {at}):\n{}\n{ctx}",
+            chat.join("\n")
+        );
+    }
+}
+
+/// The same fix, rejected (editors/neovim/tests/fix.lua with Reject): the buffer is untouched,
+/// and the chat marks the edit rejected, its diff (once, where the proposal was) saying it was
+/// not applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_fix_leaves_the_buffer_and_the_chat_marks_the_edit_not_applied() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("fix-edit.sse")).unwrap();
+    mock.enqueue_file(fixture("fix-rejected.sse")).unwrap();
+    let out = run_scenario_with("fix", &mock, MODEL, &[("TANDEM_ANSWER", "Reject")]).await;
+    let r = &out.result;
+    let ctx = &out.context;
+
+    assert_eq!(
+        r["lines"],
+        json!(BUGGY.lines().collect::<Vec<_>>()),
+        "the file buffer\n{ctx}"
+    );
+    assert_eq!(r["modified"], false, "{ctx}");
+    let selects = r["selects"].as_array().cloned().unwrap_or_default();
+    assert_eq!(selects.len(), 2, "{ctx}");
+    assert_eq!(selects[1]["chose"], "Reject", "{ctx}");
+
+    let chat = out.chat();
+    assert_change_then_question(
+        &chat,
+        &[
+            "- ✗ Edit main.py — rejected: the file is unchanged",
+            "  main.py: +1 -1 (rejected, not applied)",
+            "  ```diff",
+            "   1 │ def average(values):",
+            "  -2 │     return sum(values) / len(valus)",
+            "  +2 │     return sum(values) / len(values)",
+            "  ```",
+            "",
+            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+            "→ Reject",
+        ],
+        ctx,
+    );
+    assert!(
+        chat.iter()
+            .any(|l| l == "Understood: main.py is unchanged."),
+        "{}\n{ctx}",
+        chat.join("\n")
+    );
+    // The model was told.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{ctx}");
+    let body = requests[1].body_text();
+    assert!(body.contains("rejected"), "{body}");
 }
 
 /// `:TandemAbort` while the provider's stream hangs (editors/neovim/tests/abort.lua).
@@ -495,10 +608,13 @@ async fn run_offline(scenario: &str) -> Outcome {
     out
 }
 
-/// The chat renderer fed a synthetic stream (editors/neovim/tests/render.lua): 20 000 text
-/// deltas appended into 20 long lines, quoted thinking, a failed tool updated in place, a second
-/// session's events interleaved (dividers), a stale notification ignored, a sequence gap
-/// repaired from message_end, a retry, an error and the state line throughout.
+/// The chat renderer fed a synthetic stream (editors/neovim/tests/render.lua): two prompts in a
+/// row (each labelled), 20 000 text deltas appended into 20 long lines, quoted thinking, a failed
+/// tool updated in place (its title without backticks), a second session's events interleaved
+/// (dividers that tell two UUIDv7s with one time prefix apart), a stale notification ignored, a
+/// sequence gap repaired from message_end, an edit whose numbered diff is shown before the
+/// question and then marked rejected in the same place (once), a 429 retried (a neutral line,
+/// no error), a call that fails for good (its error once), and the state line throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_chat_renders_a_synthetic_event_stream() {
     let out = run_offline("render").await;
@@ -515,6 +631,10 @@ async fn the_chat_renders_a_synthetic_event_stream() {
         "",
         "Count",
         "",
+        "## You",
+        "",
+        "Faster, please",
+        "",
         "## Tandem",
         "",
         "> Let me think.",
@@ -529,28 +649,72 @@ async fn the_chat_renders_a_synthetic_event_stream() {
             .collect();
         expected.push(words.join(" "));
     }
+    let edit_diff = |note: &str| {
+        [
+            format!("  main.py: +1 -1 ({note})"),
+            "  ```diff".into(),
+            "   1 │ def average(values):".into(),
+            "  -2 │     return sum(values) / len(valus)".into(),
+            "  +2 │     return sum(values) / len(values)".into(),
+            "  ```".into(),
+        ]
+    };
+    let before_the_edit: Vec<String> = [
+        "",
+        "- ✗ Run ls — Command exited with code 2",
+        "",
+        "── session bbbbbbbb ──",
+        "",
+        "## Tandem",
+        "",
+        "From B.",
+        "",
+        "── session aaaaaaaa: Count ──",
+        "",
+        "## Tandem",
+        "",
+        "ly.",
+        "",
+        "_(some of the stream was missed; the whole message:)_",
+        "Finally.",
+        "",
+    ]
+    .map(String::from)
+    .to_vec();
+    let question = [
+        String::new(),
+        "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)".into(),
+    ];
+
+    // When the question is asked, the chat already shows what the edit changes, above it.
+    let mut at_question = expected.clone();
+    at_question[0] = "Tandem: running: Edit main.py · session aaaaaaaa".into();
+    at_question.extend(before_the_edit.iter().cloned());
+    at_question.push("- ▶ Edit main.py".into());
+    at_question.extend(edit_diff("proposed"));
+    at_question.extend(question.iter().cloned());
+    assert_eq!(
+        strings(&r["chat_at_question"]),
+        at_question,
+        "the chat when the question was asked\n{ctx}"
+    );
+
+    expected.extend(before_the_edit);
+    expected.push("- ✗ Edit main.py — rejected: the file is unchanged".into());
+    expected.extend(edit_diff("rejected, not applied"));
+    expected.extend(question);
     expected.extend(
         [
+            "→ Reject",
             "",
-            "- ✗ Run `ls` — Command exited with code 2",
-            "",
-            "── session bbbbbbbb ──",
+            "_Rate limited (429): retry 1 succeeded._",
             "",
             "## Tandem",
             "",
-            "From B.",
+            "Recovered.",
             "",
-            "── session aaaaaaaa ──",
-            "",
-            "ly.",
-            "",
-            "_(some of the stream was missed; the whole message:)_",
-            "Finally.",
-            "",
-            "_Retrying (attempt 1 of 3, in 2.0 s): 429 Too Many Requests_",
-            "",
-            "**Error:** gave up",
-            "after 3 retries",
+            "**Error:** HTTP 400: bad request",
+            "details",
         ]
         .map(String::from),
     );
@@ -570,7 +734,11 @@ async fn the_chat_renders_a_synthetic_event_stream() {
         );
     }
     assert_eq!(
-        r["state_while_tool"], "Tandem: running: Run `ls` · session aaaaaaaa",
+        r["retry_while_waiting"], "_Rate limited (429), retrying in 2 s… (attempt 1 of 3)_",
+        "a retried 429 is a note, not an error\n{ctx}"
+    );
+    assert_eq!(
+        r["state_while_tool"], "Tandem: running: Run ls · session aaaaaaaa",
         "{ctx}"
     );
     assert_eq!(
@@ -581,8 +749,11 @@ async fn the_chat_renders_a_synthetic_event_stream() {
 }
 
 /// The chat's pure modules without the editor (editors/neovim/tests/chat_render.lua): a session
-/// taken through `chat/state.lua` by events, and `chat/render.lua`'s lines for it (state line,
-/// tool lines, the question about an edit with its preview, a cut diff, a repaired message, a
+/// taken through `chat/state.lua` by events, and the lines `chat/render.lua`, `chat/diff.lua`
+/// and `chat/proposal.lua` make for it (state line, session labels that differ for UUIDv7s made
+/// together, tool lines without backticks, the proposed change of an edit as a numbered diff
+/// before the question, the question, diffs with the file's line numbers, a rejected edit,
+/// retries as neutral lines, a failed call's error kept to be shown once, a repaired message, a
 /// prompt's context), with vim.api, vim.fn, vim.bo and vim.wo raising on any use.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_chat_state_and_render_modules_make_lines_without_the_editor_api() {
@@ -592,43 +763,84 @@ async fn the_chat_state_and_render_modules_make_lines_without_the_editor_api() {
     let expected = json!({
         "editor_api_blocked": true,
         "no_session": "Tandem: no session yet (:TandemAsk {question})",
-        "idle": "Tandem: idle · session 0197e3a1",
-        "pending": "- … `edit`",
+        // The random end of each UUIDv7, not its time prefix (the same for both); another id whole.
+        "short_labels": ["8e2f1c00", "33445566", "opaque-id"],
+        "idle": "Tandem: idle · session 8e2f1c00",
+        "title": "Fix the typo",
+        "divider": ["", "── new session 8e2f1c00: Fix the typo ──"],
+        "pending": "- … edit",
         "running": "- ▶ Edit main.py",
-        "state_running": "Tandem: running: Edit main.py · mock/mock-model · session 0197e3a1",
-        "question": [
+        "state_running": "Tandem: running: Edit main.py · mock/mock-model · session 8e2f1c00",
+        "change_asked_about": true,
+        "proposed": [
+            "  main.py: +1 -1 (proposed)",
+            "  ```diff",
+            "   1 │ def average(values):",
+            "  -2 │     return sum(values) / len(valus)",
+            "  +2 │     return sum(values) / len(values)",
+            "  ```",
+        ],
+        "proposal_not_found": true,
+        "proposal_twice": true,
+        "preview": ["-len(valus)", "+len(values)"],
+        "proposal_forms": "def mean(values):\n    return sum(values) / len(values)\n",
+        "proposal_new_file": "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x = 1\n",
+        "question": ["", "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)"],
+        "question_with_list": [
             "",
-            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
-            "```diff",
-            "-len(valus)",
-            "+len(values)",
+            "**Tandem asks:** Trust this folder?",
+            "```",
+            "- .pi/mcp.json: node server.mjs",
+            "… 1 more line",
             "```",
         ],
         "answer": ["→ dismissed"],
+    });
+    // In two parts: one json! of them all is deeper than the macro's recursion limit.
+    let after_the_question = json!({
         "change_after_tool_end": true,
         "done": "- ✓ Edit main.py",
+        "applied_note": true,
         "diff_cut": [
             "  main.py: +1 -1",
             "  ```diff",
-            "  --- a/main.py",
-            "  +++ b/main.py",
-            "  @@ -1,2 +1,2 @@",
-            "  … 3 more lines",
+            "   1 │ def average(values):",
+            "  -2 │     return sum(values) / len(valus)",
+            "  … 1 more line",
             "  ```",
         ],
         "diff_summary": ["  main.py: +1 -1"],
-        "failed": "- ✗ `bash` — Command exited with code 2",
+        "rejected": ["  main.py: +1 -1 (rejected, not applied)"],
+        "not_applied": "not applied",
+        "failed": "- ✗ bash — Command exited with code 2",
+        "plain_title": "- ✓ Search for valus in src",
+        "numbered": [
+            "   8 │ local a = 1",
+            "-  9 │ -- old comment",
+            "+  9 │ -- new comment",
+            "  10 │ local b = 2",
+            "@@ … @@",
+            "  98 │ return M",
+            "  99 │ -- end",
+            "+100 │ -- really",
+        ],
         "state_queued":
-            "Tandem: running · mock/mock-model · session 0197e3a1 · queued: 1 steering, 0 follow-up",
+            "Tandem: running · mock/mock-model · session 8e2f1c00 · queued: 1 steering, 0 follow-up",
         "sequence": ["next", "next", "gap", "stale"],
         "repaired": true,
         "message_end": [
             ["", "_(some of the stream was missed; the whole message:)_"],
             ["Partial answer."],
-            ["", "**Error:** 429 Too Many Requests", "retry later"],
         ],
+        "retrying": "_Rate limited (429), retrying in 2 s… (attempt 1 of 3)_",
+        "retried": "_Rate limited (429): retry 1 succeeded._",
+        "failure_after_retry": true,
+        "failure_pending": "HTTP 400: bad request",
+        "unsaid_after_error": {"failure": false, "retry": false},
         "state_settled":
-            "Tandem: settled (error) · mock/mock-model · session 0197e3a1 · queued: 1 steering, 0 follow-up",
+            "Tandem: settled (error) · mock/mock-model · session 8e2f1c00 · queued: 1 steering, 0 follow-up",
+        "gave_up": "_Overloaded (529): gave up after 3 retries._",
+        "unsaid_failure": "529 Overloaded",
         "prompt": [
             "",
             "_Context: main.py (Python) · Selection: 1:1 to 2:36 · with diagnostics_",
@@ -642,10 +854,10 @@ async fn the_chat_state_and_render_modules_make_lines_without_the_editor_api() {
             "Explain this",
         ],
         "stream": ["one", "> two", "> three"],
-        "divider": ["", "── new session 0197e3a1 ──"],
     });
-    let expected = expected.as_object().expect("an object");
-    for (case, want) in expected {
+    let mut expected = expected.as_object().cloned().expect("an object");
+    expected.extend(after_the_question.as_object().cloned().expect("an object"));
+    for (case, want) in &expected {
         assert_eq!(&cases[case], want, "case {case}\n{ctx}");
     }
     assert_eq!(
@@ -717,7 +929,7 @@ async fn sessions_models_and_thinking_through_the_commands() {
     for line in [
         "First answer.".to_string(),
         "_First question (2 messages)_".to_string(),
-        format!("── new session {} ──", &second[..8]),
+        format!("── new session {} ──", short(second)),
         "Second question".to_string(),
         "Second answer.".to_string(),
     ] {
@@ -802,4 +1014,208 @@ async fn a_missing_key_is_reported_in_the_chat() {
         "{notes:?}\n{ctx}"
     );
     assert!(mock.requests().is_empty(), "{ctx}");
+}
+
+/// The fix code action as a user runs it, in a real TUI (editors/neovim/tests/hit_enter.lua runs
+/// the user's Neovim in a terminal and answers Neovim's own vim.ui.select, inputlist(), by
+/// typing): Neovim never stops at "Press ENTER or type command to continue", and when the Apply
+/// question is asked the chat on the screen already shows the edit's diff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_action_run_in_a_real_tui_never_asks_to_press_enter() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("fix-edit.sse")).unwrap();
+    mock.enqueue_file(fixture("fix-done.sse")).unwrap();
+    let out = run_scenario("hit_enter", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+    let screen = |value: &Value| strings(value).join("\n");
+    let prompts: Vec<String> = r["hit_enter"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| format!("at {}:\n{}", p["step"], screen(&p["screen"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        prompts.is_empty(),
+        "Neovim asked to press ENTER {} time(s):\n{}\n{ctx}",
+        prompts.len(),
+        prompts.join("\n\n")
+    );
+    let at_question = strings(&r["screen_at_question"]);
+    let at_end = strings(&r["screen_at_end"]);
+    println!("the screen at the question:\n{}", at_question.join("\n"));
+    println!("the screen at the end:\n{}", at_end.join("\n"));
+    // While Neovim's own picker asks, the chat on the screen shows the edit's diff, with the
+    // file's line numbers, above the picker's question.
+    let row = |screen: &[String], text: &str| screen.iter().position(|l| l.contains(text));
+    let asked = row(&at_question, "Tandem wants to edit main.py (+1/-1 lines)");
+    for line in [
+        "main.py: +1 -1 (proposed)",
+        "-2 │     return sum(values) / len(valus)",
+        "+2 │     return sum(values) / len(values)",
+    ] {
+        let at = row(&at_question, line);
+        assert!(
+            at.is_some() && at < asked,
+            "{line:?} is not above the question on the screen:\n{}\n{ctx}",
+            at_question.join("\n")
+        );
+    }
+    // At the end the server's diff is in the proposal's place, once.
+    for line in ["+2 │     return sum(values) / len(values)", "→ Apply"] {
+        let count = at_end.iter().filter(|l| l.contains(line)).count();
+        assert_eq!(count, 1, "{line:?}:\n{}\n{ctx}", at_end.join("\n"));
+    }
+    assert_eq!(
+        r["lines"],
+        json!(["def average(values):", FIXED_LINE]),
+        "the file buffer\n{ctx}"
+    );
+}
+
+/// `:help tandem` with the plugin on the runtimepath as a plain install puts it, which runs no
+/// :helptags (editors/neovim/tests/help.lua): the shipped doc/tags finds the plugin's help, and
+/// it is what :helptags makes of doc/tandem.txt as it is now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_tandem_works_from_a_runtimepath_install_with_up_to_date_tags() {
+    let out = run_offline("help").await;
+    let r = &out.result;
+    let ctx = &out.context;
+    for subject in [
+        "tandem",
+        "tandem.txt",
+        ":TandemAsk",
+        "tandem-chat",
+        "tandem-confirmations",
+        "tandem.status()",
+    ] {
+        let help = &r["help"][subject];
+        assert_eq!(help["ok"], true, ":help {subject}: {help}\n{ctx}");
+        assert_eq!(help["file"], "tandem.txt", ":help {subject}: {help}\n{ctx}");
+        let line = help["line"].as_str().unwrap_or_default();
+        assert!(
+            line.contains(&format!("*{subject}*")),
+            ":help {subject} landed on {line:?}\n{ctx}"
+        );
+    }
+    assert!(r["tags_made"].is_string(), ":helptags made no tags\n{ctx}");
+    assert_eq!(
+        r["tags_shipped"], r["tags_made"],
+        "editors/neovim/doc/tags is not what :helptags makes of doc/tandem.txt: run \
+         nvim --headless --clean -c 'helptags editors/neovim/doc' -c q\n{ctx}"
+    );
+}
+
+/// The chat through whole runs (editors/neovim/tests/chat_polish.lua): a 429 that is retried
+/// shows as a neutral line, rewritten to "retry 1 succeeded", never as an error; a call that
+/// fails for good shows its error once; each prompt has its label; and two sessions made a
+/// moment apart (UUIDv7s with the same time prefix) have different labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_shows_retries_errors_labels_and_sessions_as_a_user_reads_them() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue(MockResponse::json(
+        429,
+        json!({"error": {"message": "Rate limit reached for requests", "type": "rate_limit_error"}}),
+    ));
+    mock.enqueue_file(fixture("first.sse")).unwrap();
+    mock.enqueue(MockResponse::json(
+        400,
+        json!({"error": {"message": "Unsupported parameter: 'frobnicate'", "type": "invalid_request_error"}}),
+    ));
+    mock.enqueue_file(fixture("second.sse")).unwrap();
+    let out = run_scenario("chat_polish", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+    let chat = out.chat();
+    let shown = chat.join("\n");
+    let first = r["first"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no first session\n{ctx}"));
+    let second = r["second"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no second session\n{ctx}"));
+    let position = |line: &str| {
+        chat.iter()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("the chat lacks {line:?}:\n{shown}\n{ctx}"))
+    };
+
+    // The retry: a neutral note while it waits, then what came of it, above the answer.
+    let retrying = strings(&r["retrying"]);
+    assert_eq!(retrying.len(), 1, "{retrying:?}\n{ctx}");
+    assert!(
+        retrying[0].starts_with("_Rate limited (429), retrying in ")
+            && retrying[0].ends_with(" (attempt 1 of 3)_"),
+        "{retrying:?}\n{ctx}"
+    );
+    let retried = position("_Rate limited (429): retry 1 succeeded._");
+    assert!(retried < position("First answer."), "{shown}\n{ctx}");
+
+    // The failure: one error, and its text nowhere else.
+    let errors: Vec<&String> = chat
+        .iter()
+        .filter(|l| l.starts_with("**Error:**"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}\n{shown}\n{ctx}");
+    assert!(errors[0].contains("frobnicate"), "{errors:?}\n{ctx}");
+    assert_eq!(
+        chat.iter().filter(|l| l.contains("frobnicate")).count(),
+        1,
+        "the error is shown more than once:\n{shown}\n{ctx}"
+    );
+    assert!(position("Break") < errors_at(&chat), "{shown}\n{ctx}");
+
+    // Each prompt has its label.
+    assert_eq!(
+        chat.iter().filter(|l| *l == "## You").count(),
+        3,
+        "{shown}\n{ctx}"
+    );
+    for prompt in ["First question", "Break", "Second question"] {
+        // "## You", its editor context (the cursor), the prompt.
+        let at = position(prompt);
+        assert_eq!(chat[at - 4], "## You", "{prompt}:\n{shown}\n{ctx}");
+        assert!(chat[at - 2].starts_with("_Context: "), "{shown}\n{ctx}");
+    }
+    // No label without words under it: the failed calls wrote nothing, so their retry and
+    // their error follow the prompt.
+    assert_eq!(
+        chat.iter().filter(|l| *l == "## Tandem").count(),
+        2,
+        "{shown}\n{ctx}"
+    );
+    assert_eq!(chat[position("Break") + 2], *errors[0], "{shown}\n{ctx}");
+    assert_eq!(
+        chat[position("First question") + 2],
+        "_Rate limited (429): retry 1 succeeded._",
+        "{shown}\n{ctx}"
+    );
+
+    // Two sessions, two labels, whatever their ids' time prefixes.
+    assert_ne!(first, second, "{ctx}");
+    println!(
+        "session ids {first} and {second} (the first 8 digits {} the same)",
+        if first[..8] == second[..8] {
+            "are"
+        } else {
+            "are not"
+        }
+    );
+    assert_ne!(short(first), short(second), "{ctx}");
+    position(&format!("── new session {} ──", short(second)));
+    assert_eq!(chat[0], settled_line(second, None), "{ctx}");
+    assert!(
+        position("Second answer.") > position("Break"),
+        "{shown}\n{ctx}"
+    );
+    assert_eq!(mock.requests().len(), 4, "{ctx}");
+}
+
+/// Where the chat's first error is.
+fn errors_at(chat: &[String]) -> usize {
+    chat.iter()
+        .position(|l| l.starts_with("**Error:**"))
+        .unwrap_or(usize::MAX)
 }

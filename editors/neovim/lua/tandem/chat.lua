@@ -5,10 +5,14 @@
 -- and the plugin's notes, and passes them along:
 --   chat/state.lua       the sessions and how events change them (pure)
 --   chat/render.lua      the text of every line (pure)
+--   chat/diff.lua        the lines of a change: a numbered diff, or the arguments' text (pure)
+--   chat/proposal.lua    the diff of an edit the server asks about, before it is applied (pure)
 --   chat/transcript.lua  writes that text into the buffer as events arrive
 --   chat/window.lua      the buffer's making, its windows, `q`, scrolling
 
 local config = require('tandem.config')
+local diff = require('tandem.chat.diff')
+local proposal = require('tandem.chat.proposal')
 local render = require('tandem.chat.render')
 local state = require('tandem.chat.state')
 local transcript = require('tandem.chat.transcript')
@@ -38,7 +42,7 @@ setmetatable(M, {
 M.short = render.short
 M.session = state.session
 M.split_context = render.split_context
-M.preview = render.preview
+M.preview = diff.preview
 
 --- The chat buffer, created on first use.
 ---@return integer
@@ -180,19 +184,114 @@ function M.on_event(params)
   end
 end
 
--- Notes from the plugin ---------------------------------------------------------------------
+-- Questions --------------------------------------------------------------------------------
 
---- A question from the server (window/showMessageRequest): shown before the picker opens.
+--- The edit or write call the question being asked is about.
+---@type tandem.Tool?
+local asked = nil
+
+--- The file a change call works on: its absolute path, and the path its diff names (relative to
+--- the working directory, as the server's is to the session's folder).
+---@param tool tandem.Tool
+---@return string? file
+---@return string? shown
+local function change_file(tool)
+  local location = tool.locations and tool.locations[1]
+  local path = type(tool.arguments) == 'table' and tool.arguments.path or nil
+  local file
+  if type(location) == 'table' and type(location.uri) == 'string' then
+    file = vim.uri_to_fname(location.uri)
+  elseif type(path) == 'string' and path ~= '' then
+    file = vim.fs.normalize(vim.fn.fnamemodify(path, ':p'))
+  else
+    return nil, nil
+  end
+  local shown = (type(path) == 'string' and path ~= '' and not vim.startswith(path, '/')) and path
+    or vim.fn.fnamemodify(file, ':.')
+  return file, shown
+end
+
+--- The text of `file` as the user sees it: its loaded buffer (unsaved changes included, which
+--- is what the server edits), else the file on disk; nil when there is no such file.
+---@param file string
+---@return string?
+local function source_text(file)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.fs.normalize(vim.api.nvim_buf_get_name(b)) == file then
+      local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+      if vim.bo[b].eol or vim.bo[b].fixeol then
+        text = text .. '\n'
+      end
+      return text
+    end
+  end
+  local f = io.open(file, 'rb')
+  if not f then
+    return nil
+  end
+  local text = f:read('*a')
+  f:close()
+  return text
+end
+
+--- What `tool` (an edit or write the server asks about) would change, as the lines shown under
+--- its tool line: a diff of the file with its line numbers, else (the arguments do not apply
+--- exactly) the arguments' old and new text.
+---@param tool tandem.Tool
+---@return string[]?
+local function proposed_change(tool)
+  local max = config.options.chat.max_diff_lines or 0
+  local file, shown = change_file(tool)
+  if file and shown then
+    local unified = proposal.diff(tool, source_text(file), shown)
+    if unified then
+      return diff.block(tool, unified, max, 'proposed')
+    end
+  end
+  local preview = diff.preview(tool)
+  if #preview == 0 then
+    return nil
+  end
+  return diff.fenced(string.format('  %s (proposed)', shown or render.plain(tool.title)), preview, max)
+end
+
+--- A question from the server (window/showMessageRequest), written before the picker opens.
+--- When it asks to apply an edit, what the edit changes is written first, under the edit's line
+--- (the server's own diff replaces it when the edit ends, so the change is shown once), and the
+--- chat is opened to show it.
 ---@param message string
 function M.question(message)
-  transcript.append(render.question(message, state.running_change, config.options.chat.max_diff_lines or 0))
+  asked = nil
+  local change = state.running_change
+  if change and render.is_change_question(message) then
+    asked = change
+    if not transcript.has_change(change) then
+      local lines = proposed_change(change)
+      if lines then
+        transcript.tool_change(change, lines)
+      end
+    end
+    if config.options.chat.open_on_ask and not window.is_open() then
+      M.open({ focus = false })
+    end
+  end
+  transcript.append(render.question(message, config.options.chat.max_diff_lines or 0))
+  -- The picker may take the screen at once (the default vim.ui.select is inputlist()): the
+  -- chat must show the change and the question before it does.
+  window.scroll_to_end()
 end
 
 --- The answer to the last question.
----@param title? string
+---@param title? string nil when it was dismissed
 function M.answer(title)
+  if asked then
+    asked.answer = title or 'dismissed'
+    asked = nil
+  end
   transcript.append(render.answer(title))
 end
+
+-- Notes from the plugin ---------------------------------------------------------------------
 
 --- A line of the plugin's own (errors of requests, queued prompts).
 ---@param text string

@@ -10,6 +10,7 @@
 local config = require('tandem.config')
 local lsp = require('tandem.lsp')
 local chat = require('tandem.chat')
+local notify = require('tandem.notify')
 
 local M = {}
 
@@ -40,12 +41,13 @@ local function on_progress(ev)
     M.progress[params.token] = message
   end
   if config.options.progress == 'echo' then
-    local text = 'Tandem: ' .. message:gsub('\n.*', '')
+    local first = message:match('^[^\n]*')
+    local text = 'Tandem: ' .. first
     if value.kind == 'end' then
-      text = 'Tandem: done' .. (message ~= '' and (': ' .. message:gsub('\n.*', '')) or '')
+      text = 'Tandem: done' .. (first ~= '' and (': ' .. first) or '')
     end
-    -- No history, truncated to the screen: a status, not a message.
-    vim.api.nvim_echo({ { vim.fn.strcharpart(text, 0, math.max(10, vim.v.echospace)), 'Comment' } }, false, {})
+    -- A status, not a message: one line that fits, no history, never a hit-enter prompt.
+    notify.status(text)
   end
 end
 
@@ -175,7 +177,7 @@ function M.prompt(text, opts)
   ensure_setup()
   opts = opts or {}
   if not text or vim.trim(text) == '' then
-    vim.notify('Tandem: what should I do? (e.g. :TandemAsk explain this function)', vim.log.levels.WARN)
+    notify.show('Tandem: what should I do? (e.g. :TandemAsk explain this function)', vim.log.levels.WARN)
     return
   end
   local buf = opts.buf or vim.api.nvim_get_current_buf()
@@ -191,20 +193,20 @@ function M.prompt(text, opts)
     if ok and context then
       params.context = context
     elseif not ok then
-      vim.notify('Tandem: no editor context: ' .. tostring(context), vim.log.levels.WARN)
+      notify.show('Tandem: no editor context: ' .. tostring(context), vim.log.levels.WARN)
     end
     lsp.call(client, 'request', 'tandem/prompt', params, function(err, result)
       if err then
         local message = err.message or vim.inspect(err)
         chat.note('**Error:** ' .. message)
-        vim.notify('Tandem: ' .. message, vim.log.levels.ERROR)
+        notify.show('Tandem: ' .. message, vim.log.levels.ERROR)
         return
       end
       if result and result.session then
         chat.set_current(result.session)
         if result.queued then
           local how = opts.when_busy == 'followUp' and 'a follow-up' or 'a steering message'
-          vim.api.nvim_echo({ { 'Tandem: queued as ' .. how, 'Comment' } }, false, {})
+          notify.status('Tandem: queued as ' .. how)
         end
       end
     end, lsp.is_file_buffer(buf) and buf or nil)
@@ -230,7 +232,7 @@ end
 function M.abort(all)
   ensure_setup()
   if not lsp.get() then
-    vim.notify('Tandem: the server is not running', vim.log.levels.WARN)
+    notify.show('Tandem: the server is not running', vim.log.levels.WARN)
     return
   end
   if chat.current and not all then
@@ -346,13 +348,13 @@ function M.set_model(ref)
   ensure_setup()
   local provider, id = ref:match('^([^/]+)/(.+)$')
   if not provider then
-    vim.notify('Tandem: a model is "provider/id", not ' .. ref, vim.log.levels.ERROR)
+    notify.show('Tandem: a model is "provider/id", not ' .. ref, vim.log.levels.ERROR)
     return
   end
   config.options.model = ref
   lsp.push_settings()
   if not chat.current then
-    vim.notify('Tandem: new sessions will use ' .. ref)
+    notify.show('Tandem: new sessions will use ' .. ref)
     return
   end
   local session = chat.current
@@ -362,7 +364,7 @@ function M.set_model(ref)
       s.model = result.provider .. '/' .. result.id
       chat.update_state()
     end
-    vim.notify('Tandem: model ' .. ref)
+    notify.show('Tandem: model ' .. ref)
   end)
 end
 
@@ -372,18 +374,18 @@ function M.thinking(level)
   ensure_setup()
   local function apply(choice)
     if not vim.tbl_contains(config.thinking_levels, choice) then
-      vim.notify('Tandem: thinking level must be one of ' .. table.concat(config.thinking_levels, ', '), vim.log.levels.ERROR)
+      notify.show('Tandem: thinking level must be one of ' .. table.concat(config.thinking_levels, ', '), vim.log.levels.ERROR)
       return
     end
     config.options.thinking_level = choice
     lsp.push_settings()
     if not chat.current then
-      vim.notify('Tandem: new sessions will think at ' .. choice)
+      notify.show('Tandem: new sessions will think at ' .. choice)
       return
     end
     lsp.request('tandem/thinking/set', { session = chat.current, level = choice }, function(result)
       local now = result and result.level or choice
-      vim.notify('Tandem: thinking level ' .. now .. (now ~= choice and (' (the model cannot do ' .. choice .. ')') or ''))
+      notify.show('Tandem: thinking level ' .. now .. (now ~= choice and (' (the model cannot do ' .. choice .. ')') or ''))
     end)
   end
   if level and level ~= '' then
@@ -404,7 +406,7 @@ function M.fix(args)
   ensure_setup()
   local client = lsp.get()
   if not client then
-    vim.notify('Tandem: the server is not attached to this buffer', vim.log.levels.WARN)
+    notify.show('Tandem: the server is not attached to this buffer', vim.log.levels.WARN)
     return
   end
   local range

@@ -177,7 +177,7 @@ local function wrap_requests(client)
         if h then
           return h(err, result, ctx)
         elseif err then
-          vim.notify('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+          require('tandem.notify').show('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
         end
       end
     end
@@ -185,43 +185,81 @@ local function wrap_requests(client)
   end
 end
 
---- `window/showMessageRequest` for this client: the question goes to the chat and to
---- vim.ui.select; dismissing it answers null (the server then rejects or denies).
+--- How long a question about an edit waits for the events that say what the edit changes.
+local EXPLAINED_WITHIN_MS = 1000
+
+--- Whether the events that explain `message` have arrived: for an edit or a new file, the call
+--- running now with its arguments (tool_start, after toolcall_end).
+local function explained(message)
+  local render = require('tandem.chat.render')
+  if not render.is_change_question(message) then
+    return true
+  end
+  local change = require('tandem.chat.state').running_change
+  return change ~= nil and change.arguments ~= nil
+end
+
+--- `window/showMessageRequest` for this client. The order is what the user needs: the chat
+--- shows what is asked about (an edit's diff) and the question, the screen is redrawn, and only
+--- then does vim.ui.select ask; its answer goes to the chat. Dismissing answers null (the server
+--- then rejects or denies).
 local function show_message_request(_, params, _)
   local actions = params.actions or {}
+  local message = params.message or ''
   if #actions == 0 then
-    vim.notify('Tandem: ' .. (params.message or ''), vim.log.levels.INFO)
+    require('tandem.notify').show('Tandem: ' .. message, vim.log.levels.INFO)
     return vim.NIL
   end
   local chat = require('tandem.chat')
   local co, is_main = coroutine.running()
   if co and not is_main then
-    -- The events that explain the question (the edit call and its arguments) may still be on
-    -- their way: the server coalesces events, and sends requests at once. Let them land first,
-    -- so that the chat can show what the edit changes.
-    vim.defer_fn(function()
-      coroutine.resume(co)
-    end, 100)
-    coroutine.yield()
-    chat.question(params.message or '')
+    -- The events that explain the question (the edit call, its arguments) may still be on
+    -- their way: the server coalesces events, and sends requests at once. Let them land first
+    -- (a short wait at most), so that the chat can show what the edit changes.
+    local waited = 0
+    while not explained(message) and waited < EXPLAINED_WITHIN_MS do
+      vim.defer_fn(function()
+        if coroutine.status(co) == 'suspended' then
+          coroutine.resume(co)
+        end
+      end, 20)
+      coroutine.yield()
+      waited = waited + 20
+    end
+    chat.question(message)
+    vim.cmd.redraw()
+    local answered, answer, waiting = false, vim.NIL, false
     vim.ui.select(actions, {
-      prompt = params.message,
+      prompt = message,
       kind = 'tandem.confirm',
       format_item = function(action)
         return action.title
       end,
     }, function(choice)
+      if answered then
+        return
+      end
+      answered, answer = true, choice or vim.NIL
       chat.answer(choice and choice.title or nil)
-      -- Resume after vim.ui.select returned, in case it called back synchronously.
+      -- Resume only a handler that waits: a select that calls back before it returns (the
+      -- default one does) is answered below, without waiting, even if it runs the event loop
+      -- after calling back (this callback must never resume a running coroutine).
       vim.schedule(function()
-        coroutine.resume(co, choice or vim.NIL)
+        if waiting and coroutine.status(co) == 'suspended' then
+          coroutine.resume(co)
+        end
       end)
     end)
-    return coroutine.yield()
+    if not answered then
+      waiting = true
+      coroutine.yield()
+    end
+    return answer
   end
   -- Not in a coroutine (older Neovim): ask synchronously.
-  chat.question(params.message or '')
-  local lines = { params.message, '' }
+  chat.question(message)
+  vim.cmd.redraw()
+  local lines = { message, '' }
   for i, action in ipairs(actions) do
     table.insert(lines, string.format('%d. %s', i, action.title))
   end
@@ -229,6 +267,19 @@ local function show_message_request(_, params, _)
   local action = actions[choice]
   chat.answer(action and action.title or nil)
   return action or vim.NIL
+end
+
+--- `window/showMessage` for this client. Neovim's own handler echoes the message with a line
+--- break after it, which always asks for ENTER; here it is one line that fits (notify.lua), and
+--- a message that had to be cut is written whole to the chat.
+local function show_message(_, params, _)
+  local text = type(params) == 'table' and params.message or ''
+  local levels = vim.log.levels
+  local level = ({ levels.ERROR, levels.WARN, levels.INFO, levels.DEBUG })[params and params.type] or levels.INFO
+  if require('tandem.notify').show(text, level) then
+    require('tandem.chat').note(text)
+  end
+  return vim.NIL
 end
 
 --- The `tandem/event` notification.
@@ -244,9 +295,9 @@ local function on_init(client, result)
   local version = tandem and tandem.version
   if version ~= PROTOCOL_VERSION then
     -- The spec: a plugin refuses protocol versions it does not know.
-    vim.notify(
+    require('tandem.notify').show(
       string.format(
-        'Tandem: the server speaks protocol version %s, this plugin version %d: update the plugin or the server',
+        'Tandem: server protocol %s, plugin protocol %d: update the plugin or the server',
         tostring(version),
         PROTOCOL_VERSION
       ),
@@ -281,7 +332,7 @@ function M.client_config(root)
   if trusted ~= nil then
     init_options.workspaceTrusted = trusted
   end
-  local handlers = { ['tandem/event'] = on_event }
+  local handlers = { ['tandem/event'] = on_event, ['window/showMessage'] = show_message }
   if opts.confirm then
     handlers['window/showMessageRequest'] = show_message_request
   end
@@ -327,11 +378,9 @@ function M.start(buf)
   if vim.fn.executable(exe) == 0 then
     if not warned_missing then
       warned_missing = true
-      vim.notify(
-        string.format(
-          'Tandem: the server `%s` was not found or is not executable. Install it (cargo install --path server/tandem) or set `cmd` in require("tandem").setup{}. See :checkhealth tandem',
-          exe
-        ),
+      -- One line (no "Press ENTER"): :checkhealth tandem says how to install it or set `cmd`.
+      require('tandem.notify').show(
+        string.format('Tandem: the server `%s` was not found: see :checkhealth tandem', exe),
         vim.log.levels.ERROR
       )
     end
@@ -407,7 +456,7 @@ function M.request(method, params, cb, on_error, buf)
         if on_error then
           on_error(err)
         else
-          vim.notify('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+          require('tandem.notify').show('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
         end
         return
       end

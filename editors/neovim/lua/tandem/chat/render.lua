@@ -2,7 +2,8 @@
 --
 -- Pure: no buffer, no window, no option lookups (the caller passes the diff limit), so each
 -- function is a value in and lines out, tested without an editor in tests/chat_render.lua.
--- Writing the lines, and deciding where they go, is the transcript's job.
+-- Writing the lines, and deciding where they go, is the transcript's job. How a change (an
+-- edit's diff) is shown is in chat/diff.lua.
 --
 -- A block is a list of lines that starts with '' (the blank line that separates it from what is
 -- above). There are no highlight ranges: the chat buffer is markdown, and Neovim's markdown
@@ -10,11 +11,40 @@
 
 local M = {}
 
---- The first 8 characters of a session id: enough to tell sessions apart on one screen.
+--- A session id as the chat names it. Session ids are UUIDv7s, whose first digits are a
+--- timestamp shared by sessions made close together, so a UUID is named by its last 8 (random)
+--- hex digits; another (opaque) id is shown whole.
 ---@param id? string
 ---@return string
 function M.short(id)
-  return id and id:sub(1, 8) or '?'
+  if not id then
+    return '?'
+  end
+  local hex = id:gsub('-', '')
+  if #hex == 32 and not hex:find('[^%x]') then
+    return hex:sub(-8):lower()
+  end
+  return id
+end
+
+--- `text` on one line, at most `max` characters (an ellipsis when cut).
+---@param text? string
+---@param max integer
+---@return string
+function M.one_line(text, max)
+  text = vim.trim((text or ''):gsub('%s+', ' '))
+  local count, cut_at = 0, nil
+  -- Each character starts with a byte that is not a UTF-8 continuation byte.
+  for pos in text:gmatch('()[^\128-\191]') do
+    count = count + 1
+    if count == max then
+      cut_at = pos
+    end
+  end
+  if count <= max or not cut_at then
+    return text
+  end
+  return text:sub(1, cut_at - 1) .. '…'
 end
 
 ---@param text? string
@@ -29,6 +59,13 @@ function M.first_line(text)
   return (text or ''):match('^[^\n]*') or ''
 end
 
+--- "… 3 more lines": what a cut left out.
+---@param n integer
+---@return string
+function M.more_lines(n)
+  return string.format('… %d more %s', n, n == 1 and 'line' or 'lines')
+end
+
 -- The state line ------------------------------------------------------------------------------
 
 --- The first line of the chat: what session `s` (the current one) is doing.
@@ -40,7 +77,7 @@ function M.state_line(s)
   end
   local parts = {}
   if s.running then
-    table.insert(parts, 'running' .. (s.activity and (': ' .. s.activity) or ''))
+    table.insert(parts, 'running' .. (s.activity and (': ' .. M.plain(s.activity)) or ''))
   elseif s.settled then
     table.insert(parts, 'settled' .. (s.outcome and (' (' .. s.outcome .. ')') or ''))
   else
@@ -59,14 +96,18 @@ end
 
 -- Structure -----------------------------------------------------------------------------------
 
---- The line that separates the events of one session from another's.
+--- The line that separates the events of one session from another's: the session's short id
+--- and, once known, what it is about (its title or first prompt).
 ---@param note? string why the chat moved to this session ('session' when nil)
 ---@param id string
+---@param title? string
 ---@return string[] block
-function M.divider(note, id)
-  return { '', string.format('── %s %s ──', note or 'session', M.short(id)) }
+function M.divider(note, id, title)
+  local about = title and title ~= '' and (': ' .. M.one_line(title, 50)) or ''
+  return { '', string.format('── %s %s%s ──', note or 'session', M.short(id), about) }
 end
 
+--- Who speaks: every user message gets its label, and so does each answer that follows one.
 ---@param role 'user'|'assistant'
 ---@return string[] block
 function M.header(role)
@@ -198,7 +239,8 @@ end
 
 --- What the end of an assistant message adds: the whole text when deltas were missed
 --- (`repaired`), then how it stopped when that is worth saying. Each block is written on its own,
---- so that no two blank lines meet.
+--- so that no two blank lines meet. A failed call's error is not here: it waits to be shown
+--- once, by the retry that takes it over or as the run's error (see `state.failure`).
 ---@param message table
 ---@param repaired? boolean
 ---@return string[][] blocks
@@ -214,8 +256,6 @@ function M.message_end(message, repaired)
   local reason = message.stopReason
   if reason == 'aborted' then
     table.insert(blocks, { '', '_Aborted._' })
-  elseif reason == 'error' then
-    table.insert(blocks, M.error(message.errorMessage, 'the model call failed'))
   elseif reason == 'length' then
     table.insert(blocks, { '', '_(stopped: the output length limit was reached)_' })
   end
@@ -226,13 +266,21 @@ end
 
 local ICON = { pending = '…', running = '▶', done = '✓', failed = '✗' }
 
+--- A tool's title as the chat shows it: without the backticks the server puts around code
+--- ("Run `cargo test`"), which a plain markdown buffer would show as they are.
+---@param title? string
+---@return string
+function M.plain(title)
+  return ((title or ''):gsub('`', ''))
+end
+
 --- A tool call's one line, rewritten in place as its status changes.
 ---@param tool tandem.Tool
 ---@param status 'pending'|'running'|'done'|'failed'
 ---@param extra? string what follows the label (a failure's first line)
 ---@return string
 function M.tool_line(tool, status, extra)
-  local label = tool.title or ('`' .. tool.name .. '`')
+  local label = tool.title and M.plain(tool.title) or tool.name
   local line = string.format('- %s %s', ICON[status], label)
   if extra and extra ~= '' then
     line = line .. ' — ' .. extra
@@ -240,78 +288,76 @@ function M.tool_line(tool, status, extra)
   return line
 end
 
---- "+3 -1" from a unified diff.
-local function diff_stats(diff)
-  local added, removed = 0, 0
-  for _, line in ipairs(M.split_lines(diff)) do
-    if line:sub(1, 1) == '+' and line:sub(1, 3) ~= '+++' then
-      added = added + 1
-    elseif line:sub(1, 1) == '-' and line:sub(1, 3) ~= '---' then
-      removed = removed + 1
-    end
-  end
-  return added, removed
-end
-
---- The diff under an edit's or write's tool line: `file: +a -r`, then the diff itself (indented,
---- fenced), at most `max` lines of it; none when `max` is 0.
----@param tool tandem.Tool
----@param diff string
----@param max integer
----@return string[]
-function M.diff(tool, diff, max)
-  local added, removed = diff_stats(diff)
-  local file = diff:match('\n%+%+%+ b/([^\n]+)') or diff:match('^%-%-%- a/([^\n]+)') or tool.title or ''
-  local lines = { string.format('  %s: +%d -%d', file, added, removed) }
-  local body = {}
-  for _, l in ipairs(M.split_lines(diff)) do
-    -- The diff is built from the call's snippets: "no newline" is about them, not the file.
-    if not vim.startswith(l, '\\ No newline') then
-      table.insert(body, l)
-    end
-  end
-  if body[#body] == '' then
-    table.remove(body)
-  end
-  if max > 0 and #body > 0 then
-    table.insert(lines, '  ```diff')
-    for i, l in ipairs(body) do
-      if i > max then
-        table.insert(lines, string.format('  … %d more lines', #body - max))
-        break
-      end
-      table.insert(lines, '  ' .. l)
-    end
-    table.insert(lines, '  ```')
-  end
-  return lines
-end
-
 -- Other events ----------------------------------------------------------------------------------
 
----@param e table a retry_start event
----@return string[] block
-function M.retry_start(e)
-  return {
-    '',
-    string.format(
-      '_Retrying (attempt %s of %s, in %.1f s): %s_',
-      tostring(e.attempt),
-      tostring(e.maxAttempts),
-      (tonumber(e.delayMs) or 0) / 1000,
-      M.first_line(e.errorMessage)
-    ),
-  }
+--- A short name for a transient failure: the HTTP statuses providers retry get a plain name
+--- ("Rate limited (429)"); anything else is the error's first line.
+---@param err? string
+---@return string
+function M.failure_reason(err)
+  err = err or ''
+  local status
+  for code in err:gmatch('%f[%w.](%d%d%d)%f[^%w.]') do
+    if code == '429' or code == '500' or code == '502' or code == '503' or code == '504' or code == '529' then
+      status = code
+      break
+    end
+  end
+  if status == '429' then
+    return 'Rate limited (429)'
+  elseif status == '529' then
+    return 'Overloaded (529)'
+  elseif status == '503' then
+    return 'Service unavailable (503)'
+  elseif status then
+    return 'Server error (' .. status .. ')'
+  end
+  local lower = err:lower()
+  if lower:find('rate.?limit') then
+    return 'Rate limited'
+  elseif lower:find('overloaded') then
+    return 'Overloaded'
+  end
+  local line = M.one_line(M.first_line(err), 120)
+  return line ~= '' and line or 'The model call failed'
 end
 
---- Nil when the retry succeeded: the answer that follows says so.
----@param e table a retry_end event
----@return string[]? block
-function M.retry_end(e)
-  if e.success then
-    return nil
+--- "50 ms", "2 s", "2.5 s".
+---@param ms? number
+---@return string
+function M.delay(ms)
+  ms = tonumber(ms) or 0
+  if ms < 1000 then
+    return string.format('%d ms', math.max(0, math.floor(ms + 0.5)))
   end
-  return { '', '_Retry failed: ' .. M.first_line(e.finalError or '') .. '_' }
+  local tenths = math.floor(ms / 100 + 0.5)
+  if tenths % 10 == 0 then
+    return string.format('%d s', tenths / 10)
+  end
+  return string.format('%.1f s', tenths / 10)
+end
+
+--- The one line of a retry, rewritten in place as it goes: a neutral note, not an error (the
+--- error is shown only if the retries give up).
+---@param retry tandem.Retry
+---@return string
+function M.retry_line(retry)
+  local reason = M.failure_reason(retry.error)
+  if retry.result == 'succeeded' then
+    return string.format('_%s: retry %s succeeded._', reason, tostring(retry.attempt))
+  elseif retry.result == 'failed' then
+    local n = tonumber(retry.attempt) or 1
+    return string.format('_%s: gave up after %d %s._', reason, n, n == 1 and 'retry' or 'retries')
+  elseif retry.result == 'ended' then
+    return string.format('_%s: not retried, the run ended._', reason)
+  end
+  return string.format(
+    '_%s, retrying in %s… (attempt %s of %s)_',
+    reason,
+    M.delay(retry.delay_ms),
+    tostring(retry.attempt),
+    tostring(retry.max_attempts)
+  )
 end
 
 ---@param e table a compaction_start event
@@ -333,59 +379,32 @@ end
 
 -- Questions and notes -------------------------------------------------------------------------
 
---- What an edit or write call proposes, from its arguments: the replaced and new text of each
---- edit, or the content written.
----@param tool? tandem.Tool
----@return string[]
-function M.preview(tool)
-  local args = tool and tool.arguments
-  if type(args) ~= 'table' then
-    return {}
-  end
-  local out = {}
-  local function add(prefix, text)
-    for _, l in ipairs(M.split_lines(text)) do
-      table.insert(out, prefix .. l)
-    end
-  end
-  if tool.name == 'edit' and type(args.edits) == 'table' then
-    for i, edit in ipairs(args.edits) do
-      if type(edit) == 'table' then
-        if i > 1 then
-          table.insert(out, '@@')
-        end
-        add('-', tostring(edit.oldText or ''))
-        add('+', tostring(edit.newText or ''))
-      end
-    end
-  elseif tool.name == 'write' and type(args.content) == 'string' then
-    add('+', args.content)
-  end
-  return out
+--- Whether a question from the server asks to apply an edit or a new file (its change is then
+--- shown under the call's line before the question).
+---@param message string
+---@return boolean
+function M.is_change_question(message)
+  return message:find('^Tandem wants to edit ') ~= nil or message:find('^Tandem wants to create ') ~= nil
 end
 
---- A question from the server: its first line, then its body as a diff of at most `max` lines.
---- A one-line question about an edit or a file creation gets the preview of `change`, the edit
---- or write call running now.
+--- A question from the server: its first line, then the rest of it (a list of what would run,
+--- for instance) fenced, at most `max` lines. What an edit would change is not here: it is under
+--- the edit's own line, written before the question.
 ---@param message string
----@param change? tandem.Tool
 ---@param max integer
 ---@return string[] block
-function M.question(message, change, max)
+function M.question(message, max)
   local lines = M.split_lines(message)
   local out = { '', '**Tandem asks:** ' .. lines[1] }
   local body = {}
   for i = 2, #lines do
     table.insert(body, lines[i])
   end
-  if #body == 0 and (message:find('^Tandem wants to edit ') or message:find('^Tandem wants to create ')) then
-    body = M.preview(change)
-  end
   if #body > 0 then
-    table.insert(out, '```diff')
+    table.insert(out, '```')
     for i, l in ipairs(body) do
       if max > 0 and i > max then
-        table.insert(out, string.format('… %d more lines', #body - max))
+        table.insert(out, M.more_lines(#body - max))
         break
       end
       table.insert(out, l)

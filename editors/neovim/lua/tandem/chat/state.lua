@@ -12,6 +12,15 @@ local M = {}
 ---@field name string
 ---@field title? string
 ---@field arguments? table  the call's arguments, once complete (toolcall_end)
+---@field locations? table[]  where it works ({uri, line?}), from tool_start
+---@field answer? string  the user's answer to the question about it ('Apply', 'Reject', 'dismissed'…)
+
+---@class tandem.Retry
+---@field attempt integer|string
+---@field max_attempts integer|string
+---@field delay_ms number
+---@field error string  the failure being retried
+---@field result? 'succeeded'|'failed'|'ended'  how it ended (nil while it goes on)
 
 ---@class tandem.Session
 ---@field id string
@@ -24,6 +33,10 @@ local M = {}
 ---@field model? string
 ---@field activity? string  the current tool's title
 ---@field outcome? string   how the last run ended: 'aborted' | 'error'
+---@field title? string     what the session is about: its name or first prompt (first line)
+---@field failure? string   a failed model call's error, not shown yet: a retry takes it over,
+---                         or it is shown once, as the run's error
+---@field retry? tandem.Retry  the retry going on
 ---@field text_deltas? integer  text_delta events received (statistics)
 
 ---@type table<string, tandem.Session>
@@ -97,16 +110,39 @@ end
 local transitions = {}
 
 function transitions.agent_start(s)
+  if not s.running then
+    -- A new run (a retry's agent_start comes while the run goes on).
+    s.failure = nil
+  end
   s.running = true
   s.outcome = nil
   s.activity = nil
 end
 
+--- Returns what the run leaves unsaid: the error of a failed call that no retry and no `error`
+--- event took over, and the retry that never ran (the run ended during its wait).
 function transitions.settled(s)
+  local unsaid = { failure = s.failure, retry = s.retry }
+  if s.retry then
+    s.retry.result = 'ended'
+  end
+  s.failure = nil
+  s.retry = nil
   s.running = false
   s.settled = true
   s.activity = nil
   s.tools = {}
+  return unsaid
+end
+
+function transitions.message_start(s, e)
+  if e.role == 'user' and not s.title and type(e.text) == 'string' then
+    local title = vim.trim((e.text:gsub('^<editor%-context>.-</editor%-context>%s*', '')))
+    title = title:match('^[^\n]*')
+    if title ~= '' then
+      s.title = title
+    end
+  end
 end
 
 function transitions.text_delta(s)
@@ -125,6 +161,7 @@ function transitions.tool_start(s, e)
   local tool = M.tool(s, e.toolCallId, e.name)
   tool.name = e.name or tool.name
   tool.title = e.title
+  tool.locations = type(e.locations) == 'table' and e.locations or nil
   s.activity = e.title
   if tool.name == 'edit' or tool.name == 'write' then
     M.running_change = tool
@@ -150,12 +187,47 @@ function transitions.message_end(s, e)
     s.outcome = 'aborted'
   elseif message.stopReason == 'error' then
     s.outcome = 'error'
+    -- Shown later, once: by the retry that takes it over, or as the run's error.
+    s.failure = message.errorMessage or 'the model call failed'
   end
   return repaired
 end
 
-function transitions.compaction_start(s)
+--- Returns the retry (its line is written, or rewritten for a later attempt).
+function transitions.retry_start(s, e)
+  local retry = s.retry or {}
+  retry.attempt = e.attempt or '?'
+  retry.max_attempts = e.maxAttempts or '?'
+  retry.delay_ms = tonumber(e.delayMs) or 0
+  retry.error = e.errorMessage or s.failure or ''
+  retry.result = nil
+  s.retry = retry
+  -- The failed call's error is the retry's now: not an error unless the retries give up.
+  s.failure = nil
+  return retry
+end
+
+--- Returns the retry that ended (nil when none was going on).
+function transitions.retry_end(s, e)
+  local retry = s.retry or { attempt = e.attempt or '?', max_attempts = '?', delay_ms = 0, error = '' }
+  s.retry = nil
+  retry.attempt = e.attempt or retry.attempt
+  if e.success then
+    retry.result = 'succeeded'
+  else
+    retry.result = 'failed'
+    -- Now it is an error, shown once: by the run's `error` event, else when it settles.
+    s.failure = e.finalError or (retry.error ~= '' and retry.error) or 'the retries failed'
+  end
+  return retry
+end
+
+function transitions.compaction_start(s, e)
   s.activity = 'compacting'
+  if e.reason == 'overflow' then
+    -- The call that overflowed is recovered by the compaction: its error is not final.
+    s.failure = nil
+  end
 end
 
 function transitions.compaction_end(s)
@@ -168,16 +240,22 @@ end
 
 function transitions.error(s)
   s.outcome = 'error'
+  -- The run's error says it all: the failed call's own error is not shown besides.
+  s.failure = nil
 end
 
---- Applies event `e` to session `s`. Returns true when `e` ends a gap: a message_end whose whole
---- text stands for the deltas that were missed.
+--- Applies event `e` to session `s`. Returns what the transcript needs beyond the event: for a
+--- message_end, true when it ends a gap (its whole text stands for the deltas that were
+--- missed); for retry_start and retry_end, the retry; for settled, what is left unsaid.
 ---@param s tandem.Session
 ---@param e table
----@return boolean repaired
+---@return any
 function M.apply(s, e)
   local transition = transitions[e.type]
-  return transition ~= nil and transition(s, e) == true
+  if not transition then
+    return nil
+  end
+  return transition(s, e)
 end
 
 --- Events that change what the state line shows.

@@ -4,10 +4,13 @@
 -- The buffer is the transcript; no copy of it is kept. The chat is an append log, so a change
 -- never needs the whole of it redrawn: streamed text goes where the last line ends
 -- (nvim_buf_set_text at a tracked column), so a delta costs work proportional to its own length,
--- never to the message's; a tool's line is rewritten in place (an extmark follows it); everything
--- else is appended. What that takes (the column, which session and which streamed block were
--- written last, the extmark of each tool line) is kept here, and forgotten with the buffer.
+-- never to the message's; a tool's line and a retry's line are rewritten in place (an extmark
+-- follows each), and so is an edit's change (the diff proposed with the question, replaced by
+-- the server's when the edit ends: shown once); everything else is appended. What that takes
+-- (the column, which session and which streamed block were written last, the extmarks) is kept
+-- here, and forgotten with the buffer.
 
+local diff = require('tandem.chat.diff')
 local render = require('tandem.chat.render')
 local state = require('tandem.chat.state')
 local window = require('tandem.chat.window')
@@ -28,6 +31,11 @@ local headers = {}
 local blocks = {}
 ---@type table<tandem.Tool, integer> the extmark on each tool call's line
 local marks = setmetatable({}, { __mode = 'k' })
+---@type table<tandem.Tool, {mark: integer, count: integer}> each change's diff block: where it
+--- starts (an extmark) and how many lines it has, so that the final diff replaces the proposed one
+local diff_blocks = setmetatable({}, { __mode = 'k' })
+---@type table<tandem.Retry, integer> the extmark on each retry's line
+local retry_marks = setmetatable({}, { __mode = 'k' })
 --- The row of the last tool line appended (consecutive tool lines share one block).
 local last_tool_row = -1
 
@@ -46,6 +54,8 @@ function M.buf()
   rendered = nil
   headers, blocks = {}, {}
   marks = setmetatable({}, { __mode = 'k' })
+  diff_blocks = setmetatable({}, { __mode = 'k' })
+  retry_marks = setmetatable({}, { __mode = 'k' })
   state.forget_tools()
   return b
 end
@@ -144,7 +154,7 @@ end
 function M.divider(s, note)
   -- The first session needs none: the state line names it.
   if rendered ~= nil then
-    M.append(render.divider(note, s.id))
+    M.append(render.divider(note, s.id, s.title))
   end
   headers[s.id] = nil
   rendered = s.id
@@ -162,20 +172,26 @@ local SILENT = {
   settled = true,
 }
 
---- Before an event of `s` is applied and written: makes sure there is a buffer, and writes a
---- divider when another session was written last. Silent events do neither.
+--- Makes sure there is a buffer, and writes a divider when another session than `s` was
+--- written last.
 ---@param s tandem.Session
----@param kind string the event's type
-function M.enter(s, kind)
-  if SILENT[kind] then
-    return
-  end
+local function arrive(s)
   M.buf()
   if rendered ~= s.id then
     if rendered ~= nil then
       M.divider(s, 'session')
     end
     rendered = s.id
+  end
+end
+
+--- Before an event of `s` is applied and written: `arrive`, unless the event is silent (a
+--- silent event that has something to say after all arrives itself).
+---@param s tandem.Session
+---@param kind string the event's type
+function M.enter(s, kind)
+  if not SILENT[kind] then
+    arrive(s)
   end
 end
 
@@ -236,16 +252,71 @@ local function update_tool(tool, status, extra)
   end
 end
 
+--- Shows `lines` as the change of `tool` (an edit or write): they replace the change shown
+--- before (the proposal the question was about) where it is, else they are appended. A change
+--- is shown once, in one place.
+---@param tool tandem.Tool
+---@param lines string[]
+function M.tool_change(tool, lines)
+  local b = M.buf()
+  local block = diff_blocks[tool]
+  local row = block and api.nvim_buf_get_extmark_by_id(b, ns, block.mark, {})[1]
+  if row then
+    local count = api.nvim_buf_line_count(b)
+    local last = math.min(row + block.count, count)
+    writing(function()
+      api.nvim_buf_set_lines(b, row, last, false, lines)
+    end)
+    block.count = #lines
+    if last == count then
+      -- The block was the end of the buffer: streamed text continues after its new last line.
+      col = #lines[#lines]
+      blocks = {}
+    end
+    return
+  end
+  M.append(lines)
+  local first = api.nvim_buf_line_count(b) - #lines
+  diff_blocks[tool] = {
+    mark = api.nvim_buf_set_extmark(b, ns, first, 0, { right_gravity = false }),
+    count = #lines,
+  }
+end
+
+--- Whether a change of `tool` is shown.
+---@param tool tandem.Tool
+---@return boolean
+function M.has_change(tool)
+  return diff_blocks[tool] ~= nil
+end
+
+--- Writes the line of `retry`, or rewrites it where it is.
+---@param retry tandem.Retry
+local function retry_line(retry)
+  local b = M.buf()
+  local mark = retry_marks[retry]
+  local row = mark and api.nvim_buf_get_extmark_by_id(b, ns, mark, {})[1]
+  if row then
+    set_line(row, render.retry_line(retry))
+    return
+  end
+  M.append({ '', render.retry_line(retry) })
+  retry_marks[retry] = api.nvim_buf_set_extmark(b, ns, api.nvim_buf_line_count(b) - 1, 0, { right_gravity = false })
+end
+
 -- Events --------------------------------------------------------------------------------------
 
 local writers = {}
 
 function writers.message_start(s, e)
   if e.role == 'user' then
+    -- Every prompt is labelled, a steering message right after another one too.
+    headers[s.id] = nil
     header(s, 'user')
     M.append(render.user_message(e.text or '', e.context))
   elseif e.role == 'assistant' then
-    header(s, 'assistant')
+    -- Its label waits for something to show under it: a call that fails before it writes
+    -- anything leaves no empty "## Tandem" (its error or retry is shown on its own).
     blocks[s.id] = nil
   else
     local lines = render.other_message(e.role, e.text)
@@ -256,12 +327,14 @@ function writers.message_start(s, e)
 end
 
 function writers.text_delta(s, e)
+  header(s, 'assistant')
   begin_block(s, 'text:' .. tostring(e.contentIndex or 0), '')
   stream(e.delta or '')
 end
 
 function writers.thinking_delta(s, e)
   local key = 'thinking:' .. tostring(e.contentIndex or 0)
+  header(s, 'assistant')
   if config.options.chat.show_thinking then
     begin_block(s, key, render.THINKING_PREFIX)
     stream(e.delta or '', render.THINKING_PREFIX)
@@ -271,6 +344,7 @@ function writers.thinking_delta(s, e)
 end
 
 function writers.toolcall_start(s, e)
+  header(s, 'assistant')
   tool_with_line(s, e.toolCallId)
 end
 
@@ -282,36 +356,48 @@ end
 
 function writers.tool_end(s, e)
   local tool = tool_with_line(s, e.toolCallId)
+  local note = diff.change_note(tool, e.isError == true)
   if e.isError then
-    update_tool(tool, 'failed', render.first_line(e.text))
+    local rejected = note == 'rejected, not applied'
+    update_tool(tool, 'failed', rejected and 'rejected: the file is unchanged' or render.first_line(e.text))
   else
     update_tool(tool, 'done')
   end
   if type(e.diff) == 'string' and e.diff ~= '' then
-    M.append(render.diff(tool, e.diff, config.options.chat.max_diff_lines or 0))
+    -- The server's diff of the change, with the file's line numbers: it replaces the proposal
+    -- shown with the question, so the change is shown once.
+    M.tool_change(tool, diff.block(tool, e.diff, config.options.chat.max_diff_lines or 0, note))
+  elseif note and diff_blocks[tool] then
+    -- No diff came (an older server): the proposal stays, marked with what became of it.
+    local b = M.buf()
+    local row = api.nvim_buf_get_extmark_by_id(b, ns, diff_blocks[tool].mark, {})[1]
+    local head = row and api.nvim_buf_get_lines(b, row, row + 1, false)[1]
+    if head then
+      set_line(row, (head:gsub(' %(proposed%)$', '')) .. ' (' .. note .. ')')
+    end
   end
 end
 
-function writers.message_end(_, e, repaired)
+function writers.message_end(s, e, repaired)
   local message = e.message or {}
   if message.role ~= 'assistant' then
     return
+  end
+  if repaired and render.message_text(message, 'text') ~= '' then
+    header(s, 'assistant')
   end
   for _, block in ipairs(render.message_end(message, repaired)) do
     M.append(block)
   end
 end
 
-function writers.retry_start(s, e)
-  M.append(render.retry_start(e))
+function writers.retry_start(s, _, retry)
+  retry_line(retry)
   headers[s.id] = nil
 end
 
-function writers.retry_end(_, e)
-  local lines = render.retry_end(e)
-  if lines then
-    M.append(lines)
-  end
+function writers.retry_end(_, _, retry)
+  retry_line(retry)
 end
 
 function writers.compaction_start(_, e)
@@ -326,14 +412,29 @@ function writers.error(_, e)
   M.append(render.error(e.message, 'the run failed'))
 end
 
---- Writes event `e` of `s`, once state.apply has taken it (`repaired` is what apply returned).
+--- What a run leaves unsaid when it settles: a failed call's error that no retry took over and
+--- no `error` event showed, and a retry that never ran.
+function writers.settled(s, _, unsaid)
+  if not unsaid or not (unsaid.retry or unsaid.failure) then
+    return
+  end
+  arrive(s)
+  if unsaid.retry then
+    retry_line(unsaid.retry)
+  end
+  if unsaid.failure then
+    M.append(render.error(unsaid.failure, 'the model call failed'))
+  end
+end
+
+--- Writes event `e` of `s`, once state.apply has taken it (`applied` is what apply returned).
 ---@param s tandem.Session
 ---@param e table
----@param repaired boolean
-function M.write(s, e, repaired)
+---@param applied any
+function M.write(s, e, applied)
   local writer = writers[e.type]
   if writer then
-    writer(s, e, repaired)
+    writer(s, e, applied)
   end
 end
 

@@ -38,6 +38,25 @@ function M.create()
   return buf
 end
 
+--- Moves the windows showing the chat to its last line now: every window but the one the user
+--- is in, and that one unless they moved up in it.
+function M.scroll_to_end()
+  local b = M.get()
+  if not b then
+    return
+  end
+  local last = api.nvim_buf_line_count(b)
+  local current = api.nvim_get_current_win()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == b then
+      local row = api.nvim_win_get_cursor(win)[1]
+      if win ~= current or row >= last - 3 then
+        pcall(api.nvim_win_set_cursor, win, { last, 0 })
+      end
+    end
+  end
+end
+
 --- Moves the windows showing the chat to its last line, once per tick however many writes
 --- came in it.
 function M.follow_end()
@@ -47,21 +66,7 @@ function M.follow_end()
   scroll_pending = true
   vim.schedule(function()
     scroll_pending = false
-    local b = M.get()
-    if not b then
-      return
-    end
-    local last = api.nvim_buf_line_count(b)
-    local current = api.nvim_get_current_win()
-    for _, win in ipairs(api.nvim_list_wins()) do
-      if api.nvim_win_get_buf(win) == b then
-        local row = api.nvim_win_get_cursor(win)[1]
-        -- Follow the end, unless the user moved up in the window they are in.
-        if win ~= current or row >= last - 3 then
-          pcall(api.nvim_win_set_cursor, win, { last, 0 })
-        end
-      end
-    end
+    M.scroll_to_end()
   end)
 end
 
