@@ -138,3 +138,58 @@ fn vscode_extension_host_starts_this_server_and_forwards_its_events() {
         "the host tests did not all run and pass:\n{stdout}"
     );
 }
+
+/// Real VS Code: code-server 4.139.1 (VS Code 1.139.1, installed by scripts/install-code-server
+/// into a cache outside the clone) with the platform .vsix of this build installed, driven in
+/// Chromium by `test/e2e/real-vscode.mjs`: chat, "Ask Tandem to fix" applied through the review,
+/// an edit rejected, an abort, and a folder in Restricted Mode. Screenshots go to
+/// target/vscode-e2e/.
+#[test]
+fn real_vscode_runs_the_packaged_extension_end_to_end() {
+    let _guard = lock(&ONE_AT_A_TIME);
+    let dir = extension_dir();
+    let code_server = repo().join("target/code-server/bin/code-server");
+    assert!(
+        code_server.is_file(),
+        "{} is missing: run scripts/install-code-server (scripts/test does)",
+        code_server.display()
+    );
+    let out = repo().join("target/vscode-e2e");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let vsix = out.join("tandem.vsix");
+    let mut package = Command::new(repo().join("scripts/package-vscode"));
+    package
+        .arg("--binary")
+        .arg(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--out")
+        .arg(&vsix);
+    run(package, "scripts/package-vscode");
+    let mut e2e = Command::new("node");
+    e2e.arg("test/e2e/real-vscode.mjs")
+        .arg("--code-server")
+        .arg(&code_server)
+        .arg("--vsix")
+        .arg(&vsix)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&dir);
+    let output = run(e2e, "the real VS Code suite (test/e2e/real-vscode.mjs)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("every step passed"),
+        "the real VS Code suite did not finish:\n{stdout}"
+    );
+    for shot in [
+        "03-fix-review",
+        "05-chat-answer",
+        "07-rejected",
+        "08-aborted",
+        "09-restricted",
+    ] {
+        assert!(
+            out.join(format!("{shot}.png")).is_file(),
+            "no screenshot {shot}.png"
+        );
+    }
+}

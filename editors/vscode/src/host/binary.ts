@@ -22,10 +22,13 @@ function isExecutableFile(file: string): boolean {
 }
 
 /**
- * Resolves the `tandem.path` setting: `~` is expanded, a path with a separator is checked as
- * is (relative ones against `cwd`), a bare name is searched on `PATH`.
+ * Resolves the `tandem.path` setting: empty means the binary bundled with the extension (a
+ * platform package carries one at `bundled`) and otherwise `tandem` on PATH; `~` is expanded, a
+ * path with a separator is checked as is (relative ones against `cwd`), a bare name is searched
+ * on `PATH`.
  */
-export function findBinary(setting: string, env: NodeJS.ProcessEnv = process.env, cwd?: string): BinaryLookup {
+export function findBinary(setting: string, env: NodeJS.ProcessEnv = process.env, cwd?: string, bundled?: string): BinaryLookup {
+    if (setting.trim() === "" && bundled && isExecutableFile(bundled)) return { found: true, path: bundled };
     let value = setting.trim() || "tandem";
     if (value === "~" || value.startsWith("~/")) value = path.join(os.homedir(), value.slice(1));
     const exts = process.platform === "win32" ? (env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").concat([""]) : [""];
@@ -51,7 +54,8 @@ export function findBinary(setting: string, env: NodeJS.ProcessEnv = process.env
 export function missingBinaryMessage(reason: string): string {
     return (
         `Tandem: cannot start the language server: ${reason}. ` +
-        "Install Tandem (for example `cargo install --path server/tandem` in the Tandem repository) " +
-        "or set the `tandem.path` setting to the `tandem` binary's absolute path."
+        "Install the extension's package for your platform (it carries the binary), or install Tandem " +
+        "(`cargo install --path server/tandem --locked` in the Tandem repository) and leave `tandem.path` empty, " +
+        "or set `tandem.path` to the `tandem` binary's absolute path."
     );
 }

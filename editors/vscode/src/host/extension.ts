@@ -22,7 +22,11 @@ import {
     type SessionState,
 } from "../shared/protocol";
 import { ChatViewProvider } from "./chatView";
-import { TandemServer } from "./server";
+import { ApiKeys, keyedProviders } from "./keys";
+import { TandemServer, type ServerStatus } from "./server";
+
+/** The "Get started" view's state (context key `tandem.setup`): what is missing, if anything. */
+type Setup = "" | "noModel" | "noServer";
 
 /** The session the chat shows, and which sessions are running (from their events). */
 class Controller implements vscode.Disposable {
@@ -170,7 +174,8 @@ let activeServer: TandemServer | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     const output = vscode.window.createOutputChannel("Tandem");
-    const server = new TandemServer(output);
+    const keys = new ApiKeys(context);
+    const server = new TandemServer(output, context.asAbsolutePath("bin/tandem"), () => keys.environment());
     activeServer = server;
     const chat = new ChatViewProvider(context.extensionUri);
     const controller = new Controller(server, chat, output);
@@ -180,6 +185,36 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     );
     context.subscriptions.push(server.onEvent((params) => controller.onEvent(params)));
     context.subscriptions.push(server.onStatus((s) => chat.server(s.status, s.detail)));
+
+    // The "Get started" view above the chat: shown while no model can be called or the server
+    // cannot start, with the steps that fix it (its welcome content is in package.json).
+    context.subscriptions.push(vscode.window.registerTreeDataProvider("tandem.setup", { getChildren: () => [], getTreeItem: (item: vscode.TreeItem) => item }));
+    // Statuses come quickly one after another (starting, running): only the newest one's answer
+    // sets the context, whatever order the models/list answers arrive in.
+    let setupAsked = 0;
+    const showSetup = async (status: ServerStatus): Promise<void> => {
+        const asked = ++setupAsked;
+        let setup: Setup = "";
+        if (status.status === "stopped" && status.failed) setup = "noServer";
+        if (status.status === "running") {
+            try {
+                const models = await server.request<ModelInfo[]>(Methods.modelsList, {});
+                if (!models.some((m) => m.available !== false)) setup = "noModel";
+            } catch (error) {
+                output.appendLine(`tandem/models/list: ${describe(error)}`);
+            }
+        }
+        if (asked !== setupAsked) return;
+        await vscode.commands.executeCommand("setContext", "tandem.setup", setup);
+    };
+    context.subscriptions.push(server.onStatus((s) => void showSetup(s)));
+    // A setting can make models callable (tandem.agentDir, tandem.model). In a remote window
+    // VS Code may also deliver machine-scoped settings after the server started.
+    context.subscriptions.push(
+        vscode.workspace.onDidChangeConfiguration((change) => {
+            if (change.affectsConfiguration("tandem")) void showSetup(server.status);
+        }),
+    );
 
     /** Runs a command body, showing failures as error messages instead of losing them. */
     const guarded =
@@ -255,6 +290,47 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await controller.refreshState(session);
     };
 
+    const setApiKey = async (): Promise<void> => {
+        const providers = keyedProviders(await server.request<ModelInfo[]>(Methods.modelsList, {}));
+        const stored = new Set(keys.providers());
+        const pick = await vscode.window.showQuickPick(
+            providers.map((p) => ({
+                label: p.provider,
+                description: stored.has(p.provider) ? "key stored in VS Code" : p.available ? "has a key" : "no key",
+                detail: `Handed to the server as ${p.keyEnv[p.keyEnv.length - 1]}`,
+                provider: p,
+            })),
+            { title: "Tandem: the provider whose API key to store", placeHolder: "Providers keyed from models.json or auth.json are not listed" },
+        );
+        if (!pick) return;
+        const key = await vscode.window.showInputBox({
+            title: `Tandem: API key for ${pick.provider.provider}`,
+            prompt: "Stored in VS Code's secret storage (your system keychain where there is one), never in settings or logs.",
+            password: true,
+            ignoreFocusOut: true,
+            validateInput: (value) => (value.trim() === "" ? "Enter the key" : /\s/.test(value.trim()) ? "A key has no spaces" : undefined),
+        });
+        if (!key) return;
+        await keys.store(pick.provider, key.trim());
+        output.appendLine(`Stored an API key for ${pick.provider.provider}; restarting the server with it.`);
+        if (await server.restart()) {
+            void vscode.window.showInformationMessage(`Tandem: stored the ${pick.provider.provider} API key; its models are ready.`);
+        }
+    };
+
+    const forgetApiKey = async (): Promise<void> => {
+        const stored = keys.providers();
+        if (stored.length === 0) {
+            void vscode.window.showInformationMessage("Tandem: no API key is stored in VS Code.");
+            return;
+        }
+        const provider = await vscode.window.showQuickPick(stored, { title: "Tandem: forget the stored API key of" });
+        if (!provider) return;
+        await keys.forget(provider);
+        output.appendLine(`Forgot the stored API key for ${provider}; restarting the server.`);
+        await server.restart();
+    };
+
     const selectThinking = async (): Promise<void> => {
         const pick = await vscode.window.showQuickPick([...THINKING_LEVELS], { title: "Tandem: thinking level for this session" });
         if (!pick) return;
@@ -299,6 +375,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     register("tandem.forkSession", forkSession, "Could not fork the session");
     register("tandem.selectModel", selectModel, "Could not set the model");
     register("tandem.selectThinkingLevel", selectThinking, "Could not set the thinking level");
+    register("tandem.setApiKey", setApiKey, "Could not store the API key");
+    register("tandem.forgetApiKey", forgetApiKey, "Could not forget the API key");
     register("tandem.showLogs", async () => output.show(true), "Could not show the logs");
     register("tandem.restartServer", () => server.restart(), "Could not restart the server");
 

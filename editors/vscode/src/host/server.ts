@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import {
+    ApplyWorkspaceEditRequest,
     DidChangeConfigurationNotification,
     LanguageClient,
     RevealOutputChannelOn,
@@ -18,8 +19,10 @@ import {
 import { Methods, PROTOCOL_VERSION, type EventParams } from "../shared/protocol";
 import { toServerSettings, type ServerSettings } from "../shared/settings";
 import { findBinary, missingBinaryMessage } from "./binary";
+import { EditReview } from "./review";
 
-export type ServerStatus = { status: "starting" | "running" | "stopped"; detail?: string };
+/** The server's state; `failed` when it stopped on its own or could not start (not by a stop). */
+export type ServerStatus = { status: "starting" | "running" | "stopped"; detail?: string; failed?: boolean };
 
 /** Declares `experimental.tandem.events: true`, without which the server sends no events. */
 class TandemEventsFeature implements StaticFeature {
@@ -56,13 +59,22 @@ export class TandemServer implements vscode.Disposable {
     private readonly statusEmitter = new vscode.EventEmitter<ServerStatus>();
     private readonly disposables: vscode.Disposable[] = [];
     private lastStatus: ServerStatus = { status: "stopped" };
+    private readonly review: EditReview;
 
     /** Every `tandem/event` notification, in order. */
     readonly onEvent = this.events.event;
     readonly onStatus = this.statusEmitter.event;
 
-    constructor(private readonly output: vscode.OutputChannel) {
+    constructor(
+        private readonly output: vscode.OutputChannel,
+        /** The binary a platform package carries (used when `tandem.path` is empty). */
+        private readonly bundledBinary: string,
+        /** The server's environment (with the keys the user stored in VS Code). */
+        private readonly environment: () => Promise<NodeJS.ProcessEnv>,
+    ) {
+        this.review = new EditReview(output);
         this.disposables.push(
+            this.review,
             vscode.workspace.onDidChangeConfiguration((change) => this.configurationChanged(change)),
             // The server learns the workspace's trust at initialize: start it again once the
             // user trusts the workspace, so new sessions use the project's configuration.
@@ -85,8 +97,8 @@ export class TandemServer implements vscode.Disposable {
     async start(): Promise<boolean> {
         if (this.client) return true;
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-        const setting = vscode.workspace.getConfiguration("tandem").get<string>("path", "tandem");
-        const lookup = findBinary(setting, process.env, folder);
+        const setting = vscode.workspace.getConfiguration("tandem").get<string>("path", "");
+        const lookup = findBinary(setting, process.env, folder, this.bundledBinary);
         if (!lookup.found) {
             this.fail(missingBinaryMessage(lookup.reason));
             return false;
@@ -96,10 +108,12 @@ export class TandemServer implements vscode.Disposable {
 
         // No `transport`: with TransportKind.stdio the client would append `--stdio` to the
         // arguments, which `tandem lsp` rejects. Without it the client still talks over stdio.
+        // The environment carries stored API keys: it is never logged.
+        const env = await this.environment();
         const serverOptions: ServerOptions = {
             command: lookup.path,
             args: ["lsp"],
-            options: folder ? { cwd: folder } : {},
+            options: folder ? { cwd: folder, env } : { env },
         };
         const clientOptions: LanguageClientOptions = {
             // Tandem works on any file: it gives every file buffer to the agent as context.
@@ -132,7 +146,7 @@ export class TandemServer implements vscode.Disposable {
         client.onNotification(Methods.event, (params: EventParams) => this.events.fire(params));
         client.onDidChangeState((change) => {
             if (change.newState === State.Stopped && this.client === client) {
-                this.setStatus({ status: "stopped", detail: "The Tandem language server stopped. Run “Tandem: Restart Server”; details are in the Tandem output channel." });
+                this.setStatus({ status: "stopped", failed: true, detail: "The Tandem language server stopped. Run “Tandem: Restart Server”; details are in the Tandem output channel." });
             } else if (change.newState === State.Running) {
                 this.setStatus({ status: "running" });
             }
@@ -140,6 +154,9 @@ export class TandemServer implements vscode.Disposable {
         this.client = client;
         try {
             await client.start();
+            // After start, so this replaces the client's own handler: edits that need
+            // confirmation get a real review (see review.ts), not an unticked Refactor Preview.
+            client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.review.handle(client, params));
         } catch (error) {
             this.client = undefined;
             const detail = error instanceof Error ? error.message : String(error);
@@ -168,7 +185,7 @@ export class TandemServer implements vscode.Disposable {
     }
 
     private fail(message: string): void {
-        this.setStatus({ status: "stopped", detail: message });
+        this.setStatus({ status: "stopped", failed: true, detail: message });
         void vscode.window.showErrorMessage(message, "Open Settings", "Show Logs").then((choice) => {
             if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.path");
             if (choice === "Show Logs") this.output.show(true);

@@ -20,18 +20,14 @@ export function renderInline(text: string): string {
     while (i < text.length) {
         const c = text[i]!;
         if (c === "`") {
-            // A code span ends at the next run of the same number of backticks.
-            let ticks = 1;
-            while (text[i + ticks] === "`") ticks++;
-            const fence = "`".repeat(ticks);
-            const end = text.indexOf(fence, i + ticks);
-            if (end > 0) {
-                out += `<code>${escapeHtml(text.slice(i + ticks, end).trim() || text.slice(i + ticks, end))}</code>`;
-                i = end + ticks;
+            const span = codeSpanAt(text, i);
+            if (span.html !== null) {
+                out += span.html;
+                i = span.end;
                 continue;
             }
-            out += escapeHtml(fence);
-            i += ticks;
+            out += escapeHtml(text.slice(i, span.end));
+            i = span.end;
             continue;
         }
         if (c === "\\" && i + 1 < text.length && /[\\`*_{}\[\]()#+\-.!|>~]/.test(text[i + 1]!)) {
@@ -86,6 +82,47 @@ export function renderInline(text: string): string {
         while (j < text.length && !"`\\*_~[h".includes(text[j]!)) j++;
         out += escapeHtml(text.slice(i, j));
         i = j;
+    }
+    return out;
+}
+
+/**
+ * The code span opening with the run of backticks at `start`: it ends at the next run of the same
+ * number of backticks. `html` is null when nothing closes it; `end` is then just past the run.
+ */
+function codeSpanAt(text: string, start: number): { html: string | null; end: number } {
+    let ticks = 1;
+    while (text[start + ticks] === "`") ticks++;
+    const fence = "`".repeat(ticks);
+    const end = text.indexOf(fence, start + ticks);
+    if (end < 0) return { html: null, end: start + ticks };
+    const body = text.slice(start + ticks, end);
+    return { html: `<code>${escapeHtml(body.trim() || body)}</code>`, end: end + ticks };
+}
+
+/**
+ * Renders a one-line title (a tool call's "Run `cargo test`"): escaped text whose code spans
+ * become <code>, and nothing else (a path's `_` or a glob's `*` is not emphasis). A code span left
+ * open — a title cut short inside its command — runs to the end, so no backtick shows.
+ */
+export function renderCodeSpans(text: string): string {
+    let out = "";
+    let i = 0;
+    while (i < text.length) {
+        const tick = text.indexOf("`", i);
+        if (tick < 0) {
+            out += escapeHtml(text.slice(i));
+            break;
+        }
+        out += escapeHtml(text.slice(i, tick));
+        const span = codeSpanAt(text, tick);
+        if (span.html === null) {
+            const rest = text.slice(span.end).trim();
+            if (rest) out += `<code>${escapeHtml(rest)}</code>`;
+            break;
+        }
+        out += span.html;
+        i = span.end;
     }
     return out;
 }

@@ -112,6 +112,8 @@ export interface ModelInfo {
     reasoning?: boolean;
     contextWindow?: number;
     available?: boolean;
+    /** The environment variables the server reads the provider's key from (absent: none). */
+    keyEnv?: string[];
 }
 
 /** Result of `tandem/state`. */

@@ -36,6 +36,12 @@ export interface ToolCard {
     truncated: boolean;
     /** Unified diff of the change an edit or write proposed (applied or not). */
     diff: string | null;
+    /**
+     * Whether the proposed change reached the file: `tool_end.isError` says (a rejected edit, or
+     * one the editor refused or never answered, is a tool error that keeps its diff). Null while
+     * there is no diff.
+     */
+    applied: boolean | null;
 }
 
 export interface TextBlock {
@@ -68,6 +74,11 @@ export interface MessageItem {
     incomplete: boolean;
     stopReason: string | null;
     errorMessage: string | null;
+    /**
+     * The message's error is shown by a later line instead of under the message: the call is
+     * being retried (the retry line carries the error), or the overflow it hit is being compacted.
+     */
+    errorRetried: boolean;
 }
 
 export type NoticeLevel = "error" | "retry" | "compaction" | "info";
@@ -79,6 +90,8 @@ export interface NoticeItem {
     text: string;
     /** The notice is final (a retry or compaction that ended). */
     done: boolean;
+    /** The full error behind a short text ("Rate limited (429)"), for a tooltip. */
+    detail: string | null;
 }
 
 export type Item = MessageItem | NoticeItem;
@@ -100,9 +113,22 @@ export interface SessionView {
     /** The message being streamed, if any. */
     current: MessageItem | null;
     tools: Map<string, ToolCard>;
-    /** The notice of a retry or compaction in progress, updated when it ends. */
-    lastRetry: NoticeItem | null;
+    /** The retry in progress: its notice is updated by each attempt and by `retry_end`. */
+    retry: RetryState | null;
+    /** The notice of a compaction in progress, updated when it ends. */
     lastCompaction: NoticeItem | null;
+    /**
+     * Where the current run's failure is shown (a failed message's footer, or the line of a retry
+     * that gave up). The run's final `error` event updates it instead of adding a second line.
+     */
+    failure: MessageItem | NoticeItem | null;
+}
+
+export interface RetryState {
+    notice: NoticeItem;
+    /** "Rate limited (429)", or the error's first line when its kind is not known. */
+    reason: string;
+    error: string;
 }
 
 export interface ChatModel {
@@ -144,8 +170,9 @@ export function getSession(model: ChatModel, id: string): SessionView {
             thinkingLevel: null,
             current: null,
             tools: new Map(),
-            lastRetry: null,
+            retry: null,
             lastCompaction: null,
+            failure: null,
         };
         model.sessions.set(id, view);
     }
@@ -201,7 +228,9 @@ function applyEvent(model: ChatModel, view: SessionView, event: TandemEvent, cha
     switch (event.type) {
         case "agent_start":
             if (!view.running) {
+                // A new run (a retry's agent_start comes while the run is still on).
                 view.running = true;
+                view.failure = null;
                 changes.push({ type: "status-changed", session: s });
             }
             return;
@@ -277,7 +306,9 @@ function applyEvent(model: ChatModel, view: SessionView, event: TandemEvent, cha
             return;
         }
         case "message_end": {
-            applyMessageEnd(model, view, num(e.index, -1), e.message as WireMessage, changes);
+            const item = applyMessageEnd(model, view, num(e.index, -1), e.message as WireMessage, changes);
+            // A failed model call: its error shows under the message until a retry takes it over.
+            if (item && item.stopReason === "error" && item.errorMessage) view.failure = item;
             return;
         }
         case "tool_start": {
@@ -302,32 +333,51 @@ function applyEvent(model: ChatModel, view: SessionView, event: TandemEvent, cha
             card.output = typeof e.text === "string" ? e.text : card.output;
             card.truncated = e.truncated === true;
             card.diff = typeof e.diff === "string" && e.diff.length > 0 ? e.diff : card.diff;
+            card.applied = card.diff === null ? null : !e.isError;
             changes.push({ type: "tool-changed", session: s, card });
             return;
         }
         case "retry_start": {
-            const seconds = (num(e.delayMs, 0) / 1000).toFixed(1);
-            const text = `Retrying in ${seconds} s (attempt ${num(e.attempt, 1)} of ${num(e.maxAttempts, 1)}): ${e.errorMessage ?? ""}`;
-            view.lastRetry = addNotice(model, view, "retry", text, changes);
+            // The failure is being retried: a neutral line, not an error (yet).
+            const error = typeof e.errorMessage === "string" ? e.errorMessage : "";
+            retryFailedMessage(view, changes);
+            const reason = failureReason(error);
+            const text = `${reason}, retrying in ${formatDelay(num(e.delayMs, 0))}… (attempt ${num(e.attempt, 1)} of ${num(e.maxAttempts, 1)})`;
+            if (view.retry) {
+                Object.assign(view.retry, { reason, error });
+                setNotice(view, view.retry.notice, "retry", text, false, error, changes);
+            } else {
+                const notice = addNotice(model, view, "retry", text, changes);
+                notice.detail = error || null;
+                view.retry = { notice, reason, error };
+            }
             return;
         }
         case "retry_end": {
-            const text = e.success
-                ? `Retry ${num(e.attempt, 1)} succeeded.`
-                : `Gave up after ${num(e.attempt, 1)} ${num(e.attempt, 1) === 1 ? "retry" : "retries"}: ${e.finalError ?? "unknown error"}`;
-            const notice = view.lastRetry && !view.lastRetry.done ? view.lastRetry : null;
-            if (notice) {
-                notice.text = text;
-                notice.done = true;
-                changes.push({ type: "notice-changed", session: s, item: notice });
-            } else {
-                addNotice(model, view, "retry", text, changes).done = true;
+            const attempt = num(e.attempt, 1);
+            const retry = view.retry;
+            view.retry = null;
+            if (e.success) {
+                // A quiet note: the answer follows.
+                const text = retry ? `${retry.reason}: retry ${attempt} succeeded.` : `Retry ${attempt} succeeded.`;
+                if (retry) setNotice(view, retry.notice, "retry", text, true, retry.error || null, changes);
+                else addNotice(model, view, "retry", text, changes).done = true;
+                return;
             }
-            view.lastRetry = null;
+            // Retries exhausted: now it is an error, shown once, on the retry's line (the last
+            // failed message's own error moves there too).
+            const error = typeof e.finalError === "string" && e.finalError ? e.finalError : (retry?.error || "unknown error");
+            const text = `Gave up after ${attempt} ${attempt === 1 ? "retry" : "retries"}: ${error}`;
+            retryFailedMessage(view, changes);
+            const notice = retry?.notice ?? addNotice(model, view, "error", text, changes);
+            setNotice(view, notice, "error", text, true, null, changes);
+            view.failure = notice;
             return;
         }
         case "compaction_start": {
             const reason = typeof e.reason === "string" ? e.reason : "manual";
+            // An overflow compaction recovers the call that overflowed: its error is not final.
+            if (reason === "overflow") retryFailedMessage(view, changes);
             view.lastCompaction = addNotice(model, view, "compaction", `Compacting the conversation (${reason})…`, changes);
             return;
         }
@@ -353,12 +403,34 @@ function applyEvent(model: ChatModel, view: SessionView, event: TandemEvent, cha
             };
             changes.push({ type: "status-changed", session: s });
             return;
-        case "error":
+        case "error": {
             finishCurrent(view, changes);
-            addNotice(model, view, "error", String(e.message ?? "The run failed."), changes).done = true;
+            const message = typeof e.message === "string" && e.message ? e.message : "The run failed.";
+            const shown = view.failure;
+            if (shown?.kind === "message") {
+                // The failed message already shows the error: the server's words replace its own.
+                if (shown.errorMessage !== message) {
+                    shown.errorMessage = message;
+                    changes.push({ type: "message-changed", session: s, item: shown });
+                }
+            } else if (shown?.kind === "notice") {
+                if (!shown.text.endsWith(message)) setNotice(view, shown, "error", message, true, null, changes);
+            } else {
+                const notice = addNotice(model, view, "error", message, changes);
+                notice.done = true;
+                view.failure = notice;
+            }
             return;
+        }
         case "settled":
             finishCurrent(view, changes);
+            if (view.retry) {
+                // The run ended during a retry's wait (an abort): the retry never ran.
+                const retry = view.retry;
+                view.retry = null;
+                setNotice(view, retry.notice, "retry", `${retry.reason}: not retried, the run ended.`, true, retry.error || null, changes);
+            }
+            view.failure = null;
             for (const card of view.tools.values()) {
                 if (card.status === "writing" || card.status === "pending" || card.status === "running") {
                     card.status = "interrupted";
@@ -415,6 +487,98 @@ export function messageText(item: MessageItem): string {
         .join("");
 }
 
+const STATUS_LABELS: Record<ToolStatus, string> = {
+    writing: "writing…",
+    pending: "pending",
+    running: "running…",
+    done: "done",
+    error: "failed",
+    interrupted: "interrupted",
+};
+
+/**
+ * The word on a tool card's status. A change that did not reach the file (`tool_end.isError`
+ * with a diff: the user or the editor said no, or never answered) reads "rejected", not
+ * "failed": nothing went wrong, the file is as it was.
+ */
+export function toolStatusLabel(card: ToolCard): string {
+    return card.applied === false ? "rejected" : STATUS_LABELS[card.status];
+}
+
+/** The label above a message: who speaks. User and assistant are labelled alike. */
+export function roleLabel(role: string): string {
+    switch (role) {
+        case "user":
+            return "You";
+        case "assistant":
+            return "Tandem";
+        case "bashExecution":
+            return "Command";
+        case "branchSummary":
+            return "Branch summary";
+        case "compactionSummary":
+            return "Compaction summary";
+        default:
+            return role;
+    }
+}
+
+/**
+ * The part of a session id that tells sessions apart. Ids are UUIDv7s, whose first digits are a
+ * timestamp shared by sessions made close together, so a UUID is shown by its last 8 (random)
+ * hex digits; other (opaque) ids are shown whole.
+ */
+export function shortSessionId(id: string): string {
+    const hex = id.replace(/-/g, "");
+    return /^[0-9a-f]{32}$/i.test(hex) ? hex.slice(-8).toLowerCase() : id;
+}
+
+/**
+ * The first line of a session's first user message, what the session is about: cut at 60
+ * characters, as the host cuts the prompt that names a new session.
+ */
+export function firstPrompt(view: SessionView | undefined): string | null {
+    for (const item of view?.items ?? []) {
+        if (item.kind !== "message" || item.role !== "user") continue;
+        const line = messageText(item).trim().split("\n", 1)[0]!.trim();
+        if (line) return line.length > 60 ? `${line.slice(0, 57)}…` : line;
+    }
+    return null;
+}
+
+/** A title the host gave a session, and whether the session had a prompt yet when it did. */
+export interface SessionTitle {
+    text: string;
+    /**
+     * Given before the session had a prompt ("New session", "Fork"): a placeholder that the
+     * session's first prompt, once there, replaces. A stored session's name is not one (the
+     * webview clears this when the session's history arrives).
+     */
+    beforePrompt: boolean;
+}
+
+/** The title the host gives a session, judged against what the session shows now. */
+export function sessionTitle(text: string, view: SessionView | undefined): SessionTitle {
+    return { text, beforePrompt: firstPrompt(view) === null };
+}
+
+/**
+ * The chat header's label for a session: its name, else its first prompt, else its id's random
+ * tail. `tag` is that tail when the label is a name or prompt: two sessions with the same first
+ * prompt still read differently. (A UUIDv7's first digits are a timestamp, the same for sessions
+ * made together, so the tail, never the head, tells them apart.)
+ */
+export function sessionLabel(
+    id: string,
+    title: SessionTitle | null | undefined,
+    view: SessionView | undefined,
+): { text: string; tag: string | null } {
+    const given = title?.text.trim() || null;
+    const text = (title && !title.beforePrompt ? given : null) || firstPrompt(view) || given;
+    const short = shortSessionId(id);
+    return text ? { text, tag: short === id ? null : short } : { text: `Session ${short}`, tag: null };
+}
+
 function num(value: unknown, fallback: number): number {
     return typeof value === "number" && Number.isFinite(value) ? value : fallback;
 }
@@ -431,6 +595,7 @@ function newMessage(model: ChatModel, view: SessionView, role: unknown, index: n
         incomplete: false,
         stopReason: null,
         errorMessage: null,
+        errorRetried: false,
     };
     view.items.push(item);
     changes.push({ type: "item-added", session: view.id, item });
@@ -438,10 +603,57 @@ function newMessage(model: ChatModel, view: SessionView, role: unknown, index: n
 }
 
 function addNotice(model: ChatModel, view: SessionView, level: NoticeLevel, text: string, changes: Change[]): NoticeItem {
-    const item: NoticeItem = { kind: "notice", key: model.nextKey++, level, text, done: false };
+    const item: NoticeItem = { kind: "notice", key: model.nextKey++, level, text, done: false, detail: null };
     view.items.push(item);
     changes.push({ type: "item-added", session: view.id, item });
     return item;
+}
+
+/** Updates a notice in place (a retry's attempts, its end). */
+function setNotice(
+    view: SessionView,
+    notice: NoticeItem,
+    level: NoticeLevel,
+    text: string,
+    done: boolean,
+    detail: string | null,
+    changes: Change[],
+): void {
+    Object.assign(notice, { level, text, done, detail });
+    changes.push({ type: "notice-changed", session: view.id, item: notice });
+}
+
+/** The failed message whose error a retry (or an overflow compaction) now stands for. */
+function retryFailedMessage(view: SessionView, changes: Change[]): void {
+    const failed = view.failure;
+    view.failure = null;
+    if (failed?.kind !== "message" || failed.errorRetried) return;
+    failed.errorRetried = true;
+    changes.push({ type: "message-changed", session: view.id, item: failed });
+}
+
+/**
+ * A short name for a transient failure, for the retry line: the HTTP statuses providers retry
+ * get a plain name ("Rate limited (429)"); anything else is the error's first line. The full
+ * error stays in the line's tooltip.
+ */
+export function failureReason(error: string): string {
+    const status = /(?:^|[^\w.])(429|500|502|503|504|529)(?![\w.])/.exec(error)?.[1];
+    if (status === "429") return "Rate limited (429)";
+    if (status === "529") return "Overloaded (529)";
+    if (!status && /rate.?limit/i.test(error)) return "Rate limited";
+    if (!status && /overloaded/i.test(error)) return "Overloaded";
+    if (status === "503") return "Service unavailable (503)";
+    if (status) return `Server error (${status})`;
+    const line = error.split("\n", 1)[0]!.trim();
+    if (!line) return "The model call failed";
+    return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/** "50 ms", "2 s", "2.5 s". */
+export function formatDelay(ms: number): string {
+    if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+    return `${Math.round(ms / 100) / 10} s`;
 }
 
 /** The streaming message, or a new assistant message when deltas arrive without one (a gap). */
@@ -469,6 +681,7 @@ function toolCard(view: SessionView, id: string, name: string): ToolCard {
             output: "",
             truncated: false,
             diff: null,
+            applied: null,
         };
         view.tools.set(id, card);
     }
@@ -517,8 +730,14 @@ function finishCurrent(view: SessionView, changes: Change[]): void {
  * checked against it and replaced where they differ (deltas lost in a gap), missing blocks and
  * tool calls are added, and the stop reason is recorded.
  */
-function applyMessageEnd(model: ChatModel, view: SessionView, index: number, message: WireMessage, changes: Change[]): void {
-    if (!message || typeof message !== "object") return;
+function applyMessageEnd(
+    model: ChatModel,
+    view: SessionView,
+    index: number,
+    message: WireMessage,
+    changes: Change[],
+): MessageItem | null {
+    if (!message || typeof message !== "object") return null;
     const s = view.id;
     if (message.role === "toolResult") {
         finishCurrent(view, changes);
@@ -529,7 +748,7 @@ function applyMessageEnd(model: ChatModel, view: SessionView, index: number, mes
             card.output = contentText(message.content);
             changes.push({ type: "tool-changed", session: s, card });
         }
-        return;
+        return null;
     }
     let item = view.current;
     if (!item || (item.index >= 0 && index >= 0 && item.index !== index)) {
@@ -585,6 +804,7 @@ function applyMessageEnd(model: ChatModel, view: SessionView, index: number, mes
     item.streaming = false;
     if (view.current === item) view.current = null;
     changes.push({ type: "message-changed", session: s, item });
+    return item;
 }
 
 /** Inserts a text block found only in `message_end` before the tool calls that follow it. */

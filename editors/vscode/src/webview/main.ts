@@ -5,8 +5,8 @@
 // more when it is done. Tool cards update their few fields in place. A session's whole
 // transcript is rendered only when the view switches to it.
 
-import { parseUnifiedDiff, diffStats } from "../shared/diff";
-import { advanceStreamSplit, newStreamSplit, renderMarkdown, type StreamSplit } from "../shared/markdown";
+import { advanceStreamSplit, newStreamSplit, renderCodeSpans, renderMarkdown, type StreamSplit } from "../shared/markdown";
+import { numberDiffLines } from "../shared/diff";
 import type { HostMessage, SendMode, ViewMessage } from "../shared/messages";
 import {
     addHostNotice,
@@ -14,11 +14,16 @@ import {
     applyState,
     createModel,
     reduce,
+    roleLabel,
+    sessionLabel,
+    sessionTitle,
+    toolStatusLabel,
     type Block,
     type Change,
     type Item,
     type MessageItem,
     type NoticeItem,
+    type SessionTitle,
     type SessionView,
     type TextBlock,
     type ToolCard,
@@ -42,6 +47,8 @@ declare global {
 const vscode = acquireVsCodeApi();
 const model = createModel();
 let shown: string | null = null;
+/** The titles the host gave sessions (a stored session's name, the prompt that made it). */
+const titles = new Map<string, SessionTitle>();
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const transcript = $<HTMLElement>("transcript");
@@ -52,9 +59,13 @@ const followUpButton = $<HTMLButtonElement>("follow-up");
 const abortButton = $<HTMLButtonElement>("abort");
 const runStatus = $<HTMLElement>("run-status");
 const queueBox = $<HTMLElement>("queue");
-const sessionTitle = $<HTMLElement>("session-title");
+const titleBox = $<HTMLElement>("session-title");
+const titleText = titleBox.querySelector<HTMLElement>(".title-text")!;
+const titleTag = titleBox.querySelector<HTMLElement>(".session-tag")!;
 const modelButton = $<HTMLButtonElement>("model-button");
+const modelValue = modelButton.querySelector<HTMLElement>(".chip-value")!;
 const thinkingButton = $<HTMLButtonElement>("thinking-button");
+const thinkingValue = thinkingButton.querySelector<HTMLElement>(".chip-value")!;
 const serverStatus = $<HTMLElement>("server-status");
 
 // DOM nodes of view-model objects; weak, so a dropped session's nodes can be collected.
@@ -104,11 +115,13 @@ interface CardNodes {
     root: HTMLElement;
     status: HTMLElement;
     title: HTMLElement;
+    shownTitle: string | null;
     progress: HTMLElement;
     output: HTMLElement;
     outputBox: HTMLDetailsElement;
     diffBox: HTMLElement;
     shownDiff: string | null;
+    shownApplied: boolean | null;
 }
 
 window.__tandemApplied = 0;
@@ -138,15 +151,23 @@ function handle(msg: HostMessage): void {
                 applyChanges(reduce(model, params));
                 window.__tandemApplied++;
             }
+            // The first prompt may have arrived: it labels a session the host gave no name.
+            updateTitle();
             scheduleScroll();
             break;
         case "state":
             applyChanges(applyState(model, msg.state));
             break;
-        case "history":
+        case "history": {
             applyChanges(applyHistory(model, msg.session, msg.messages, msg.omitted));
+            // The host names a stored session just before sending its history: a name, not a
+            // placeholder for a prompt to come.
+            const title = titles.get(msg.session);
+            if (title) title.beforePrompt = false;
+            updateTitle();
             scheduleScroll(true);
             break;
+        }
         case "showSession":
             show(msg.session, msg.title);
             break;
@@ -154,7 +175,7 @@ function handle(msg: HostMessage): void {
             if (msg.session) {
                 applyChanges(addHostNotice(model, msg.session, msg.level === "error" ? "error" : "info", msg.text));
             } else {
-                transcript.append(noticeNode({ kind: "notice", key: 0, level: msg.level, text: msg.text, done: true }));
+                transcript.append(noticeNode({ kind: "notice", key: 0, level: msg.level, text: msg.text, done: true, detail: null }));
                 empty.hidden = true;
             }
             scheduleScroll();
@@ -223,14 +244,28 @@ function applyChanges(changes: Change[]): void {
 
 function show(session: string | null, title?: string): void {
     shown = session;
+    // Judged when first given: the host gives a session the same title again when it is shown again.
+    if (session && title && titles.get(session)?.text !== title) titles.set(session, sessionTitle(title, model.sessions.get(session)));
     transcript.replaceChildren(empty);
-    sessionTitle.textContent = title ?? (session ? `Session ${session.slice(0, 8)}` : "New session");
-    sessionTitle.title = session ?? "A new session starts with your next message";
+    updateTitle();
     const view = session ? model.sessions.get(session) : undefined;
     empty.hidden = !!view && view.items.length > 0;
     if (view) for (const item of view.items) transcript.append(itemNode(item));
     updateStatus();
     scheduleScroll(true);
+}
+
+/**
+ * The header's label: the session's name or first prompt with its id's random tail beside it,
+ * else that tail alone (see `sessionLabel`).
+ */
+function updateTitle(): void {
+    const label = shown ? sessionLabel(shown, titles.get(shown), model.sessions.get(shown)) : { text: "New session", tag: null };
+    setText(titleText, label.text);
+    setText(titleTag, label.tag ?? "");
+    titleTag.hidden = label.tag === null;
+    // The whole label (it may be cut with an ellipsis) and the full id.
+    titleBox.title = shown ? `${label.text}\nSession ${shown}` : "A new session starts with your next message";
 }
 
 function itemNode(item: Item): HTMLElement {
@@ -242,13 +277,16 @@ function itemNode(item: Item): HTMLElement {
 function noticeNode(item: NoticeItem): HTMLElement {
     const node = el("div", `notice level-${item.level}${item.done ? "" : " active"}`);
     node.append(el("span", "notice-text", item.text));
+    if (item.detail) node.title = item.detail;
     return node;
 }
 
 function messageNode(item: MessageItem): HTMLElement {
     const node = el("div", `msg role-${item.role}`);
     node.dataset.key = String(item.key);
-    if (item.role !== "assistant" && item.role !== "user") node.append(el("div", "role-label", roleLabel(item.role)));
+    // Every message says who speaks; the stylesheet hides the label of an assistant message that
+    // continues the one before it (each tool round is a message of its own).
+    node.append(el("div", "role-label", roleLabel(item.role)));
     if (item.context) {
         const ctx = el("details", "editor-context");
         ctx.append(el("summary", undefined, "Editor context"), el("pre", undefined, item.context));
@@ -260,19 +298,6 @@ function messageNode(item: MessageItem): HTMLElement {
     itemNodes.set(item, node);
     updateMessageFooter(item, node);
     return node;
-}
-
-function roleLabel(role: string): string {
-    switch (role) {
-        case "bashExecution":
-            return "Command";
-        case "branchSummary":
-            return "Branch summary";
-        case "compactionSummary":
-            return "Compaction summary";
-        default:
-            return role;
-    }
 }
 
 function blockNode(block: Block): HTMLElement {
@@ -346,18 +371,12 @@ function updateMessageFooter(item: MessageItem, node = itemNodes.get(item)): voi
     if (item.incomplete) footer.append(el("div", "incomplete", "Some updates were missed; the full text arrives when the message ends."));
     if (item.stopReason === "aborted") footer.append(el("div", "aborted", "Aborted."));
     else if (item.stopReason === "length") footer.append(el("div", "aborted", "Stopped: the model reached its output limit."));
-    if (item.errorMessage && item.stopReason !== "aborted") footer.append(el("div", "msg-error", item.errorMessage));
+    // A retried failure is shown by the retry's line, not here.
+    if (item.errorMessage && item.stopReason !== "aborted" && !item.errorRetried) footer.append(el("div", "msg-error", item.errorMessage));
     node!.classList.toggle("streaming", item.streaming);
+    // A failed call that streamed nothing and was retried would be a label alone.
+    node!.classList.toggle("blank", !item.streaming && item.blocks.length === 0 && footer.childElementCount === 0 && !item.context);
 }
-
-const STATUS_LABELS: Record<ToolCard["status"], string> = {
-    writing: "writing…",
-    pending: "pending",
-    running: "running…",
-    done: "done",
-    error: "failed",
-    interrupted: "interrupted",
-};
 
 function cardNode(card: ToolCard): HTMLElement {
     const root = el("div", "block tool-card");
@@ -376,7 +395,7 @@ function cardNode(card: ToolCard): HTMLElement {
         const location = card.locations[0];
         if (location) vscode.postMessage({ type: "openLocation", uri: location.uri, line: location.line ?? null });
     });
-    const nodes: CardNodes = { root, status, title, progress, output, outputBox, diffBox, shownDiff: null };
+    const nodes: CardNodes = { root, status, title, shownTitle: null, progress, output, outputBox, diffBox, shownDiff: null, shownApplied: null };
     cardNodes.set(card, nodes);
     updateCard(card);
     return root;
@@ -389,30 +408,63 @@ function setText(node: HTMLElement, text: string): void {
 function updateCard(card: ToolCard): void {
     const nodes = cardNodes.get(card);
     if (!nodes) return;
-    nodes.root.className = `block tool-card status-${card.status}`;
+    nodes.root.className = `block tool-card status-${card.status}${card.applied === false ? " not-applied" : ""}`;
     nodes.root.dataset.toolCallId = card.id;
-    setText(nodes.status, STATUS_LABELS[card.status]);
-    setText(nodes.title, card.title ?? card.name);
+    setText(nodes.status, toolStatusLabel(card));
+    nodes.status.title = card.applied === false ? "Not applied: the file is unchanged." : "";
+    const title = card.title ?? card.name;
+    if (title !== nodes.shownTitle) {
+        // Titles quote commands and patterns in backticks: render those as code.
+        nodes.shownTitle = title;
+        nodes.title.innerHTML = renderCodeSpans(title);
+    }
     nodes.title.classList.toggle("link", card.locations.length > 0);
     setText(nodes.progress, card.status === "writing" && card.argsLength > 0 ? `${card.argsLength} chars` : "");
     nodes.outputBox.hidden = card.output === "";
     setText(nodes.output, card.output + (card.truncated ? "\n[output shortened for display]" : ""));
     if (card.status === "error") nodes.outputBox.open = true;
-    if (card.diff !== nodes.shownDiff) {
+    if (card.diff !== nodes.shownDiff || card.applied !== nodes.shownApplied) {
         nodes.shownDiff = card.diff;
+        nodes.shownApplied = card.applied;
         nodes.diffBox.replaceChildren();
-        if (card.diff) nodes.diffBox.append(diffNode(card.diff));
+        if (card.diff) nodes.diffBox.append(diffNode(card.diff, card.applied !== false));
     }
 }
 
-function diffNode(diff: string): HTMLElement {
-    const stats = diffStats(diff);
-    const box = el("details", "diff");
+/**
+ * A diff with the file's line numbers (old and new) in a gutter. The file header lines are left
+ * out: the card's title names the file. A change that was not applied says so and is dimmed.
+ */
+function diffNode(diff: string, applied: boolean): HTMLElement {
+    const lines = numberDiffLines(diff).filter((line) => line.kind !== "file");
+    const added = lines.filter((line) => line.kind === "add").length;
+    const removed = lines.filter((line) => line.kind === "del").length;
+    const box = el("details", `diff ${applied ? "applied" : "not-applied"}`);
     box.open = true;
     const summary = el("summary");
-    summary.append(el("span", "diff-added", `+${stats.added}`), " ", el("span", "diff-removed", `−${stats.removed}`));
+    const stats = el("span", "diff-stats");
+    stats.append(el("span", "diff-added", `+${added}`), " ", el("span", "diff-removed", `−${removed}`));
+    summary.append(stats);
+    // The card's status says "rejected"; the summary must not read like a change made.
+    if (!applied) summary.append(" ", el("span", "diff-not-applied", "not applied"));
     const pre = el("pre", "diff-lines");
-    for (const line of parseUnifiedDiff(diff)) pre.append(el("span", `diff-line diff-${line.kind}`, line.text + "\n"));
+    // The gutter is as wide as the largest line number.
+    const widest = Math.max(1, ...lines.map((line) => Math.max(line.oldLine ?? 0, line.newLine ?? 0)));
+    pre.style.setProperty("--ln-width", `${String(widest).length}ch`);
+    for (const line of lines) {
+        const row = el("span", `diff-line diff-${line.kind}`);
+        if (line.kind === "hunk") {
+            row.append(el("span", "diff-text", line.text));
+        } else {
+            row.append(
+                el("span", "ln ln-old", line.oldLine === null ? "" : String(line.oldLine)),
+                el("span", "ln ln-new", line.newLine === null ? "" : String(line.newLine)),
+                el("span", "diff-text", line.text),
+            );
+        }
+        row.append("\n");
+        pre.append(row);
+    }
     box.append(summary, pre);
     return box;
 }
@@ -433,8 +485,12 @@ function updateStatus(): void {
     runStatus.textContent = running ? "Working…" : "Idle";
     runStatus.classList.toggle("running", running);
     document.body.classList.toggle("running", running);
-    modelButton.textContent = `model: ${view?.model ?? "default"}`;
-    thinkingButton.textContent = `thinking: ${view?.thinkingLevel ?? "default"}`;
+    setText(modelValue, view?.model ?? "default");
+    // A model's name says what it is; "default" alone would not (a narrow view drops "model:").
+    modelButton.classList.toggle("named", !!view?.model);
+    modelButton.title = `Model: ${view?.model ?? "the default"}. Click to change it.`;
+    setText(thinkingValue, view?.thinkingLevel ?? "default");
+    thinkingButton.title = `Thinking level: ${view?.thinkingLevel ?? "the default"}. Click to change it.`;
     const queued = view ? [...view.queue.steering.map((t) => ["steer", t]), ...view.queue.followUp.map((t) => ["follow-up", t])] : [];
     queueBox.hidden = queued.length === 0;
     queueBox.replaceChildren(...queued.map(([kind, text]) => el("div", "queued", `${kind}: ${text}`)));
@@ -444,8 +500,16 @@ function updateStatus(): void {
 
 let stickToBottom = true;
 let scrollPending = false;
+let lastScrollTop = 0;
+// Only a scroll up lets go of the bottom. A scroll event of our own jump to the bottom can
+// arrive after more of a fast stream was appended, when the bottom is already further away:
+// read as "the user left the bottom", it would stop the chat from following the answer.
 transcript.addEventListener("scroll", () => {
-    stickToBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+    const top = transcript.scrollTop;
+    const nearBottom = transcript.scrollHeight - top - transcript.clientHeight < 40;
+    if (nearBottom) stickToBottom = true;
+    else if (top < lastScrollTop - 1) stickToBottom = false;
+    lastScrollTop = top;
 });
 
 function scheduleScroll(force = false): void {

@@ -106,10 +106,12 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
         // The language client reads the workspace folder at start.
         Object.defineProperty(fake.workspace, "workspaceFolders", { value: [{ uri: Uri.file(project), name: "project", index: 0 }], configurable: true });
         const extension = require(join(extensionDir, "dist/extension.js"));
-        const context = { subscriptions: [], extensionUri: Uri.file(extensionDir), extensionPath: extensionDir };
+        const context = fake.__context(extensionDir);
         await extension.activate(context);
         try {
             assert.deepEqual(fake.__calls.errors, [], `no error message at start; output:\n${fake.__calls.output.join("\n")}`);
+            await until("the Get Started view's state", () => "tandem.setup" in fake.__calls.contexts);
+            assert.equal(fake.__calls.contexts["tandem.setup"], "", "a model is ready: no Get Started view");
             for (const id of ["tandem.sessions", "tandem.selectModel", "tandem.abortRun", "tandem.fixDiagnostic", "tandem.abort"]) {
                 assert.ok(fake.__calls.commands.has(id), `command ${id} is registered`);
             }
@@ -169,15 +171,72 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
         fake.__calls.errors.length = 0;
         fake.__settings["tandem.path"] = "/nonexistent/tandem";
         const extension = require(join(extensionDir, "dist/extension.js"));
-        const context = { subscriptions: [], extensionUri: fake.Uri.file(extensionDir), extensionPath: extensionDir };
+        const context = fake.__context(extensionDir);
         fake.__calls.commands.clear();
         await extension.activate(context);
         try {
             assert.equal(fake.__calls.errors.length, 1);
             assert.match(fake.__calls.errors[0], /\/nonexistent\/tandem does not exist.*`tandem\.path`/);
+            await until("the Get Started view's state", () => fake.__calls.contexts["tandem.setup"] === "noServer");
         } finally {
             await extension.deactivate();
             for (const d of context.subscriptions) d.dispose?.();
+        }
+    });
+
+    it("stores an API key in secret storage and hands it to the restarted server, never logging it", async () => {
+        fake.__calls.errors.length = 0;
+        fake.__calls.commands.clear();
+        fake.__calls.contexts = {};
+        const dir = mkdtempSync(join(tmpdir(), "tandem-key-test-"));
+        const project = join(dir, "project");
+        mkdirSync(project);
+        // No models.json and no key: nothing can be called.
+        const envFile = join(dir, "server-env");
+        const wrapper = join(dir, "tandem-wrapper");
+        writeFileSync(wrapper, `#!/bin/sh\nenv > '${envFile}'\nexec '${bin}' "$@"\n`);
+        chmodSync(wrapper, 0o755);
+        for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN"]) delete process.env[name];
+        Object.assign(fake.__settings, { "tandem.path": wrapper, "tandem.model": "", "tandem.agentDir": dir, "tandem.trace.server": "verbose" });
+        Object.defineProperty(fake.workspace, "workspaceFolders", { value: [{ uri: fake.Uri.file(project), name: "project", index: 0 }], configurable: true });
+        const extension = require(join(extensionDir, "dist/extension.js"));
+        const context = fake.__context(extensionDir);
+        await extension.activate(context);
+        const secret = "sk-tandem-test-9f8e7d6c5b4a";
+        try {
+            await until("the Get Started view", () => fake.__calls.contexts["tandem.setup"] === "noModel");
+            let offered;
+            fake.__calls.answers.push(({ items }) => {
+                offered = items.map((i) => i.label);
+                return items.find((i) => i.label === "anthropic");
+            });
+            fake.__calls.answers.push(({ options }) => {
+                assert.equal(options.password, true, "the key is typed into a password box");
+                assert.equal(options.validateInput("two words"), "A key has no spaces");
+                return secret;
+            });
+            await fake.commands.executeCommand("tandem.setApiKey");
+            assert.ok(offered.includes("openai") && offered.includes("anthropic"), `providers offered: ${offered}`);
+            assert.equal(context.secrets.__map.get("tandem.apiKey.anthropic"), secret);
+            assert.deepEqual(context.globalState.get("tandem.apiKeys"), { anthropic: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"] });
+            await until("a model is ready", () => fake.__calls.contexts["tandem.setup"] === "");
+            const env = readFileSync(envFile, "utf8");
+            assert.match(env, new RegExp(`^ANTHROPIC_API_KEY=${secret}$`, "m"), "the restarted server has the key");
+            assert.doesNotMatch(env, /^ANTHROPIC_OAUTH_TOKEN=/m);
+            assert.ok(!fake.__calls.output.join("\n").includes(secret), "the key is not in the output channel (verbose trace on)");
+            assert.ok(!JSON.stringify(fake.__settings).includes(secret), "nor in the settings");
+            assert.ok(fake.__calls.infos.some((m) => m.includes("stored the anthropic API key")));
+
+            // Forgetting it restarts the server without it.
+            fake.__calls.answers.push(({ items }) => items.find((i) => i === "anthropic"));
+            await fake.commands.executeCommand("tandem.forgetApiKey");
+            assert.equal(context.secrets.__map.has("tandem.apiKey.anthropic"), false);
+            await until("no model again", () => fake.__calls.contexts["tandem.setup"] === "noModel");
+            assert.doesNotMatch(readFileSync(envFile, "utf8"), /ANTHROPIC_API_KEY/);
+        } finally {
+            await extension.deactivate();
+            for (const d of context.subscriptions) d.dispose?.();
+            delete fake.__settings["tandem.trace.server"];
         }
     });
 });

@@ -7,7 +7,14 @@
 const path = require("node:path");
 const { pathToFileURL, fileURLToPath } = require("node:url");
 
-const calls = { errors: [], warnings: [], infos: [], commands: new Map(), executed: [], views: new Map(), output: [] };
+const calls = { errors: [], warnings: [], infos: [], commands: new Map(), executed: [], views: new Map(), output: [], contexts: {}, answers: [] };
+
+/** The next scripted answer to a quick pick or an input box (`calls.answers`, in order). */
+function answer(kind, question) {
+    const next = calls.answers.shift();
+    if (!next) throw new Error(`no scripted answer for a ${kind}`);
+    return next(question);
+}
 
 function auto(name) {
     const cache = new Map();
@@ -178,6 +185,8 @@ const window = new Proxy(
             calls.views.set(id, provider);
             return new Disposable();
         },
+        showQuickPick: async (items, options) => answer("quick pick", { items: await items, options }),
+        showInputBox: async (options) => answer("input box", { options }),
         withProgress: async (_options, task) => task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: event() }),
     },
     { get: (t, p) => (p in t ? t[p] : auto(`window.${String(p)}`)) },
@@ -191,6 +200,7 @@ const commands = {
     },
     async executeCommand(id, ...args) {
         calls.executed.push(id);
+        if (id === "setContext") calls.contexts[args[0]] = args[1];
         const fn = calls.commands.get(id);
         return fn ? fn(...args) : undefined;
     },
@@ -210,6 +220,25 @@ const real = {
     commands,
     env: new Proxy({ appName: "fake", language: "en", machineId: "x", sessionId: "y", uriScheme: "vscode" }, { get: (t, p) => (p in t ? t[p] : auto(`env.${String(p)}`)) }),
     __calls: calls,
+    /** An ExtensionContext with in-memory secret storage and global state. */
+    __context(extensionDir) {
+        const secrets = new Map();
+        const state = new Map();
+        return {
+            subscriptions: [],
+            extensionUri: Uri.file(extensionDir),
+            extensionPath: extensionDir,
+            asAbsolutePath: (relative) => path.join(extensionDir, relative),
+            secrets: {
+                get: async (key) => secrets.get(key),
+                store: async (key, value) => void secrets.set(key, value),
+                delete: async (key) => void secrets.delete(key),
+                onDidChange: event(),
+                __map: secrets,
+            },
+            globalState: { get: (key) => state.get(key), update: async (key, value) => void state.set(key, value), keys: () => [...state.keys()] },
+        };
+    },
     __settings: settings,
     __configChanged: configChanged,
 };

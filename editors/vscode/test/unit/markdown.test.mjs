@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { advanceStreamSplit, escapeHtml, newStreamSplit, renderInline, renderMarkdown } from "../../out/shared/markdown.mjs";
-import { diffStats, parseUnifiedDiff } from "../../out/shared/diff.mjs";
+import { advanceStreamSplit, escapeHtml, newStreamSplit, renderCodeSpans, renderInline, renderMarkdown } from "../../out/shared/markdown.mjs";
+import { countLineChanges, numberDiffLines } from "../../out/shared/diff.mjs";
 
 describe("markdown", () => {
     it("renders headings, paragraphs and emphasis", () => {
@@ -49,6 +49,28 @@ describe("markdown", () => {
     });
 });
 
+describe("tool titles", () => {
+    it("renders a title's backticks as code, never as raw backticks", () => {
+        assert.equal(renderCodeSpans("Run `./check.sh`"), "Run <code>./check.sh</code>");
+        assert.equal(renderCodeSpans("Read `src/a.ts`"), "Read <code>src/a.ts</code>");
+        assert.equal(renderCodeSpans("Search for `fn main` in ."), "Search for <code>fn main</code> in .");
+        assert.equal(renderCodeSpans("Read src/greet.py"), "Read src/greet.py");
+    });
+
+    it("escapes the title and the code, and reads no other markdown", () => {
+        assert.equal(renderCodeSpans("Run `a < b && echo \"x\"`"), "Run <code>a &lt; b &amp;&amp; echo &quot;x&quot;</code>");
+        assert.equal(renderCodeSpans("<img src=x onerror=alert(1)>"), "&lt;img src=x onerror=alert(1)&gt;");
+        assert.equal(renderCodeSpans("Read src/__init__.py"), "Read src/__init__.py");
+        assert.equal(renderCodeSpans("Find *.rs in [src](x)"), "Find *.rs in [src](x)");
+    });
+
+    it("runs a code span left open to the end (a title cut short inside its command)", () => {
+        assert.equal(renderCodeSpans("Run `cargo test --workspace…"), "Run <code>cargo test --workspace…</code>");
+        assert.equal(renderCodeSpans("Run ``echo `date` ``"), "Run <code>echo `date`</code>");
+        assert.equal(renderCodeSpans("odd `"), "odd ");
+    });
+});
+
 describe("streaming cuts", () => {
     it("cuts after blank lines outside code fences only", () => {
         const text = "# A\n\npara\n\n```\ncode\n\nmore\n```\n\ntail";
@@ -76,7 +98,11 @@ describe("streaming cuts", () => {
 describe("diff", () => {
     it("classifies unified diff lines", () => {
         const diff = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-old\n+new\n same\n\\ No newline at end of file\n";
-        assert.deepEqual(parseUnifiedDiff(diff).map((l) => l.kind), ["file", "file", "hunk", "del", "add", "context", "meta"]);
-        assert.deepEqual(diffStats(diff), { added: 1, removed: 1 });
+        assert.deepEqual(numberDiffLines(diff).map((l) => l.kind), ["file", "file", "hunk", "del", "add", "context", "meta"]);
+    });
+    it("counts a review's changed lines between two texts", () => {
+        assert.deepEqual(countLineChanges("a\nb\nc\n", "a\nB\nc\n"), { added: 1, removed: 1 });
+        assert.deepEqual(countLineChanges("", "one\ntwo"), { added: 2, removed: 0 });
+        assert.deepEqual(countLineChanges("same", "same"), { added: 0, removed: 0 });
     });
 });

@@ -1,0 +1,460 @@
+// The extension in real VS Code: code-server (VS Code 1.139 in a browser) with the platform
+// .vsix installed, driven through Debian's Chromium with playwright-core, as a user would.
+//
+//   node test/e2e/real-vscode.mjs --code-server <launcher> --vsix <file> --out <dir>
+//
+// Two runs, each a fresh code-server with its own user data, extensions and Tandem agent dir:
+//
+// - a trusted folder: open the chat; "Ask Tandem to fix" on a diagnostic of VS Code's own JSON
+//   server, reviewed in the extension's diff and applied; a question in the chat with its streamed
+//   answer; an edit rejected in the review; a long answer aborted;
+// - a folder in Restricted Mode: Tandem still chats, and the project's own settings
+//   (.pi/settings.json, which picks another model) are not used.
+//
+// The model is Tandem's scripted one (models.json `api: "scripted"`): its turns are below. The
+// binary is the one inside the .vsix (`tandem.path` stays empty). Each step saves a screenshot
+// in --out; a failure saves one named `failed-<step>.png` and exits 1 with what was expected.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const args = Object.fromEntries(
+    process.argv
+        .slice(2)
+        .reduce((pairs, arg, i, all) => (arg.startsWith("--") ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
+);
+for (const required of ["code-server", "vsix", "out"]) {
+    if (!args[required]) {
+        console.error(`real-vscode.mjs: --${required} is required (see the usage at the top of the file)`);
+        process.exit(2);
+    }
+}
+const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const outDir = args.out;
+mkdirSync(outDir, { recursive: true });
+
+const root = mkdtempSync(join(tmpdir(), "tandem-real-vscode-"));
+
+/** The scripted model's turns for the trusted run, in the order the steps reach them. */
+const TRUSTED_TURNS = [
+    // "Ask Tandem to fix" (a new session): the edit, then the answer after it was applied.
+    { text: "The object has a doubled comma; removing it.", toolCalls: [{ name: "edit", arguments: { path: "data.json", oldText: "1,, ", newText: "1, " } }] },
+    { text: "Fixed the doubled comma." },
+    // A question typed in the chat (the same session, which the chat now shows).
+    { text: "Let me read it.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
+    { text: "The notes say **hello world**, and nothing else.", chunkSize: 4, delayMs: 15 },
+    // An edit the user rejects.
+    { text: "Changing the greeting.", toolCalls: [{ name: "edit", arguments: { path: "notes.txt", oldText: "hello world", newText: "goodbye world" } }] },
+    { text: "Understood: I left notes.txt as it was." },
+    // A long answer the user aborts.
+    { text: `${"A very long essay about editors. ".repeat(400)}`, chunkSize: 8, delayMs: 40 },
+];
+
+function scriptedModels(dir, providers) {
+    const entries = {};
+    for (const [name, turns] of Object.entries(providers)) {
+        const script = join(dir, `${name}.json`);
+        writeFileSync(script, JSON.stringify({ turns }));
+        entries[name] = { api: "scripted", apiKey: "none", baseUrl: script, models: [{ id: "m", name: `${name} script` }] };
+    }
+    writeFileSync(join(dir, "models.json"), JSON.stringify({ providers: entries }, null, 2));
+}
+
+async function freePort() {
+    return new Promise((resolve, reject) => {
+        const server = createServer();
+        server.listen(0, "127.0.0.1", () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+        server.on("error", reject);
+    });
+}
+
+/** A code-server with its own user data and extensions, the .vsix installed, serving `folder`. */
+async function startCodeServer(name, folder, userSettings, env = process.env) {
+    const userData = join(root, `${name}-user-data`);
+    const extensions = join(root, `${name}-extensions`);
+    mkdirSync(join(userData, "User"), { recursive: true });
+    writeFileSync(join(userData, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
+    const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
+    execFileSync(args["code-server"], [...common, "--install-extension", args.vsix], { stdio: "pipe" });
+    const port = await freePort();
+    const log = join(outDir, `${name}-code-server.log`);
+    const child = spawn(
+        args["code-server"],
+        [...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-getting-started-override", folder],
+        { stdio: ["ignore", "pipe", "pipe"], detached: true, env },
+    );
+    const lines = [];
+    child.stdout.on("data", (d) => lines.push(d.toString()));
+    child.stderr.on("data", (d) => lines.push(d.toString()));
+    const deadline = Date.now() + 60_000;
+    while (!lines.join("").includes("HTTP server listening")) {
+        if (child.exitCode !== null || Date.now() > deadline) {
+            writeFileSync(log, lines.join(""));
+            throw new Error(`code-server did not start (log: ${log})`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    return {
+        url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`,
+        stop() {
+            writeFileSync(log, lines.join(""));
+            try {
+                process.kill(-child.pid, "SIGTERM");
+            } catch {}
+        },
+    };
+}
+
+const baseSettings = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "extensions.ignoreRecommendations": true,
+    "telemetry.telemetryLevel": "off",
+    "chat.disableAIFeatures": true,
+    "update.mode": "none",
+    "files.autoSave": "off",
+    // The LSP traffic goes to the Tandem output channel, kept with VS Code's logs after a failure.
+    "tandem.trace.server": "verbose",
+};
+
+let page;
+let step = "start";
+
+async function shot(name) {
+    await page.screenshot({ path: join(outDir, `${name}.png`) });
+    console.log(`screenshot ${join(outDir, `${name}.png`)}`);
+}
+
+/** Waits for `check` (async, truthy when done) or fails naming `what`. */
+async function until(what, check, ms = 30_000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+        const value = await check().catch(() => undefined);
+        if (value) return value;
+        if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 150));
+    }
+}
+
+/** Runs a command from the command palette by its title. */
+async function palette(title) {
+    // Right after the workbench appears, the palette may list commands before the extensions'
+    // contributions are in: close it and ask again.
+    const input = page.locator(".quick-input-widget input");
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+    for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press("F1");
+        await input.waitFor({ state: "visible" });
+        await input.fill(`>${title}`);
+        try {
+            await row.waitFor({ state: "visible", timeout: 3_000 });
+            break;
+        } catch (error) {
+            if (attempt >= 10) throw error;
+            await page.keyboard.press("Escape");
+            await new Promise((r) => setTimeout(r, 1_000));
+        }
+    }
+    await input.press("Enter");
+}
+
+/** Opens `file` with Quick Open and waits for its editor. */
+async function open(file) {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(file);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: file }).first().waitFor({ state: "visible" });
+    await input.press("Enter");
+    await page.locator(`.tab.active[aria-label^="${file}"]`).waitFor({ state: "visible" });
+}
+
+/** The frame of the Tandem chat webview (inside VS Code's webview iframes). */
+async function chatFrame() {
+    return until("the Tandem chat webview", async () => {
+        for (const frame of page.frames()) {
+            if (await frame.locator("#composer #input").count().catch(() => 0)) return frame;
+        }
+        return undefined;
+    });
+}
+
+async function transcriptText(chat) {
+    return chat.locator("#transcript").innerText();
+}
+
+/** Clicks the button `label` of the notification that contains `text`. */
+async function answerNotification(text, label) {
+    const toast = page.locator(".notification-toast", { hasText: text }).first();
+    await toast.waitFor({ state: "visible", timeout: 30_000 });
+    await toast.locator(".monaco-button", { hasText: label }).first().click();
+}
+
+/**
+ * Opens a page on `server` and runs `steps` in it; a failure saves `failed-<step>.png`. The
+ * page closes and the server stops either way.
+ */
+async function inPage(browser, server, steps) {
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    try {
+        await steps();
+    } catch (error) {
+        await page.screenshot({ path: join(outDir, `failed-${step}.png`) }).catch(() => undefined);
+        throw error;
+    } finally {
+        await page.close().catch(() => undefined);
+        server.stop();
+    }
+}
+
+async function trustedRun(browser) {
+    const folder = join(root, "trusted");
+    const agent = join(root, "trusted-agent");
+    mkdirSync(folder);
+    mkdirSync(agent);
+    scriptedModels(agent, { script: TRUSTED_TURNS });
+    writeFileSync(join(folder, "data.json"), '{\n    "a": 1,, "b": 2\n}\n');
+    writeFileSync(join(folder, "notes.txt"), "hello world\n");
+    const server = await startCodeServer("trusted", folder, {
+        ...baseSettings,
+        "security.workspace.trust.enabled": false,
+        "tandem.agentDir": agent,
+        "tandem.model": "script/m",
+        "tandem.bashPermission": "deny",
+    });
+    await inPage(browser, server, async () => {
+        step = "trusted-open";
+        await page.goto(server.url);
+        await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+        await page.locator(".statusbar").waitFor({ state: "visible" });
+
+        step = "trusted-chat-open";
+        await palette("Tandem: Open Chat");
+        let chat = await chatFrame();
+        await until("the server to run", async () => (await chat.locator("#server-status").isHidden()) && (await chat.locator("#input").isEnabled()));
+        // (VS Code may hand the extension its machine-scoped settings, tandem.agentDir among
+        // them, a moment after start: the view may show until then.)
+        await until("no Get Started view, since a model is configured", async () => (await page.locator(".pane-header", { hasText: "Get Started" }).count()) === 0, 15_000);
+        await shot("01-chat-open");
+
+        step = "trusted-keybinding";
+        // Ctrl+K A is ours alone: VS Code's default keyboard shortcuts (which list the installed
+        // extensions' too) have it once, for tandem.ask, and pressing it in an editor asks.
+        await palette("Preferences: Open Default Keyboard Shortcuts (JSON)");
+        await page.locator(".tab.active", { hasText: "Default Keybindings" }).waitFor({ state: "visible", timeout: 20_000 });
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+F");
+        await page.locator(".find-widget textarea, .find-widget input").first().fill('"ctrl+k a"');
+        const count = await until("the find widget's count", async () => {
+            const text = (await page.locator(".find-widget .matchesCount").innerText()).trim();
+            return text && !text.startsWith("?") ? text : undefined;
+        });
+        if (!/^1 of 1$/.test(count)) throw new Error(`"ctrl+k a" is bound ${count} in VS Code's default keyboard shortcuts; expected once (Tandem)`);
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("Control+W");
+        await open("notes.txt");
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+K");
+        await page.keyboard.press("A");
+        await page.locator(".quick-input-widget", { hasText: "Ask Tandem" }).waitFor({ state: "visible", timeout: 10_000 });
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("Control+W");
+
+        step = "trusted-fix";
+        await open("data.json");
+        // VS Code's JSON server reports the doubled comma; F8 puts the cursor on it.
+        await until("the JSON diagnostic", async () => (await page.locator(".squiggly-error").count()) > 0);
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("F8");
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("Control+.");
+        const fixItem = page.locator(".action-widget .monaco-list-row", { hasText: "Ask Tandem to fix" }).first();
+        await fixItem.waitFor({ state: "visible", timeout: 20_000 });
+        await shot("02-fix-code-action");
+        await fixItem.click();
+
+        step = "trusted-fix-review";
+        // The review: a diff of data.json and a question with Apply / Reject.
+        await page.locator(".tab", { hasText: "Tandem's edit" }).first().waitFor({ state: "visible", timeout: 30_000 });
+        await page.locator(".notification-toast", { hasText: "Tandem wants to edit data.json" }).waitFor({ state: "visible" });
+        await shot("03-fix-review");
+        await answerNotification("Tandem wants to edit data.json", "Apply");
+        chat = await chatFrame();
+        await until("the fix's answer", async () => (await transcriptText(chat)).includes("Fixed the doubled comma."));
+        await until("the review's diff to close", async () => (await page.locator(".tab", { hasText: "Tandem's edit" }).count()) === 0);
+        await open("data.json");
+        await page.keyboard.press("Control+S");
+        await until("data.json saved with the fix", async () => readFileSync(join(folder, "data.json"), "utf8") === '{\n    "a": 1, "b": 2\n}\n');
+        await until("no error squiggle", async () => (await page.locator(".squiggly-error").count()) === 0);
+        await until("the model's name in the chat's header", async () => (await chat.locator("#model-button").innerText()).includes("script"));
+        const afterFix = await transcriptText(chat);
+        if (/rejected/i.test(afterFix)) throw new Error(`the applied fix reads as rejected in the chat:\n${afterFix}`);
+        await shot("04-fix-applied");
+
+        step = "trusted-ask";
+        await chat.locator("#input").fill("What do the notes say?");
+        await chat.locator("#input").press("Enter");
+        await until("the streamed answer to start", async () => (await transcriptText(chat)).includes("The notes say"));
+        await until("the whole answer", async () => (await transcriptText(chat)).includes("and nothing else."));
+        await until("the run to end", async () => (await chat.locator("#abort").isDisabled()));
+        await shot("05-chat-answer");
+
+        step = "trusted-reject";
+        await chat.locator("#input").fill("Say goodbye instead.");
+        await chat.locator("#input").press("Enter");
+        await page.locator(".notification-toast", { hasText: "Tandem wants to edit notes.txt" }).waitFor({ state: "visible", timeout: 30_000 });
+        await shot("06-reject-review");
+        await answerNotification("Tandem wants to edit notes.txt", "Reject");
+        await until("the answer after the rejection", async () => (await transcriptText(chat)).includes("I left notes.txt as it was."));
+        if (readFileSync(join(folder, "notes.txt"), "utf8") !== "hello world\n") throw new Error("notes.txt changed on disk after Reject");
+        const editors = await page.locator(".tab", { hasText: "notes.txt" }).count();
+        if (editors > 0 && (await page.locator(".tab.dirty", { hasText: "notes.txt" }).count()) > 0) {
+            throw new Error("notes.txt has unsaved changes after Reject");
+        }
+        const afterReject = await transcriptText(chat);
+        if (!/rejected/i.test(afterReject)) throw new Error(`the chat does not say the edit was rejected:\n${afterReject}`);
+        await shot("07-rejected");
+
+        step = "trusted-abort";
+        await chat.locator("#input").fill("Write a long essay about editors.");
+        await chat.locator("#input").press("Enter");
+        await until("the essay to stream", async () => (await transcriptText(chat)).includes("A very long essay about editors. A very"));
+        await chat.locator("#abort").click();
+        await until("the run to be aborted", async () => (await transcriptText(chat)).includes("Aborted."));
+        await until("the run to end", async () => (await chat.locator("#abort").isDisabled()));
+        const essay = await transcriptText(chat);
+        if (essay.split("A very long essay").length > 300) throw new Error("the abort did not stop the stream early");
+        // The chat followed the stream to its end (nobody scrolled it).
+        await until("the chat to show its last line", async () =>
+            chat.locator("#transcript").evaluate((t) => t.scrollHeight - t.scrollTop - t.clientHeight < 40),
+        );
+        await shot("08-aborted");
+    });
+}
+
+async function restrictedRun(browser) {
+    const folder = join(root, "restricted");
+    const agent = join(root, "restricted-agent");
+    mkdirSync(join(folder, ".pi"), { recursive: true });
+    mkdirSync(agent);
+    scriptedModels(agent, {
+        user: [{ text: "An answer from the model in your own settings." }],
+        project: [{ text: "PROJECT SETTINGS WERE USED" }],
+    });
+    writeFileSync(join(agent, "settings.json"), JSON.stringify({ defaultProvider: "user", defaultModel: "m" }));
+    writeFileSync(join(folder, ".pi", "settings.json"), JSON.stringify({ defaultProvider: "project", defaultModel: "m" }));
+    writeFileSync(join(folder, "readme.txt"), "a cloned repository\n");
+    const server = await startCodeServer("restricted", folder, {
+        ...baseSettings,
+        "security.workspace.trust.enabled": true,
+        "security.workspace.trust.startupPrompt": "never",
+        "security.workspace.trust.banner": "always",
+        "tandem.bashPermission": "deny",
+        // No tandem.agentDir: in Restricted Mode VS Code ignores a restricted setting's value
+        // in remote user settings too (code-server's are remote), so the agent dir comes from
+        // the environment, as a user's own would.
+    }, { ...process.env, PI_CODING_AGENT_DIR: agent });
+    await inPage(browser, server, async () => {
+        step = "restricted-open";
+        await page.goto(server.url);
+        await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+        await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ state: "visible", timeout: 30_000 });
+
+        step = "restricted-chat";
+        await palette("Tandem: Open Chat");
+        const chat = await chatFrame();
+        await until("the server to run", async () => (await chat.locator("#server-status").isHidden()) && (await chat.locator("#input").isEnabled()));
+        await chat.locator("#input").fill("Who answers?");
+        await chat.locator("#input").press("Enter");
+        await until("the answer", async () => (await transcriptText(chat)).includes("An answer from the model in your own settings."));
+        await until("the user's model in the chat's header", async () => (await chat.locator("#model-button").innerText()).includes("user"));
+        if ((await transcriptText(chat)).includes("PROJECT SETTINGS WERE USED")) throw new Error("the untrusted project's settings were used");
+        await shot("09-restricted");
+    });
+}
+
+/** A secret the new user types as their key: it must never reach a log. */
+const TYPED_KEY = "sk-ant-e2e-NEVER-LOGGED-7f3a9c";
+
+/** Every file under `dir` whose text contains `needle`. */
+function filesContaining(dir, needle) {
+    const out = [];
+    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+        if (!entry.isFile()) continue;
+        const path = join(entry.parentPath ?? entry.path, entry.name);
+        try {
+            if (readFileSync(path).includes(needle)) out.push(path);
+        } catch {}
+    }
+    return out;
+}
+
+async function newUserRun(browser) {
+    const folder = join(root, "new-user");
+    const agent = join(root, "new-user-agent");
+    mkdirSync(folder);
+    mkdirSync(agent);
+    writeFileSync(join(folder, "main.py"), "print('hello')\n");
+    // No key anywhere: an empty agent dir and no provider variables in the environment.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/(_API_KEY|_OAUTH_TOKEN|_TOKEN)$/.test(name)));
+    const server = await startCodeServer(
+        "new-user",
+        folder,
+        { ...baseSettings, "security.workspace.trust.enabled": false, "tandem.bashPermission": "deny" },
+        { ...env, PI_CODING_AGENT_DIR: agent },
+    );
+    await inPage(browser, server, async () => {
+        step = "new-user-open";
+        await page.goto(server.url);
+        await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+
+        step = "new-user-welcome";
+        await palette("Tandem: Open Chat");
+        const welcome = page.locator(".welcome-view-content", { hasText: "No model can be called yet" });
+        await welcome.waitFor({ state: "visible", timeout: 30_000 });
+        await shot("10-get-started");
+
+        step = "new-user-set-key";
+        await welcome.locator(".monaco-button", { hasText: "Set API Key" }).first().click();
+        const input = page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill("anthropic");
+        await page.locator(".quick-input-list .monaco-list-row", { hasText: "anthropic" }).first().waitFor({ state: "visible" });
+        await input.press("Enter");
+        await page.locator(".quick-input-widget", { hasText: "API key for anthropic" }).waitFor({ state: "visible" });
+        await input.fill(TYPED_KEY);
+        await input.press("Enter");
+        await page.locator(".notification-toast", { hasText: "stored the anthropic API key" }).waitFor({ state: "visible", timeout: 30_000 });
+        await until("the Get Started view to go", async () => (await page.locator(".pane-header", { hasText: "Get Started" }).count()) === 0);
+        await shot("11-key-stored");
+    });
+    const leaks = filesContaining(join(root, "new-user-user-data"), TYPED_KEY);
+    if (leaks.length > 0) throw new Error(`the API key was written to ${leaks.join(", ")}`);
+}
+
+const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+let status = 0;
+try {
+    await trustedRun(browser);
+    await restrictedRun(browser);
+    await newUserRun(browser);
+    console.log("real VS Code: every step passed");
+} catch (error) {
+    console.error(`real VS Code: step ${step} failed: ${error instanceof Error ? error.stack : error}`);
+    status = 1;
+} finally {
+    await browser.close().catch(() => undefined);
+    // Kept after a failure: the user data holds VS Code's logs, Tandem's output among them.
+    if (status === 0) rmSync(root, { recursive: true, force: true });
+    else console.error(`real VS Code: the run's folders and VS Code's logs are kept in ${root}`);
+}
+process.exit(status);
