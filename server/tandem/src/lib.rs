@@ -1,12 +1,13 @@
 //! Tandem's front doors: the language server, the ACP agent, print/JSON modes and the demo.
 //!
-//! Only this crate knows JSON-RPC, LSP and ACP. The binary (`main.rs`) parses the command line
-//! and calls in here; the fuzz targets (`fuzz/`) reach the parsers through this library too.
+//! Only this crate knows JSON-RPC, LSP and ACP. The binary (`main.rs`) calls [`entry::main`],
+//! which parses the command line; the fuzz targets (`fuzz/`) reach the parsers through this library too.
 
 pub mod acp;
 pub mod cli;
 pub mod demo;
 mod demo_editor;
+pub mod entry;
 pub mod host;
 pub mod logging;
 pub mod lsp;

@@ -1,0 +1,163 @@
+//! The command line's entry point: parses it and starts a front door (language server, ACP
+//! agent, print/JSON modes, demo, trust). It lives in the library, and `main.rs` only calls it,
+//! so that everything the front doors instantiate is compiled once, in this crate (a binary
+//! crate of its own would compile its generic and async code again: BENCHMARKS.md, "Release
+//! build").
+
+use crate::{acp, cli, demo, logging, lsp, run};
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use crate::host::SessionOptions;
+use cli::{Command, OutputMode, RunArgs};
+use tandem_ai::registry::{AgentDir, ModelRegistry};
+
+/// Runs `tandem` with this process's arguments; its exit status.
+pub fn main() -> ExitCode {
+    // A bare `tandem` at a terminal has nothing to do (pi would open its TUI): show the help.
+    if std::env::args_os().len() <= 1 && std::io::stdin().is_terminal() {
+        println!("{}", cli::help_text());
+        return ExitCode::SUCCESS;
+    }
+    let parsed = match cli::parse_args(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(cli::clap_exit_code(&err));
+        }
+    };
+    for warning in &parsed.warnings {
+        eprintln!("Warning: {warning}");
+    }
+    // Print and JSON modes report problems in plain words themselves; the log is for the rest.
+    let default_level = match &parsed.command {
+        Command::Print(_) | Command::Json(_) | Command::ListModels { .. } => "error",
+        _ => "warn",
+    };
+    if let Err(e) = logging::init(&parsed.log, default_level) {
+        eprintln!("Warning: {e}");
+    }
+    match parsed.command {
+        Command::ListModels { search } => list_models(search.as_deref()),
+        Command::Print(run) => run_print(run),
+        Command::Json(run) => run_json(run),
+        Command::Demo { real, mode, run } => run_demo(real, mode, run),
+        Command::Lsp(options) => run_lsp(options),
+        Command::Acp(options) => run_acp(options),
+        Command::Trust { dir, action } => trust(dir, action),
+    }
+}
+
+/// `tandem trust [--deny | --status] [DIR]`.
+fn trust(dir: Option<std::path::PathBuf>, action: cli::TrustAction) -> ExitCode {
+    let agent_dir = match AgentDir::from_env() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("Error: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let dir = dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+    let ok = cli::trust::run(
+        &agent_dir,
+        &dir,
+        action,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `--list-models [search]`: reads models.json and auth.json from the agent directory.
+fn list_models(search: Option<&str>) -> ExitCode {
+    let dir = match AgentDir::from_env() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("Error: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let registry = ModelRegistry::load(dir);
+    let result = cli::list_models::list_models(
+        &registry,
+        search,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("Error: could not write the model list: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `-p` / `--mode text`: run the prompts, print the final answer.
+fn run_print(run: RunArgs) -> ExitCode {
+    run::run(run, OutputMode::Text)
+}
+
+/// `--mode json`: run the prompts, print every event as a JSON line.
+fn run_json(run: RunArgs) -> ExitCode {
+    run::run(run, OutputMode::Json)
+}
+
+/// `tandem demo [--real]`.
+fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
+    demo::run(real, mode, run)
+}
+
+/// `tandem lsp`: the language server on stdin/stdout until the client sends `exit`.
+fn run_lsp(options: SessionOptions) -> ExitCode {
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "tandem lsp: a language server, speaking LSP on stdin/stdout: start it from your \
+             editor (cmd = {{\"tandem\", \"lsp\"}}), or try `tandem demo`. Ctrl-C ends it."
+        );
+    }
+    let rt = match run::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(lsp::server::serve_stdio(options));
+    // Stdin is read on a blocking thread that never returns by itself; do not wait for it (or
+    // for a tool still running after the abort).
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::SUCCESS
+}
+
+/// `tandem acp`: the ACP agent on stdin/stdout until stdin closes.
+fn run_acp(options: SessionOptions) -> ExitCode {
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "tandem acp: an Agent Client Protocol agent on stdin/stdout: start it from an ACP \
+             client (e.g. Zed's agent settings). Ctrl-C ends it."
+        );
+    }
+    let rt = match run::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    let served = rt.block_on(acp::serve_stdio(options));
+    // Stdin is read on a blocking thread; do not wait for it, or for a tool still stopping.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tandem acp: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
