@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Value};
-use support::lsp::ScriptedLsp;
+use support::lsp::{Buffer, ScriptedLsp};
 use tandem_tests::lsp_client::{ClientError, Incoming, LspClient, Outbox};
 
 const MAIN_RS: &str = "fn main() {\n    let x = totl;\n}\n";
@@ -19,13 +19,6 @@ const MAIN_RS: &str = "fn main() {\n    let x = totl;\n}\n";
 struct Editor {
     lsp: ScriptedLsp,
     buffer: Arc<Mutex<Buffer>>,
-}
-
-/// The editor's copy of project/main.rs.
-struct Buffer {
-    uri: String,
-    text: String,
-    version: i64,
 }
 
 impl Editor {
@@ -128,7 +121,7 @@ fn answer(
     let result = match request.method.as_str() {
         "workspace/applyEdit" => {
             let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-            apply(&mut buffer, &request.params["edit"]);
+            buffer.apply(&request.params["edit"]);
             let (uri, version, text) = (&buffer.uri, buffer.version, &buffer.text);
             out.notify(
                 "textDocument/didChange",
@@ -141,37 +134,6 @@ fn answer(
         _ => Value::Null,
     };
     out.reply(request, result)
-}
-
-/// Applies a WorkspaceEdit's text edits to the buffer (ASCII text: characters are bytes).
-fn apply(buffer: &mut Buffer, edit: &Value) {
-    let mut edits: Vec<Value> = edit["changes"][&buffer.uri]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for dc in edit["documentChanges"].as_array().into_iter().flatten() {
-        if dc["textDocument"]["uri"] == buffer.uri.as_str() {
-            edits.extend(dc["edits"].as_array().cloned().unwrap_or_default());
-        }
-    }
-    let offset = |text: &str, p: &Value| {
-        let line = p["line"].as_u64().unwrap() as usize;
-        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
-        start + p["character"].as_u64().unwrap() as usize
-    };
-    let mut spans: Vec<(usize, usize, String)> = edits
-        .iter()
-        .map(|e| {
-            let a = offset(&buffer.text, &e["range"]["start"]);
-            let b = offset(&buffer.text, &e["range"]["end"]);
-            (a, b, e["newText"].as_str().unwrap().to_string())
-        })
-        .collect();
-    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
-    for (a, b, new) in spans {
-        buffer.text.replace_range(a..b, &new);
-    }
-    buffer.version += 1;
 }
 
 fn options(editor: &Editor) -> Value {

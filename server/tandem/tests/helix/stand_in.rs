@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use tandem_tests::lsp_client::{ClientError, Incoming, LspClient, Outbox};
 use tandem_tests::wire::WireApi;
 
-use crate::support::lsp::file_uri;
+use crate::support::lsp::{file_uri, Buffer};
 use crate::support::process::{in_sandbox, HANG_GUARD};
 use crate::support::{Sandbox, MODEL};
 
@@ -74,13 +74,6 @@ fn server_config() -> Value {
     let mut config = languages_toml()["language-server"]["tandem"]["config"].clone();
     config["tandem"]["model"] = json!(MODEL);
     config
-}
-
-/// The editor's copy of main.rs.
-struct Buffer {
-    uri: String,
-    text: String,
-    version: i64,
 }
 
 /// Helix, with `tandem lsp` started and main.rs open.
@@ -229,7 +222,7 @@ fn answer(
         },
         "workspace/applyEdit" => {
             let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-            apply(&mut buffer, &request.params["edit"]);
+            buffer.apply(&request.params["edit"]);
             let (uri, version, text) = (&buffer.uri, buffer.version, &buffer.text);
             out.notify(
                 "textDocument/didChange",
@@ -241,36 +234,4 @@ fn answer(
         _ => Value::Null,
     };
     out.reply(request, result)
-}
-
-/// Applies a WorkspaceEdit's text edits for the buffer (ASCII text: characters are bytes).
-fn apply(buffer: &mut Buffer, edit: &Value) {
-    let mut edits: Vec<Value> = edit["changes"][&buffer.uri]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for change in edit["documentChanges"].as_array().into_iter().flatten() {
-        if change["textDocument"]["uri"] == buffer.uri.as_str() {
-            edits.extend(change["edits"].as_array().cloned().unwrap_or_default());
-        }
-    }
-    let offset = |text: &str, p: &Value| {
-        let line = p["line"].as_u64().expect("a line") as usize;
-        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
-        start + p["character"].as_u64().expect("a character") as usize
-    };
-    let mut spans: Vec<(usize, usize, String)> = edits
-        .iter()
-        .map(|e| {
-            let a = offset(&buffer.text, &e["range"]["start"]);
-            let b = offset(&buffer.text, &e["range"]["end"]);
-            let new = e["newText"].as_str().expect("newText").to_string();
-            (a, b, new)
-        })
-        .collect();
-    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
-    for (a, b, new) in spans {
-        buffer.text.replace_range(a..b, &new);
-    }
-    buffer.version += 1;
 }

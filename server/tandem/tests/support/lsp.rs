@@ -267,3 +267,45 @@ pub fn assistant_texts(events: &[Value]) -> Vec<String> {
     }
     out
 }
+
+/// An editor's copy of one open document, as the stand-in editors of the tests keep it.
+pub struct Buffer {
+    pub uri: String,
+    pub text: String,
+    pub version: i64,
+}
+
+impl Buffer {
+    /// Applies a WorkspaceEdit's text edits for this document (`changes` and `documentChanges`;
+    /// ASCII text: characters are bytes) and counts a new version.
+    pub fn apply(&mut self, edit: &Value) {
+        let mut edits: Vec<Value> = edit["changes"][&self.uri]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for change in edit["documentChanges"].as_array().into_iter().flatten() {
+            if change["textDocument"]["uri"] == self.uri.as_str() {
+                edits.extend(change["edits"].as_array().cloned().unwrap_or_default());
+            }
+        }
+        let offset = |text: &str, p: &Value| {
+            let line = p["line"].as_u64().expect("a line") as usize;
+            let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+            start + p["character"].as_u64().expect("a character") as usize
+        };
+        let mut spans: Vec<(usize, usize, String)> = edits
+            .iter()
+            .map(|e| {
+                let a = offset(&self.text, &e["range"]["start"]);
+                let b = offset(&self.text, &e["range"]["end"]);
+                let new = e["newText"].as_str().expect("newText").to_string();
+                (a, b, new)
+            })
+            .collect();
+        spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+        for (a, b, new) in spans {
+            self.text.replace_range(a..b, &new);
+        }
+        self.version += 1;
+    }
+}
