@@ -19,20 +19,7 @@ H.run(function()
     return nil
   end)
 
-  H.step('set a diagnostic from another source')
-  local ns = vim.api.nvim_create_namespace('tandem-test-linter')
-  vim.diagnostic.set(ns, buf, {
-    {
-      lnum = 1,
-      col = 29,
-      end_lnum = 1,
-      end_col = 34,
-      severity = vim.diagnostic.severity.ERROR,
-      source = 'pyright',
-      message = '"valus" is not defined',
-    },
-  })
-  vim.api.nvim_win_set_cursor(0, { 2, 31 })
+  H.set_linter_diagnostic(buf)
 
   H.step('run the fix code action')
   vim.lsp.buf.code_action()

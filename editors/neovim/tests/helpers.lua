@@ -86,6 +86,25 @@ function H.open(file)
   return buf
 end
 
+--- Sets, on main.py's `buf`, the diagnostic another server would report for the typo `valus`
+--- (line 2), from the source "pyright", and puts the cursor on it.
+function H.set_linter_diagnostic(buf)
+  H.step('set a diagnostic from another source')
+  local ns = vim.api.nvim_create_namespace('tandem-test-linter')
+  vim.diagnostic.set(ns, buf, {
+    {
+      lnum = 1,
+      col = 29,
+      end_lnum = 1,
+      end_col = 34,
+      severity = vim.diagnostic.severity.ERROR,
+      source = 'pyright',
+      message = '"valus" is not defined',
+    },
+  })
+  vim.api.nvim_win_set_cursor(0, { 2, 31 })
+end
+
 --- The current chat session, once its run has settled.
 function H.settled()
   local chat = require('tandem.chat')

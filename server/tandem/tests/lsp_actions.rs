@@ -119,17 +119,10 @@ fn answer(
     out: &mut Outbox<'_>,
 ) -> Result<(), ClientError> {
     let result = match request.method.as_str() {
-        "workspace/applyEdit" => {
-            let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-            buffer.apply(&request.params["edit"]);
-            let (uri, version, text) = (&buffer.uri, buffer.version, &buffer.text);
-            out.notify(
-                "textDocument/didChange",
-                json!({"textDocument": {"uri": uri, "version": version},
-                    "contentChanges": [{"text": text}]}),
-            )?;
-            json!({"applied": true})
-        }
+        "workspace/applyEdit" => buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .apply_request(request, out)?,
         "window/showMessageRequest" => request.params["actions"][0].clone(),
         _ => Value::Null,
     };

@@ -220,17 +220,10 @@ fn answer(
                 return out.reply_error(request, -32601, message);
             }
         },
-        "workspace/applyEdit" => {
-            let mut buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-            buffer.apply(&request.params["edit"]);
-            let (uri, version, text) = (&buffer.uri, buffer.version, &buffer.text);
-            out.notify(
-                "textDocument/didChange",
-                json!({"textDocument": {"uri": uri, "version": version},
-                    "contentChanges": [{"text": text}]}),
-            )?;
-            json!({"applied": true})
-        }
+        "workspace/applyEdit" => buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .apply_request(request, out)?,
         _ => Value::Null,
     };
     out.reply(request, result)

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_tests::lsp_client::{ClientError, Handler, LspClient};
+use tandem_tests::lsp_client::{ClientError, Handler, Incoming, LspClient, Outbox};
 
 use super::process::{in_sandbox, HANG_GUARD};
 use super::{Sandbox, MODEL};
@@ -307,5 +307,21 @@ impl Buffer {
             self.text.replace_range(a..b, &new);
         }
         self.version += 1;
+    }
+
+    /// Answers `workspace/applyEdit` as an editor does: applies the edit, tells the server the
+    /// new text (`textDocument/didChange`, whole document), and returns `{"applied": true}`.
+    pub fn apply_request(
+        &mut self,
+        request: &Incoming,
+        out: &mut Outbox<'_>,
+    ) -> Result<Value, ClientError> {
+        self.apply(&request.params["edit"]);
+        out.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": self.uri, "version": self.version},
+                "contentChanges": [{"text": self.text}]}),
+        )?;
+        Ok(json!({"applied": true}))
     }
 }
