@@ -99,7 +99,13 @@ impl ToolEnv {
     ) -> Result<ChangeOutcome, WorkspaceError> {
         self.calls
             .propose(call, ProposedChange::new(&change, &self.cwd));
-        self.workspace.propose(call, change).await
+        let outcome = self.workspace.propose(call, change).await?;
+        if let ChangeOutcome::Rebased(made) = &outcome {
+            // The record shows what really changed, with the document's line numbers then.
+            self.calls
+                .propose(call, ProposedChange::new(made, &self.cwd));
+        }
+        Ok(outcome)
     }
 
     /// Resolves a path argument (`@` prefix, `~`, relative to the working directory). A path

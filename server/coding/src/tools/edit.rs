@@ -160,21 +160,34 @@ impl EditTool {
             edits: plan.edits,
         };
         let blocks = change.edits.len();
-        match self.env.propose(&call.call_id, change).await {
-            Ok(ChangeOutcome::Applied) => {
-                let mut details = json!({ "diff": plan.details.diff });
-                if let Some(line) = plan.details.first_changed_line {
-                    details["firstChangedLine"] = json!(line);
-                }
-                let text = format!("Successfully replaced {blocks} block(s) in {path}.");
-                Ok(ToolOutput::text(text).with_details(details))
-            }
-            Ok(ChangeOutcome::Rejected { reason }) => Err(ToolError::new(format!(
-                "The user rejected the edit to {path}{}",
-                reason.map(|r| format!(": {r}")).unwrap_or_default()
-            ))),
-            Err(e) => Err(ToolError::new(e.to_string())),
+        let outcome = self
+            .env
+            .propose(&call.call_id, change)
+            .await
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        if let Some(error) = outcome.failure("the edit to", &path) {
+            return Err(ToolError::new(error));
         }
+        let details = match &outcome {
+            // Re-based: the diff of what really changed, in the document as it was then.
+            ChangeOutcome::Rebased(made) => {
+                let before = made.old_text.as_deref().unwrap_or_default();
+                diff_details(
+                    &MatchView::new(before).lf,
+                    &MatchView::new(&made.new_text).lf,
+                )
+            }
+            _ => plan.details,
+        };
+        let mut json_details = json!({ "diff": details.diff });
+        if let Some(line) = details.first_changed_line {
+            json_details["firstChangedLine"] = json!(line);
+        }
+        let text = format!(
+            "Successfully replaced {blocks} block(s) in {path}.{}",
+            outcome.note().unwrap_or_default()
+        );
+        Ok(ToolOutput::text(text).with_details(json_details))
     }
 }
 

@@ -49,17 +49,75 @@ pub(crate) fn aborted() -> ToolError {
 
 /// The built-in tool called `name`.
 pub fn tool(env: &Arc<ToolEnv>, name: &str) -> Option<Arc<dyn AgentTool>> {
-    let env = env.clone();
-    Some(match name {
-        "read" => Arc::new(ReadTool::new(env)),
-        "bash" => Arc::new(BashTool::new(env)),
-        "edit" => Arc::new(EditTool::new(env)),
-        "write" => Arc::new(WriteTool::new(env)),
-        "grep" => Arc::new(GrepTool::new(env)),
-        "find" => Arc::new(FindTool::new(env)),
-        "ls" => Arc::new(LsTool::new(env)),
+    let inner = env.clone();
+    let tool: Arc<dyn AgentTool> = match name {
+        "read" => Arc::new(ReadTool::new(inner)),
+        "bash" => Arc::new(BashTool::new(inner)),
+        "edit" => Arc::new(EditTool::new(inner)),
+        "write" => Arc::new(WriteTool::new(inner)),
+        "grep" => Arc::new(GrepTool::new(inner)),
+        "find" => Arc::new(FindTool::new(inner)),
+        "ls" => Arc::new(LsTool::new(inner)),
         _ => return None,
-    })
+    };
+    Some(Arc::new(WithNotices {
+        tool,
+        env: env.clone(),
+    }))
+}
+
+/// A built-in tool whose result ends with what the workspace has to tell the model since the
+/// last result ([`crate::workspace::Workspace::take_notices`]: an edit that timed out and was
+/// applied after all, say), so the model never acts on a belief the editor has overtaken.
+struct WithNotices {
+    tool: Arc<dyn AgentTool>,
+    env: Arc<ToolEnv>,
+}
+
+impl AgentTool for WithNotices {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+    fn label(&self) -> &str {
+        self.tool.label()
+    }
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+    fn parameters(&self) -> &serde_json::Value {
+        self.tool.parameters()
+    }
+    fn execution_mode(&self) -> tandem_agent::ExecutionMode {
+        self.tool.execution_mode()
+    }
+    fn prepare_arguments(&self, args: serde_json::Value) -> serde_json::Value {
+        self.tool.prepare_arguments(args)
+    }
+    fn execute(
+        &self,
+        call: tandem_agent::ToolInvocation,
+    ) -> tandem_agent::BoxFuture<'_, Result<tandem_agent::ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let result = self.tool.execute(call).await;
+            let notices = self.env.workspace.take_notices();
+            if notices.is_empty() {
+                return result;
+            }
+            let notes = notices.join("\n");
+            match result {
+                Ok(mut output) => {
+                    output
+                        .content
+                        .push(tandem_ai::UserBlock::Text(tandem_ai::TextContent {
+                            text: notes,
+                            text_signature: None,
+                        }));
+                    Ok(output)
+                }
+                Err(ToolError(message)) => Err(ToolError(format!("{message}\n\n{notes}"))),
+            }
+        })
+    }
 }
 
 /// The tools called `names` (unknown names are skipped).

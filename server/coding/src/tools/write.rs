@@ -15,7 +15,7 @@ use super::aborted;
 use super::args::{parse, WriteArgs};
 use crate::env::ToolEnv;
 use crate::paths::Access;
-use crate::workspace::{read_text, ChangeOutcome, FileChange, WorkspaceError};
+use crate::workspace::{read_text, FileChange, WorkspaceError};
 
 const DESCRIPTION: &str = "Write content to a file, replacing the whole file. The file is \
 created when missing (parent directories included) and overwritten when it exists. Use it for \
@@ -102,16 +102,18 @@ impl WriteTool {
             new_text: content,
             edits: Vec::new(),
         };
-        match self.env.propose(&call.call_id, change).await {
-            Ok(ChangeOutcome::Applied) => Ok(ToolOutput::text(format!(
-                "Successfully wrote {size} bytes to {path}"
-            ))),
-            Ok(ChangeOutcome::Rejected { reason }) => Err(ToolError::new(format!(
-                "The user rejected writing {path}{}",
-                reason.map(|r| format!(": {r}")).unwrap_or_default()
-            ))),
-            Err(e) => Err(ToolError::new(e.to_string())),
+        let outcome = self
+            .env
+            .propose(&call.call_id, change)
+            .await
+            .map_err(|e| ToolError::new(e.to_string()))?;
+        if let Some(error) = outcome.failure("writing", &path) {
+            return Err(ToolError::new(error));
         }
+        Ok(ToolOutput::text(format!(
+            "Successfully wrote {size} bytes to {path}{}",
+            outcome.note().unwrap_or_default()
+        )))
     }
 }
 

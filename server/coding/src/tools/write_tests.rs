@@ -6,7 +6,9 @@ use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::workspace::{PermissionDecision, PermissionRequest, ScriptedWorkspace, Workspace};
+use crate::workspace::{
+    ChangeOutcome, PermissionDecision, PermissionRequest, ScriptedWorkspace, Workspace,
+};
 
 struct Fixture {
     _dir: TempDir,

@@ -8,6 +8,7 @@
 
 mod disk;
 pub mod nofollow;
+pub mod rebase;
 mod scripted;
 
 use std::ops::Range;
@@ -63,16 +64,75 @@ impl FileChange {
     }
 }
 
-/// What became of a proposed change.
+/// What became of a proposed change. Each way of not applying it is its own variant, so the
+/// model is told what really happened: a refusal by the user is not a timeout, and neither is a
+/// document the user changed meanwhile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChangeOutcome {
-    /// The change is in place.
+    /// The change is in place, as proposed.
     Applied,
-    /// The user (or the client) refused it; nothing changed.
+    /// The change is in place, on a document the user changed while it was pending
+    /// ([`rebase`]): this is the change as really made (its `old_text` the document as it was
+    /// then), for the call's record and diff.
+    Rebased(Box<FileChange>),
+    /// The user said no; nothing changed.
     Rejected {
         /// Why, when given.
         reason: Option<String>,
     },
+    /// The user changed what the change replaces while it was pending; nothing changed.
+    Conflict {
+        /// What happened, with the current text of the region.
+        detail: String,
+    },
+    /// The editor did not answer in time. It may still apply the change later; a late answer
+    /// is reported in a later tool result.
+    TimedOut {
+        /// What was waited for, and how long.
+        detail: String,
+    },
+    /// The editor or client refused or failed to apply it (not the user); nothing changed.
+    Refused {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl ChangeOutcome {
+    /// The tool error for an outcome that is not a success, `None` for a success; `what`
+    /// names the change for the sentence ("the edit to", "writing") and `path` the file.
+    pub fn failure(&self, what: &str, path: &str) -> Option<String> {
+        match self {
+            ChangeOutcome::Applied | ChangeOutcome::Rebased(_) => None,
+            ChangeOutcome::Rejected { reason } => Some(format!(
+                "The user rejected {what} {path}{}",
+                reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            )),
+            ChangeOutcome::Conflict { detail } => Some(detail.clone()),
+            ChangeOutcome::TimedOut { detail } => Some(format!(
+                "No answer from the editor about {what} {path}: {detail}. It may still apply \
+                 it: do not repeat the change; read the file to see what it holds now."
+            )),
+            ChangeOutcome::Refused { reason } => Some(format!(
+                "The editor did not apply {what} {path} (the user did not reject it): \
+                 {reason}. Nothing was changed."
+            )),
+        }
+    }
+
+    /// The sentence added to a successful result when the change had to be re-based.
+    pub fn note(&self) -> Option<&'static str> {
+        match self {
+            ChangeOutcome::Rebased(_) => Some(
+                " The user had changed the file meanwhile; the change was applied to the \
+                 current text, keeping their changes.",
+            ),
+            _ => None,
+        }
+    }
 }
 
 /// Something that needs the user's consent.
@@ -236,6 +296,11 @@ pub trait Workspace: Send + Sync {
         call: &'a str,
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision>;
+    /// What the workspace has to tell the model since it last asked (a change that timed out
+    /// and was answered later, say); each notice is given once. The default has none.
+    fn take_notices(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Runs call `call`'s shell command where the user sees it (an ACP client's terminal), or `None` when
     /// commands run locally (the default). `cancel` fires on abort: kill the command, answer
     /// [`CommandEnding::Aborted`].

@@ -16,7 +16,7 @@
 //! in [`super::position`]. Out-of-range positions are clamped as LSP clients expect; a change
 //! for a document that is not open is a [`DocumentError`] the server logs and ignores.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use ropey::Rope;
@@ -111,14 +111,21 @@ impl Document {
 #[derive(Debug, Default)]
 pub struct DocumentStore {
     documents: BTreeMap<String, Document>,
+    /// Each open document's recent texts by version, oldest first (at most [`HISTORY`]): what
+    /// the workspace checks an applied edit against when the client does not check versions.
+    history: BTreeMap<String, VecDeque<(i32, Rope)>>,
     encoding: PositionEncoding,
 }
+
+/// How many recent versions of a document the store keeps.
+pub const HISTORY: usize = 64;
 
 impl DocumentStore {
     /// An empty store whose positions are counted in `encoding`.
     pub fn new(encoding: PositionEncoding) -> Self {
         Self {
             documents: BTreeMap::new(),
+            history: BTreeMap::new(),
             encoding,
         }
     }
@@ -141,6 +148,10 @@ impl DocumentStore {
             version,
             language_id: Arc::from(language_id),
         };
+        self.history.insert(
+            uri.to_owned(),
+            VecDeque::from([(version, document.text.clone())]),
+        );
         self.documents.insert(uri.to_owned(), document);
     }
 
@@ -158,11 +169,25 @@ impl DocumentStore {
             document.apply(change, encoding);
         }
         document.version = version;
+        let history = self.history.entry(uri.to_owned()).or_default();
+        if history.len() >= HISTORY {
+            history.pop_front();
+        }
+        history.push_back((version, document.text.clone()));
         Ok(())
+    }
+
+    /// The recent texts of `uri` by version, oldest first (empty when it is not open).
+    pub fn history(&self, uri: &str) -> Vec<(i32, Rope)> {
+        self.history
+            .get(uri)
+            .map(|h| h.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// `didClose`: stops tracking `uri` and returns its last snapshot.
     pub fn close(&mut self, uri: &str) -> Result<Document, DocumentError> {
+        self.history.remove(uri);
         self.documents.remove(uri).ok_or_else(|| not_open(uri))
     }
 

@@ -37,24 +37,32 @@ pub trait OpenDocuments: Send + Sync {
     fn find(&self, path: &Path) -> Option<OpenDocument>;
     /// The negotiated position encoding.
     fn encoding(&self) -> PositionEncoding;
+    /// The recent texts of the open document at `path` by version, oldest first (empty when
+    /// it is not open).
+    fn history(&self, path: &Path) -> Vec<(i32, Rope)>;
 }
 
 /// Looks `path` up in `store`: by the exact URI first, then by decoded path.
 pub fn find_in_store(store: &DocumentStore, path: &Path) -> Option<OpenDocument> {
-    let exact = crate::uri::from_path(path).map(|uri| uri.as_str().to_owned());
-    let uri = match exact {
-        Some(uri) if store.is_open(&uri) => uri,
-        _ => store
-            .uris()
-            .find(|open| uri_names_path(open, path))?
-            .to_owned(),
-    };
+    let uri = uri_in_store(store, path)?;
     let document = store.get(&uri)?;
     Some(OpenDocument {
         uri,
         version: document.version(),
         text: document.text().clone(),
     })
+}
+
+/// The URI under which `path` is open: the exact URI first, then by decoded path.
+fn uri_in_store(store: &DocumentStore, path: &Path) -> Option<String> {
+    let exact = crate::uri::from_path(path).map(|uri| uri.as_str().to_owned());
+    match exact {
+        Some(uri) if store.is_open(&uri) => Some(uri),
+        _ => store
+            .uris()
+            .find(|open| uri_names_path(open, path))
+            .map(str::to_owned),
+    }
 }
 
 /// Whether the `file:` URI `uri` designates `path`.
@@ -71,6 +79,13 @@ impl OpenDocuments for Mutex<DocumentStore> {
     fn encoding(&self) -> PositionEncoding {
         lock(self).encoding()
     }
+
+    fn history(&self, path: &Path) -> Vec<(i32, Rope)> {
+        let store = lock(self);
+        uri_in_store(&store, path)
+            .map(|uri| store.history(&uri))
+            .unwrap_or_default()
+    }
 }
 
 impl OpenDocuments for RwLock<DocumentStore> {
@@ -81,5 +96,12 @@ impl OpenDocuments for RwLock<DocumentStore> {
 
     fn encoding(&self) -> PositionEncoding {
         read_lock(self).encoding()
+    }
+
+    fn history(&self, path: &Path) -> Vec<(i32, Rope)> {
+        let store = read_lock(self);
+        uri_in_store(&store, path)
+            .map(|uri| store.history(&uri))
+            .unwrap_or_default()
     }
 }

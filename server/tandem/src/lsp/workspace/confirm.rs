@@ -19,8 +19,8 @@ use tandem_protocol::config::{BashPermission, EditMode};
 use tandem_protocol::interaction::{self, EditAnswer, PermissionAnswer};
 use tower_lsp_server::ls_types::{ChangeAnnotation, MessageActionItem, MessageType};
 
-use super::client::{with_timeout, ClientError, APPLY_EDIT, SHOW_MESSAGE_REQUEST};
-use super::edits::{can_annotate, workspace_edit, PlannedChange};
+use super::client::{with_timeout, ClientError, SHOW_MESSAGE_REQUEST};
+use super::edits::{can_annotate, PlannedChange};
 use super::LspWorkspace;
 
 /// The id of the one change annotation an edit carries.
@@ -45,15 +45,25 @@ enum Confirmation {
     Impossible,
 }
 
+/// The consent an edit got, and how it is to be sent.
+#[derive(Debug, Clone)]
+pub(super) struct Consent {
+    /// The edit's label (`Tandem: edit <file>`).
+    pub label: String,
+    /// The change annotation every edit carries, when the editor confirms it itself.
+    pub annotation: Option<(String, ChangeAnnotation)>,
+    /// True when the user was asked first (the document may have changed meanwhile).
+    pub asked: bool,
+}
+
 impl LspWorkspace {
-    /// Gets consent for `planned` as the settings say and sends it; the client's answer is
-    /// the outcome.
-    pub(super) async fn confirm_and_apply(
+    /// Gets consent for `planned` as the settings say: `Ok` with how to send it, or the
+    /// outcome when it is not to be sent.
+    pub(super) async fn consent(
         &self,
         path: &Path,
-        real: &Path,
-        planned: PlannedChange,
-    ) -> ChangeOutcome {
+        planned: &PlannedChange,
+    ) -> Result<Consent, ChangeOutcome> {
         let settings = self.settings();
         let caps = self.client.capabilities();
         let shown = self.display_path(path);
@@ -62,70 +72,64 @@ impl LspWorkspace {
         let stats = format!("+{}/-{} lines", planned.added, planned.removed);
 
         if !caps.apply_edit {
-            return rejected(
+            return Err(refused(
                 "the editor does not support workspace/applyEdit, so Tandem cannot change files \
                  through it; use an editor integration that does, or the tandem CLI",
-            );
+            ));
         }
         let how = if settings.edit_mode == EditMode::Auto || self.apply_all.load(Ordering::SeqCst) {
             Confirmation::Direct
-        } else if can_annotate(&planned, &caps) {
+        } else if can_annotate(planned, &caps) {
             Confirmation::Annotate
         } else if caps.show_message_request {
             Confirmation::Ask
         } else {
             Confirmation::Impossible
         };
-        let annotation = match how {
-            Confirmation::Direct => None,
-            Confirmation::Annotate => Some((
-                ANNOTATION_ID.to_owned(),
-                ChangeAnnotation {
-                    label: label.clone(),
-                    needs_confirmation: Some(true),
-                    description: Some(stats),
-                },
+        match how {
+            Confirmation::Direct => Ok(Consent::direct(label)),
+            Confirmation::Annotate => Ok(Consent {
+                annotation: Some((
+                    ANNOTATION_ID.to_owned(),
+                    ChangeAnnotation {
+                        label: label.clone(),
+                        needs_confirmation: Some(true),
+                        description: Some(stats),
+                    },
+                )),
+                label,
+                asked: false,
+            }),
+            Confirmation::Impossible => Err(refused(
+                "the editor can neither preview nor confirm edits; set the tandem editMode \
+                 setting to auto to apply them directly",
             )),
-            Confirmation::Impossible => {
-                return rejected(
-                    "the editor can neither preview nor confirm edits; set the tandem \
-                     editMode setting to auto to apply them directly",
-                )
-            }
             Confirmation::Ask => {
                 let message = format!("Tandem wants to {verb} {shown} ({stats})");
                 let answer = self
                     .ask(MessageType::INFO, message, &interaction::EDIT_ACTIONS)
                     .await;
                 match answer.map(|title| EditAnswer::from_title(title.as_deref())) {
-                    Ok(EditAnswer::Apply) => None,
-                    Ok(EditAnswer::ApplyAll) => {
-                        self.apply_all.store(true, Ordering::SeqCst);
-                        None
+                    Ok(EditAnswer::Apply) => {}
+                    Ok(EditAnswer::ApplyAll) => self.apply_all.store(true, Ordering::SeqCst),
+                    Ok(EditAnswer::Reject) => {
+                        return Err(ChangeOutcome::Rejected {
+                            reason: Some(REJECTED_BY_USER.into()),
+                        })
                     }
-                    Ok(EditAnswer::Reject) => return rejected(REJECTED_BY_USER),
-                    Err(e) => return rejected(no_answer(&e)),
+                    Err(e @ ClientError::Timeout { .. }) => {
+                        return Err(ChangeOutcome::TimedOut {
+                            detail: format!("{} (nothing was sent)", no_answer(&e)),
+                        })
+                    }
+                    Err(e) => return Err(refused(no_answer(&e))),
                 }
+                Ok(Consent {
+                    label,
+                    annotation: None,
+                    asked: true,
+                })
             }
-        };
-
-        // The path must still lead where it was approved to, after any question. (Between this
-        // check and the editor's own write, the editor is the one opening the file.)
-        if let Err(e) = tandem_coding::paths::verify_target(path, real) {
-            return rejected(e);
-        }
-        let edit = workspace_edit(planned, &caps, annotation);
-        let timeout = settings.timeout;
-        match with_timeout(APPLY_EDIT, timeout, self.client.apply_edit(label, edit)).await {
-            Ok(response) if response.applied => ChangeOutcome::Applied,
-            Ok(response) => rejected(
-                response
-                    .failure_reason
-                    .filter(|r| !r.trim().is_empty())
-                    .as_deref()
-                    .unwrap_or(NOT_APPLIED),
-            ),
-            Err(e) => rejected(no_answer(&e)),
         }
     }
 
@@ -210,9 +214,9 @@ fn no_answer(error: &ClientError) -> String {
     }
 }
 
-fn rejected(reason: impl Into<String>) -> ChangeOutcome {
-    ChangeOutcome::Rejected {
-        reason: Some(reason.into()),
+fn refused(reason: impl Into<String>) -> ChangeOutcome {
+    ChangeOutcome::Refused {
+        reason: reason.into(),
     }
 }
 

@@ -23,11 +23,11 @@ pub mod buffers;
 pub mod client;
 pub mod confirm;
 pub mod edits;
+pub mod propose;
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tandem_ai::sync::read_lock;
 
@@ -37,12 +37,11 @@ use tandem_coding::workspace::{
     WorkspaceError,
 };
 use tandem_protocol::config::{BashPermission, EditMode};
-use tower_lsp_server::ls_types::Uri;
 
 pub use buffers::OpenDocuments;
 pub use client::EditorClient;
 
-use edits::{Base, Stale};
+use edits::Base;
 
 /// The default time the editor gets to answer a request: long, since the user may be reading
 /// the edit before deciding.
@@ -84,6 +83,8 @@ pub struct LspWorkspace {
     client: Arc<dyn EditorClient>,
     settings: Arc<RwLock<WorkspaceSettings>>,
     apply_all: AtomicBool,
+    /// What late answers said, for the next tool result.
+    notices: Arc<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for LspWorkspace {
@@ -111,6 +112,7 @@ impl LspWorkspace {
             client,
             settings,
             apply_all: AtomicBool::new(false),
+            notices: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -139,54 +141,10 @@ impl LspWorkspace {
             .display()
             .to_string()
     }
-
-    async fn propose_change(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
-        let path = change.path.clone();
-        let real = change.real.clone();
-        let open = self.documents.find(&path);
-        let stale = if open.is_some() {
-            CHANGED_IN_EDITOR
-        } else {
-            CHANGED_ON_DISK
-        };
-        let (uri, base) = match open {
-            Some(doc) => {
-                let uri = Uri::from_str(&doc.uri)
-                    .ok()
-                    .or_else(|| crate::uri::from_path(&path));
-                let base = Base::Open {
-                    version: doc.version,
-                    text: doc.text,
-                };
-                (uri, base)
-            }
-            None => (crate::uri::from_path(&path), read_disk(&path).await?),
-        };
-        let uri = uri.ok_or_else(|| {
-            WorkspaceError::Client(format!(
-                "{} cannot be named as a file:// URI for the editor",
-                path.display()
-            ))
-        })?;
-        let encoding = self.documents.encoding();
-        let planned =
-            tokio::task::spawn_blocking(move || edits::plan(&change, uri, base, encoding))
-                .await
-                .map_err(|e| WorkspaceError::Client(format!("computing the edit failed: {e}")))?;
-        match planned {
-            Err(Stale) => Ok(ChangeOutcome::Rejected {
-                reason: Some(stale.to_owned()),
-            }),
-            Ok(planned) if planned.edits.is_empty() && !planned.create => {
-                Ok(ChangeOutcome::Applied)
-            }
-            Ok(planned) => Ok(self.confirm_and_apply(&path, &real, planned).await),
-        }
-    }
 }
 
 /// The file on disk as the base of a change (`Missing` when it does not exist).
-async fn read_disk(path: &Path) -> Result<Base, WorkspaceError> {
+pub(super) async fn read_disk(path: &Path) -> Result<Base, WorkspaceError> {
     match tokio::fs::read(path).await {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Base::Disk)
@@ -233,6 +191,10 @@ impl Workspace for LspWorkspace {
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
         Box::pin(self.decide(request))
+    }
+
+    fn take_notices(&self) -> Vec<String> {
+        self.late_notices()
     }
 }
 

@@ -117,11 +117,15 @@ async fn apply_all_stops_asking_until_the_run_is_reset() {
     let change = edit(&path, NOTES, &[("two", "2")]);
     assert_eq!(f.propose(change.clone()).await, ChangeOutcome::Applied);
     assert!(f.ws.applies_all());
+    let now = f.text(&path);
+    let change = edit(&path, &now, &[("one", "1")]);
     assert_eq!(f.propose(change.clone()).await, ChangeOutcome::Applied);
     assert_eq!(f.client.questions().len(), 1);
     assert_eq!(f.client.edits().len(), 2);
 
     f.ws.reset_run_approvals();
+    let now = f.text(&path);
+    let change = edit(&path, &now, &[("2", "zwei")]);
     assert_eq!(f.propose(change).await, rejected(REJECTED_BY_USER));
     assert_eq!(f.client.questions().len(), 2);
     assert_eq!(f.client.edits().len(), 2);
@@ -147,10 +151,7 @@ async fn a_client_without_apply_edit_gets_no_request_and_a_clear_refusal() {
     });
     let path = f.open("notes.txt", 1, NOTES);
     let outcome = f.propose(edit(&path, NOTES, &[("two", "2")])).await;
-    let ChangeOutcome::Rejected {
-        reason: Some(reason),
-    } = outcome
-    else {
+    let ChangeOutcome::Refused { reason } = outcome else {
         panic!("expected a refusal, got {outcome:?}")
     };
     assert!(
@@ -168,39 +169,46 @@ async fn confirm_without_any_way_to_ask_refuses_with_the_fix() {
     });
     let path = f.open("notes.txt", 1, NOTES);
     let outcome = f.propose(edit(&path, NOTES, &[("two", "2")])).await;
-    let ChangeOutcome::Rejected {
-        reason: Some(reason),
-    } = outcome
-    else {
-        panic!("expected a rejection, got {outcome:?}");
+    let ChangeOutcome::Refused { reason } = outcome else {
+        panic!("expected a refusal, got {outcome:?}");
     };
     assert!(reason.contains("editMode setting to auto"), "{reason}");
     assert!(f.client.sent().is_empty());
 }
 
 #[tokio::test]
-async fn applied_false_is_a_rejection_with_the_clients_reason() {
+async fn applied_false_is_a_refusal_by_the_editor_not_a_rejection_by_the_user() {
     let f = auto(VERSIONED);
     let path = f.open("notes.txt", 1, NOTES);
     f.client.reply_edits([
-        Reply::Applied(false, Some("document version mismatch")),
+        Reply::Applied(false, Some("the file is read-only")),
         Reply::Applied(false, None),
         Reply::Fail("connection closed"),
     ]);
     let change = edit(&path, NOTES, &[("two", "2")]);
     assert_eq!(
         f.propose(change.clone()).await,
-        rejected("document version mismatch")
+        refused("the file is read-only")
     );
-    assert_eq!(f.propose(change.clone()).await, rejected(NOT_APPLIED));
+    assert_eq!(f.propose(change.clone()).await, refused(NOT_APPLIED));
     assert_eq!(
         f.propose(change).await,
-        rejected("the editor request failed: connection closed")
+        refused("the editor request failed: connection closed")
     );
 }
 
 #[tokio::test]
-async fn a_client_that_never_answers_is_a_prompt_rejection() {
+async fn applied_false_in_the_editors_own_preview_is_the_users_rejection() {
+    let f = confirm(FULL);
+    let path = f.open("notes.txt", 1, NOTES);
+    f.client
+        .reply_edits([Reply::Applied(false, Some("rejected in the preview"))]);
+    let change = edit(&path, NOTES, &[("two", "2")]);
+    assert_eq!(f.propose(change).await, rejected("rejected in the preview"));
+}
+
+#[tokio::test]
+async fn a_client_that_never_answers_is_a_timeout_not_a_rejection() {
     let f = confirm(VERSIONED);
     f.set_timeout(Duration::from_millis(50));
     let path = f.open("notes.txt", 1, NOTES);
@@ -209,12 +217,24 @@ async fn a_client_that_never_answers_is_a_prompt_rejection() {
     f.client.reply_edits([Reply::Hang]);
     let change = edit(&path, NOTES, &[("two", "2")]);
     let bounded = Duration::from_secs(5);
+    let mut outcomes = Vec::new();
     for _ in 0..2 {
         let outcome = tokio::time::timeout(bounded, f.propose(change.clone()))
             .await
             .expect("the workspace's own timeout fires first");
-        assert_eq!(outcome, rejected("the editor did not answer within 1 s"));
+        outcomes.push(outcome);
     }
+    assert_eq!(
+        outcomes,
+        vec![
+            ChangeOutcome::TimedOut {
+                detail: "the editor did not answer within 1 s (nothing was sent)".into()
+            },
+            ChangeOutcome::TimedOut {
+                detail: "the editor did not answer workspace/applyEdit within 1 s".into()
+            },
+        ]
+    );
     // The first hang was the question, the second the applyEdit after "Apply".
     assert_eq!(f.client.questions().len(), 2);
     assert_eq!(f.client.edits().len(), 1);

@@ -156,7 +156,38 @@ async fn a_document_opened_under_another_spelling_of_its_uri_is_found() {
 }
 
 #[tokio::test]
-async fn a_buffer_changed_since_the_read_is_rejected() {
+async fn a_buffer_changed_since_the_read_gets_the_edit_where_its_text_is() {
+    let f = auto(VERSIONED);
+    let text = "let x = 1;\nlet y = 2;\n";
+    let path = f.open("main.rs", 1, text);
+    // The user added a line above: the edit moves with its text.
+    f.store
+        .lock()
+        .expect("store")
+        .change(
+            uri(&path).as_str(),
+            2,
+            &[TextChange::full("// typed\nlet x = 1;\nlet y = 2;\n")],
+        )
+        .expect("change");
+    let change = edit(&path, text, &[("y = 2", "y = 3")]);
+    let ChangeOutcome::Rebased(made) = f.propose(change).await else {
+        panic!("expected a re-based edit");
+    };
+    assert_eq!(made.new_text, "// typed\nlet x = 1;\nlet y = 3;\n");
+    assert_eq!(f.text(&path), "// typed\nlet x = 1;\nlet y = 3;\n");
+    assert_eq!(
+        f.client.edits(),
+        vec![versioned(
+            uri(&path),
+            Some(2),
+            vec![te(2, 4, 2, 9, "y = 3")]
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_region_the_user_changed_is_a_conflict_showing_it_and_nothing_is_sent() {
     let f = auto(VERSIONED);
     let text = "let x = 1;\n";
     let path = f.open("main.rs", 1, text);
@@ -166,18 +197,28 @@ async fn a_buffer_changed_since_the_read_is_rejected() {
         .expect("store")
         .change(uri(&path).as_str(), 2, &[TextChange::full("let x = 10;\n")])
         .expect("change");
-    assert_eq!(f.propose(change).await, rejected(CHANGED_IN_EDITOR));
+    let ChangeOutcome::Conflict { detail } = f.propose(change).await else {
+        panic!("expected a conflict");
+    };
+    assert!(detail.contains("The user changed main.rs"), "{detail}");
+    assert!(detail.contains("let x = 10;"), "{detail}");
 
     let disk = f.write("disk.rs", "fn a() {}\n");
     let change = edit(&disk, "fn b() {}\n", &[("b", "c")]);
-    assert_eq!(f.propose(change).await, rejected(CHANGED_ON_DISK));
+    assert!(matches!(
+        f.propose(change).await,
+        ChangeOutcome::Conflict { .. }
+    ));
 
     let mut overlapping = edit(&disk, "fn a() {}\n", &[("fn", "pub fn")]);
     overlapping.edits.push(TextEdit {
         range: 1..4,
         new_text: "x".into(),
     });
-    assert_eq!(f.propose(overlapping).await, rejected(CHANGED_ON_DISK));
+    assert!(matches!(
+        f.propose(overlapping).await,
+        ChangeOutcome::Conflict { .. }
+    ));
     assert!(f.client.sent().is_empty());
 }
 

@@ -2,13 +2,17 @@
 //! from a script (or never answers, to test timeouts).
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tandem_ai::sync::lock;
 
 use tandem_agent::BoxFuture;
 use tower_lsp_server::ls_types::{
-    ApplyWorkspaceEditResponse, MessageActionItem, MessageType, WorkspaceEdit,
+    self as lsp, ApplyWorkspaceEditResponse, DocumentChanges, MessageActionItem, MessageType,
+    OneOf, WorkspaceEdit,
 };
+
+use crate::lsp::documents::{DocumentStore, TextChange};
+use crate::lsp::position::{Position, Range};
 
 use crate::lsp::workspace::client::{ClientError, EditCapabilities, EditorClient};
 
@@ -44,15 +48,35 @@ pub enum Reply {
     Fail(&'static str),
     /// Never answer.
     Hang,
+    /// `applyEdit`: answer `applied: true` (applying it) only after this long.
+    Late(std::time::Duration),
 }
 
-/// The fake editor. Unscripted requests: edits are applied, questions dismissed.
-#[derive(Debug)]
+/// What the fake editor does to its document store just before it applies an edit (the
+/// user typing while the edit is in flight).
+pub type Typing = Box<dyn FnMut(&mut DocumentStore) + Send>;
+
+/// The fake editor. Unscripted requests: edits are applied, questions dismissed. With a
+/// document store ([`FakeClient::editor`]) it behaves like an editor: an edit it answers
+/// `applied: true` to is applied to the open document (a new version, as its `didChange`
+/// would say); a versioned edit for another version is refused as VS Code refuses it; a
+/// plain one is applied at its positions whatever happened since.
 pub struct FakeClient {
     caps: EditCapabilities,
     sent: Mutex<Vec<Sent>>,
     edit_replies: Mutex<VecDeque<Reply>>,
     question_replies: Mutex<VecDeque<Reply>>,
+    store: Option<Arc<Mutex<DocumentStore>>>,
+    typing: Mutex<VecDeque<Typing>>,
+    question_typing: Mutex<VecDeque<Typing>>,
+}
+
+impl std::fmt::Debug for FakeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeClient")
+            .field("caps", &self.caps)
+            .finish()
+    }
 }
 
 impl FakeClient {
@@ -63,7 +87,104 @@ impl FakeClient {
             sent: Mutex::new(Vec::new()),
             edit_replies: Mutex::new(VecDeque::new()),
             question_replies: Mutex::new(VecDeque::new()),
+            store: None,
+            typing: Mutex::new(VecDeque::new()),
+            question_typing: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// A client with `caps` that edits the documents of `store` as an editor would.
+    pub fn editor(caps: EditCapabilities, store: Arc<Mutex<DocumentStore>>) -> Self {
+        FakeClient {
+            store: Some(store),
+            ..FakeClient::new(caps)
+        }
+    }
+
+    /// Before the next edits are applied, the user types (one closure per edit).
+    pub fn type_before_edits(&self, typing: impl IntoIterator<Item = Typing>) {
+        lock(&self.typing).extend(typing);
+    }
+
+    /// While the next questions are open, the user types (one closure per question).
+    pub fn type_during_questions(&self, typing: impl IntoIterator<Item = Typing>) {
+        lock(&self.question_typing).extend(typing);
+    }
+
+    /// A closure that applies `edit` later (for late answers): true when applied.
+    fn apply_later(
+        &self,
+        edit: WorkspaceEdit,
+    ) -> impl FnOnce(Option<Arc<Mutex<DocumentStore>>>) -> bool {
+        let caps = self.caps;
+        move |store| {
+            let late = FakeClient {
+                store,
+                ..FakeClient::new(caps)
+            };
+            late.apply_to_store(&edit).is_ok()
+        }
+    }
+
+    /// Applies `edit` to the open documents as an editor would; `Err` with the reason it
+    /// refuses.
+    fn apply_to_store(&self, edit: &WorkspaceEdit) -> Result<(), String> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let mut store = lock(store);
+        if let Some(mut typing) = lock(&self.typing).pop_front() {
+            typing(&mut store);
+        }
+        let mut targets: Vec<(String, Option<i32>, Vec<lsp::TextEdit>)> = Vec::new();
+        if let Some(changes) = &edit.changes {
+            for (uri, edits) in changes {
+                targets.push((uri.as_str().to_owned(), None, edits.clone()));
+            }
+        }
+        if let Some(DocumentChanges::Edits(docs)) = &edit.document_changes {
+            for doc in docs {
+                let edits = doc
+                    .edits
+                    .iter()
+                    .map(|e| match e {
+                        OneOf::Left(e) => e.clone(),
+                        OneOf::Right(a) => a.text_edit.clone(),
+                    })
+                    .collect();
+                targets.push((
+                    doc.text_document.uri.as_str().to_owned(),
+                    doc.text_document.version,
+                    edits,
+                ));
+            }
+        }
+        for (uri, version, edits) in targets {
+            let Some(doc) = store.get(&uri) else {
+                continue;
+            };
+            if version.is_some_and(|v| v != doc.version()) {
+                return Err("document version mismatch".into());
+            }
+            // Last first, so earlier positions stay valid (as LSP edits are all against the
+            // same text).
+            let mut changes: Vec<TextChange> = edits
+                .iter()
+                .map(|e| {
+                    let at = |p: lsp::Position| Position::new(p.line, p.character);
+                    TextChange::replace(
+                        Range::new(at(e.range.start), at(e.range.end)),
+                        e.new_text.clone(),
+                    )
+                })
+                .collect();
+            changes.reverse();
+            let next = doc.version() + 1;
+            store
+                .change(&uri, next, &changes)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// The next `applyEdit` requests get these replies.
@@ -110,10 +231,31 @@ impl EditorClient for FakeClient {
         label: String,
         edit: WorkspaceEdit,
     ) -> BoxFuture<'_, Result<ApplyWorkspaceEditResponse, ClientError>> {
+        let edit_for_store = edit.clone();
         lock(&self.sent).push(Sent::ApplyEdit { label, edit });
         let reply = lock(&self.edit_replies)
             .pop_front()
             .unwrap_or(Reply::Applied(true, None));
+        let reply = match reply {
+            Reply::Applied(true, reason) => match self.apply_to_store(&edit_for_store) {
+                Ok(()) => Reply::Applied(true, reason),
+                Err(_) => Reply::Applied(false, Some("document version mismatch")),
+            },
+            Reply::Late(delay) => {
+                let store = self.store.clone();
+                let pending = self.apply_later(edit_for_store.clone());
+                return Box::pin(async move {
+                    tokio::time::sleep(delay).await;
+                    let applied = pending(store);
+                    Ok(ApplyWorkspaceEditResponse {
+                        applied,
+                        failure_reason: None,
+                        failed_change: None,
+                    })
+                });
+            }
+            other => other,
+        };
         Box::pin(async move {
             match reply {
                 Reply::Applied(applied, reason) => Ok(ApplyWorkspaceEditResponse {
@@ -124,6 +266,7 @@ impl EditorClient for FakeClient {
                 Reply::Fail(why) => Err(ClientError::Failed(why.to_owned())),
                 Reply::Hang => std::future::pending().await,
                 Reply::Choose(_) => panic!("a question reply scripted for applyEdit"),
+                Reply::Late(_) => unreachable!("answered above"),
             }
         })
     }
@@ -143,6 +286,11 @@ impl EditorClient for FakeClient {
         let reply = lock(&self.question_replies)
             .pop_front()
             .unwrap_or(Reply::Choose(None));
+        if let (Some(store), Some(mut typing)) =
+            (&self.store, lock(&self.question_typing).pop_front())
+        {
+            typing(&mut lock(store));
+        }
         Box::pin(async move {
             match reply {
                 Reply::Choose(title) => Ok(title.map(|title| MessageActionItem {
@@ -151,7 +299,9 @@ impl EditorClient for FakeClient {
                 })),
                 Reply::Fail(why) => Err(ClientError::Failed(why.to_owned())),
                 Reply::Hang => std::future::pending().await,
-                Reply::Applied(..) => panic!("an applyEdit reply scripted for a question"),
+                Reply::Applied(..) | Reply::Late(_) => {
+                    panic!("an applyEdit reply scripted for a question")
+                }
             }
         })
     }

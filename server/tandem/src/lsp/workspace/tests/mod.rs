@@ -4,6 +4,7 @@ mod confirm;
 mod edits;
 mod fake;
 mod permissions;
+mod races;
 mod tools;
 
 use std::collections::HashMap;
@@ -29,7 +30,7 @@ use crate::lsp::documents::{DocumentStore, TextChange};
 use crate::lsp::position::PositionEncoding;
 use crate::lsp::workspace::client::EditCapabilities;
 use crate::lsp::workspace::confirm::{ANNOTATION_ID, NOT_APPLIED, REJECTED_BY_USER};
-use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings, CHANGED_IN_EDITOR, CHANGED_ON_DISK};
+use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings};
 use fake::{FakeClient, Reply, Sent};
 
 const PLAIN: EditCapabilities = EditCapabilities {
@@ -64,7 +65,7 @@ fn fixture(caps: EditCapabilities, encoding: PositionEncoding, mode: EditMode) -
     let dir = tempfile::tempdir().expect("temp dir");
     let root = std::fs::canonicalize(dir.path()).expect("canonical root");
     let store = Arc::new(Mutex::new(DocumentStore::new(encoding)));
-    let client = Arc::new(FakeClient::new(caps));
+    let client = Arc::new(FakeClient::editor(caps, store.clone()));
     let settings = Arc::new(RwLock::new(WorkspaceSettings {
         edit_mode: mode,
         bash_permission: BashPermission::Ask,
@@ -116,6 +117,16 @@ impl Fixture {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
         std::fs::write(&path, text).expect("write");
         path
+    }
+
+    /// The open document's text now.
+    fn text(&self, path: &Path) -> String {
+        let store = self.store.lock().expect("store");
+        store
+            .get(uri(path).as_str())
+            .expect("open document")
+            .text()
+            .to_string()
     }
 
     fn set_timeout(&self, timeout: Duration) {
@@ -182,6 +193,12 @@ fn plain(uri: Uri, edits: Vec<lsp::TextEdit>) -> WorkspaceEdit {
         changes: Some(HashMap::from([(uri, edits)])),
         document_changes: None,
         change_annotations: None,
+    }
+}
+
+fn refused(reason: &str) -> ChangeOutcome {
+    ChangeOutcome::Refused {
+        reason: reason.to_owned(),
     }
 }
 

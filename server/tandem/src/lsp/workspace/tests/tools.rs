@@ -49,7 +49,8 @@ fn editor(mode: EditMode) -> Editor {
     let uri = Uri::from_file_path(&disk).expect("uri");
     let mut store = DocumentStore::new(PositionEncoding::Utf16);
     store.open(uri.as_str(), "rust", 5, BUFFER);
-    let client = Arc::new(FakeClient::new(CAPS));
+    let store = Arc::new(Mutex::new(store));
+    let client = Arc::new(FakeClient::editor(CAPS, store.clone()));
     let settings = WorkspaceSettings {
         edit_mode: mode,
         bash_permission: BashPermission::Ask,
@@ -57,7 +58,7 @@ fn editor(mode: EditMode) -> Editor {
     };
     let workspace = LspWorkspace::new(
         vec![root.clone()],
-        Arc::new(Mutex::new(store)),
+        store,
         client.clone(),
         Arc::new(RwLock::new(settings)),
     );
