@@ -16,10 +16,14 @@ pub const EXPERIMENTAL_KEY: &str = "tandem";
 
 /// The client's `capabilities.experimental.tandem`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ClientCapability {
     /// True → the client handles `tandem/event` and wants it sent.
     #[serde(default)]
     pub events: bool,
+    /// True → the client answers `tandem/saveDocuments` (saves documents before commands).
+    #[serde(default)]
+    pub save_documents: bool,
 }
 
 impl ClientCapability {
@@ -75,6 +79,15 @@ mod tests {
             );
         }
         assert!(!ClientCapability::from_experimental(None).events);
+    }
+
+    #[test]
+    fn client_declares_saving_documents() {
+        let exp = json!({"tandem": {"events": true, "saveDocuments": true}});
+        let declared = ClientCapability::from_experimental(Some(&exp));
+        assert!(declared.events && declared.save_documents);
+        let exp = json!({"tandem": {"events": true}});
+        assert!(!ClientCapability::from_experimental(Some(&exp)).save_documents);
     }
 
     #[test]

@@ -106,6 +106,10 @@ pub struct TandemConfig {
     /// milliseconds; absent → 120000. No answer in time is a tool error, never a hung server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit_timeout_ms: Option<u64>,
+    /// Whether the editor saves the documents Tandem changed before a command runs; absent →
+    /// true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_before_commands: Option<bool>,
 }
 
 /// The `initializationOptions` key carrying the editor's own workspace trust (VS Code's
@@ -229,6 +233,14 @@ impl TandemConfig {
             w,
         )
         .filter(|ms| *ms > 0);
+        c.save_before_commands = key(
+            map,
+            origin,
+            "saveBeforeCommands",
+            "true or false",
+            "true",
+            w,
+        );
         out
     }
 }

@@ -42,6 +42,10 @@ pub const COMPACT: &str = "tandem/compact";
 /// A live session's entries on its current branch (ids for `tandem/sessions/fork`).
 pub const SESSIONS_ENTRIES: &str = "tandem/sessions/entries";
 
+/// `tandem/saveDocuments` (server → client): save the documents Tandem changed, before a
+/// command runs. Only to clients declaring `experimental.tandem.saveDocuments`.
+pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
+
 /// Every request method, in the order the spec lists them.
 pub const REQUESTS: [&str; 12] = [
     PROMPT,

@@ -10,12 +10,15 @@
 //! - [`sessions`]: new, list, open, fork.
 //! - [`state`]: a session's state.
 //! - [`models`]: models list / set and the thinking level.
+//! - [`editor`]: requests the server sends the editor (`tandem/saveDocuments`).
 
+pub mod editor;
 pub mod models;
 pub mod run;
 pub mod sessions;
 pub mod state;
 
+pub use editor::{SaveDocumentsParams, SaveDocumentsResult, SaveFailure};
 pub use models::{
     ModelEntry, ModelInfo, ModelsListParams, ModelsSetParams, ThinkingLevel, ThinkingSetParams,
     ThinkingSetResult,

@@ -110,6 +110,12 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
     if call.cancel.is_cancelled() {
         return Err(ToolError::new("Command aborted"));
     }
+    // The command sees on disk what the user sees in the editor.
+    tokio::select! {
+        biased;
+        _ = call.cancel.cancelled() => return Err(ToolError::new("Command aborted")),
+        () = env.workspace.before_command(&call.call_id, command) => {}
+    }
     if !tokio::fs::try_exists(&env.cwd).await.unwrap_or(false) {
         return Err(ToolError::new(format!(
             "Working directory does not exist: {}\nCannot execute bash commands.",

@@ -301,6 +301,13 @@ pub trait Workspace: Send + Sync {
     fn take_notices(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Called before call `call` runs the shell command `command` (locally or through
+    /// [`Workspace::run_command`]): an editor saves the documents Tandem changed, so the
+    /// command sees on disk what the user sees; what stays unsaved becomes a notice. The
+    /// default does nothing (the disk is the truth).
+    fn before_command<'a>(&'a self, _call: &'a str, _command: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
     /// Runs call `call`'s shell command where the user sees it (an ACP client's terminal), or `None` when
     /// commands run locally (the default). `cancel` fires on abort: kill the command, answer
     /// [`CommandEnding::Aborted`].

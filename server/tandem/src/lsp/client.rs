@@ -14,6 +14,7 @@ use tandem_ai::sync::read_lock;
 use serde_json::Value;
 use tandem_agent::BoxFuture;
 use tandem_protocol::events::EventNotification;
+use tandem_protocol::requests::{SaveDocumentsParams, SaveDocumentsResult};
 use tandem_protocol::TandemError;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::notification::Notification;
@@ -124,9 +125,31 @@ impl EditorClient for LspEditor {
         Box::pin(async move { self.client.show_message(typ, message).await })
     }
 
+    fn save_documents(
+        &self,
+        params: SaveDocumentsParams,
+    ) -> BoxFuture<'_, Result<SaveDocumentsResult, ClientError>> {
+        Box::pin(async move {
+            self.client
+                .send_request::<SaveDocuments>(params)
+                .await
+                .map_err(failed)
+        })
+    }
+
     fn capabilities(&self) -> EditCapabilities {
         *read_lock(&self.capabilities)
     }
+}
+
+/// `tandem/saveDocuments`, as tower-lsp-server's typed request.
+#[derive(Debug)]
+pub enum SaveDocuments {}
+
+impl tower_lsp_server::ls_types::request::Request for SaveDocuments {
+    type Params = SaveDocumentsParams;
+    type Result = SaveDocumentsResult;
+    const METHOD: &'static str = tandem_protocol::methods::SAVE_DOCUMENTS;
 }
 
 /// Tandem's error object as tower-lsp-server's.

@@ -27,7 +27,7 @@ use tower_lsp_server::ls_types::*;
 use super::documents::DocumentStore;
 use super::position::PositionEncoding;
 use super::trust::ProjectTrust;
-use super::workspace::{EditorClient, WorkspaceSettings};
+use super::workspace::{EditorClient, UnsavedEdits, WorkspaceSettings};
 use crate::host::SessionOptions;
 
 /// The current configuration, shared by the server's handlers.
@@ -46,6 +46,8 @@ pub struct SessionDeps {
     pub documents: Arc<Mutex<DocumentStore>>,
     /// The editor, for applying edits and asking questions.
     pub editor: Arc<dyn EditorClient>,
+    /// The documents Tandem's applied edits changed and the editor has not saved.
+    pub unsaved: Arc<UnsavedEdits>,
 }
 
 impl ServerConfig {
@@ -117,6 +119,7 @@ impl ServerConfig {
             .edit_timeout_ms
             .map(std::time::Duration::from_millis)
             .unwrap_or(WorkspaceSettings::default().timeout);
+        w.save_before_commands = c.save_before_commands.unwrap_or(true);
         parsed.warnings
     }
 
@@ -153,6 +156,8 @@ pub fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
             TextDocumentSyncOptions {
                 open_close: Some(true),
                 change: Some(TextDocumentSyncKind::INCREMENTAL),
+                // `didSave` tells which edited documents are on disk now.
+                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
                 ..TextDocumentSyncOptions::default()
             },
         )),

@@ -38,6 +38,7 @@ use super::position::{self as pos, PositionEncoding};
 use super::progress::{self, Progress};
 use super::sessions::Sessions;
 use super::workspace::client::EditCapabilities;
+use super::workspace::UnsavedEdits;
 use crate::host::{Origin, SessionOptions};
 use crate::uri::to_path as uri_path;
 
@@ -91,6 +92,7 @@ impl TandemServer {
         let deps = SessionDeps {
             documents: docs.clone(),
             editor: Arc::new(LspEditor::new(client.clone(), edit_capabilities.clone())),
+            unsaved: Arc::new(UnsavedEdits::new()),
         };
         TandemServer {
             client: client.clone(),
@@ -370,7 +372,16 @@ impl LanguageServer for TandemServer {
         }
     }
 
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.sessions
+            .unsaved()
+            .settled(params.text_document.uri.as_str());
+    }
+
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.sessions
+            .unsaved()
+            .settled(params.text_document.uri.as_str());
         self.memory.forget(params.text_document.uri.as_str());
         if let Err(e) = lock(&self.docs).close(params.text_document.uri.as_str()) {
             tracing::warn!("{e}");

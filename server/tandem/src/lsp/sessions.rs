@@ -33,7 +33,7 @@ use tower_lsp_server::ls_types::MessageType;
 
 use super::config::{from_core, to_core, ServerConfig, SessionDeps};
 use super::events::{EventSink, EventTransport, LspEvents};
-use super::workspace::LspWorkspace;
+use super::workspace::{LspWorkspace, UnsavedEdits};
 use crate::host::models::is_available;
 use crate::host::pump::Batching;
 use crate::host::setup::{
@@ -76,6 +76,11 @@ pub struct Sessions {
 }
 
 impl Sessions {
+    /// The documents Tandem's applied edits changed and the editor has not saved.
+    pub fn unsaved(&self) -> &UnsavedEdits {
+        &self.deps.unsaved
+    }
+
     /// No sessions yet; events go to `sink`, new sessions start in `root` and work through
     /// `deps`.
     pub fn new(
@@ -227,12 +232,15 @@ impl Sessions {
         };
         let mut roots = vec![cwd.clone()];
         roots.extend(folders.iter().filter(|f| !cwd.starts_with(f)).cloned());
-        let workspace = Arc::new(LspWorkspace::new(
-            roots,
-            self.deps.documents.clone(),
-            self.deps.editor.clone(),
-            self.config.workspace_handle(),
-        ));
+        let workspace = Arc::new(
+            LspWorkspace::new(
+                roots,
+                self.deps.documents.clone(),
+                self.deps.editor.clone(),
+                self.config.workspace_handle(),
+            )
+            .with_unsaved(self.deps.unsaved.clone()),
+        );
         // The workspace decides, following `bashPermission` as it is now.
         let started = prepared
             .start(workspace.clone(), BashPolicy::Ask, &[])

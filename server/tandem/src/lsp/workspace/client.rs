@@ -13,6 +13,8 @@
 use std::time::Duration;
 
 use tandem_agent::BoxFuture;
+use tandem_protocol::capabilities::ClientCapability;
+use tandem_protocol::requests::{SaveDocumentsParams, SaveDocumentsResult};
 use tower_lsp_server::ls_types::{
     ApplyWorkspaceEditResponse, ClientCapabilities, MessageActionItem, MessageType,
     ResourceOperationKind, WorkspaceEdit,
@@ -41,6 +43,19 @@ pub trait EditorClient: Send + Sync {
         Box::pin(async {})
     }
 
+    /// Sends `tandem/saveDocuments` (only when [`EditCapabilities::save_documents`]). The
+    /// default fails, for fakes that do not save.
+    fn save_documents(
+        &self,
+        _params: SaveDocumentsParams,
+    ) -> BoxFuture<'_, Result<SaveDocumentsResult, ClientError>> {
+        Box::pin(async {
+            Err(ClientError::Failed(
+                "this editor cannot save documents".into(),
+            ))
+        })
+    }
+
     /// What the client supports for edits (from its `initialize` capabilities).
     fn capabilities(&self) -> EditCapabilities;
 }
@@ -63,6 +78,9 @@ pub struct EditCapabilities {
     /// the server knows the client has no dialogs, and confirm mode then refuses edits it
     /// cannot confirm otherwise (with a message naming `editMode: auto`).
     pub show_message_request: bool,
+    /// `experimental.tandem.saveDocuments`: the client saves documents on request before a
+    /// command runs.
+    pub save_documents: bool,
 }
 
 impl Default for EditCapabilities {
@@ -74,6 +92,7 @@ impl Default for EditCapabilities {
             create_files: false,
             change_annotations: false,
             show_message_request: true,
+            save_documents: false,
         }
     }
 }
@@ -97,6 +116,8 @@ impl EditCapabilities {
                 .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create)),
             change_annotations: edit.is_some_and(|e| e.change_annotation_support.is_some()),
             show_message_request: true,
+            save_documents: ClientCapability::from_experimental(capabilities.experimental.as_ref())
+                .save_documents,
         }
     }
 }

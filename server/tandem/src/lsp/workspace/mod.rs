@@ -24,6 +24,7 @@ pub mod client;
 pub mod confirm;
 pub mod edits;
 pub mod propose;
+pub mod saving;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +41,7 @@ use tandem_protocol::config::{BashPermission, EditMode};
 
 pub use buffers::OpenDocuments;
 pub use client::EditorClient;
+pub use saving::UnsavedEdits;
 
 use edits::Base;
 
@@ -64,6 +66,9 @@ pub struct WorkspaceSettings {
     pub bash_permission: BashPermission,
     /// How long any request to the editor may take.
     pub timeout: Duration,
+    /// Whether the editor is asked to save the documents Tandem changed before a command
+    /// runs ([`saving`]).
+    pub save_before_commands: bool,
 }
 
 impl Default for WorkspaceSettings {
@@ -72,6 +77,7 @@ impl Default for WorkspaceSettings {
             edit_mode: EditMode::default(),
             bash_permission: BashPermission::default(),
             timeout: DEFAULT_CLIENT_TIMEOUT,
+            save_before_commands: true,
         }
     }
 }
@@ -85,6 +91,9 @@ pub struct LspWorkspace {
     apply_all: AtomicBool,
     /// What late answers said, for the next tool result.
     notices: Arc<Mutex<Vec<String>>>,
+    /// The documents applied edits changed and the editor has not saved (shared by the
+    /// server's sessions; the server forgets a document on `didSave` / `didClose`).
+    unsaved: Arc<UnsavedEdits>,
 }
 
 impl std::fmt::Debug for LspWorkspace {
@@ -113,7 +122,14 @@ impl LspWorkspace {
             settings,
             apply_all: AtomicBool::new(false),
             notices: Arc::new(Mutex::new(Vec::new())),
+            unsaved: Arc::new(UnsavedEdits::new()),
         }
+    }
+
+    /// Shares `unsaved` (the server's list of documents edited and not saved).
+    pub fn with_unsaved(mut self, unsaved: Arc<UnsavedEdits>) -> Self {
+        self.unsaved = unsaved;
+        self
     }
 
     /// Forgets "Apply all": the next edit in confirm mode is confirmed again. Call it when a
@@ -195,6 +211,10 @@ impl Workspace for LspWorkspace {
 
     fn take_notices(&self) -> Vec<String> {
         self.late_notices()
+    }
+
+    fn before_command<'a>(&'a self, _call: &'a str, command: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(self.save_before_command(command))
     }
 }
 

@@ -112,8 +112,15 @@ impl LspWorkspace {
             let edit =
                 edits::workspace_edit(placed.planned.clone(), &caps, consent.annotation.clone());
             let label = consent.label.clone();
+            let uri = placed.planned.uri.as_str().to_owned();
             match self.send(&path, &shown, label, edit).await {
-                Answer::Applied => return Ok(self.verify(&change, &placed, &shown).await),
+                Answer::Applied => {
+                    let outcome = self.verify(&change, &placed, &shown).await;
+                    if matches!(outcome, ChangeOutcome::Applied | ChangeOutcome::Rebased(_)) {
+                        self.unsaved.changed(&uri, &path);
+                    }
+                    return Ok(outcome);
+                }
                 Answer::NotApplied(reason) => {
                     if self.moved(&path, &placed).await {
                         continue;

@@ -11,6 +11,8 @@ use tower_lsp_server::ls_types::{
     OneOf, WorkspaceEdit,
 };
 
+use tandem_protocol::requests::{SaveDocumentsParams, SaveDocumentsResult, SaveFailure};
+
 use crate::lsp::documents::{DocumentStore, TextChange};
 use crate::lsp::position::{Position, Range};
 
@@ -25,6 +27,11 @@ pub enum Sent {
         label: String,
         /// The edit.
         edit: WorkspaceEdit,
+    },
+    /// `tandem/saveDocuments`.
+    Save {
+        /// The URIs.
+        uris: Vec<String>,
     },
     /// `window/showMessageRequest`.
     Question {
@@ -69,6 +76,7 @@ pub struct FakeClient {
     store: Option<Arc<Mutex<DocumentStore>>>,
     typing: Mutex<VecDeque<Typing>>,
     question_typing: Mutex<VecDeque<Typing>>,
+    save_refusals: Mutex<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for FakeClient {
@@ -90,6 +98,7 @@ impl FakeClient {
             store: None,
             typing: Mutex::new(VecDeque::new()),
             question_typing: Mutex::new(VecDeque::new()),
+            save_refusals: Mutex::new(Vec::new()),
         }
     }
 
@@ -104,6 +113,11 @@ impl FakeClient {
     /// Before the next edits are applied, the user types (one closure per edit).
     pub fn type_before_edits(&self, typing: impl IntoIterator<Item = Typing>) {
         lock(&self.typing).extend(typing);
+    }
+
+    /// `tandem/saveDocuments` cannot save `uri`, for `why`.
+    pub fn refuse_to_save(&self, uri: &str, why: &str) {
+        lock(&self.save_refusals).push((uri.to_owned(), why.to_owned()));
     }
 
     /// While the next questions are open, the user types (one closure per question).
@@ -208,7 +222,7 @@ impl FakeClient {
             .into_iter()
             .filter_map(|s| match s {
                 Sent::ApplyEdit { edit, .. } => Some(edit),
-                Sent::Question { .. } => None,
+                Sent::Question { .. } | Sent::Save { .. } => None,
             })
             .collect()
     }
@@ -219,7 +233,7 @@ impl FakeClient {
             .into_iter()
             .filter_map(|s| match s {
                 Sent::Question { message, .. } => Some(message),
-                Sent::ApplyEdit { .. } => None,
+                Sent::ApplyEdit { .. } | Sent::Save { .. } => None,
             })
             .collect()
     }
@@ -303,6 +317,29 @@ impl EditorClient for FakeClient {
                     panic!("an applyEdit reply scripted for a question")
                 }
             }
+        })
+    }
+
+    fn save_documents(
+        &self,
+        params: SaveDocumentsParams,
+    ) -> BoxFuture<'_, Result<SaveDocumentsResult, ClientError>> {
+        lock(&self.sent).push(Sent::Save {
+            uris: params.uris.clone(),
+        });
+        let refuse = lock(&self.save_refusals).clone();
+        Box::pin(async move {
+            let mut result = SaveDocumentsResult::default();
+            for uri in params.uris {
+                match refuse.iter().find(|(u, _)| *u == uri) {
+                    Some((_, why)) => result.failed.push(SaveFailure {
+                        uri,
+                        message: why.clone(),
+                    }),
+                    None => result.saved.push(uri),
+                }
+            }
+            Ok(result)
         })
     }
 

@@ -5,6 +5,7 @@ mod edits;
 mod fake;
 mod permissions;
 mod races;
+mod saving;
 mod tools;
 
 use std::collections::HashMap;
@@ -39,6 +40,7 @@ const PLAIN: EditCapabilities = EditCapabilities {
     create_files: false,
     change_annotations: false,
     show_message_request: true,
+    save_documents: false,
 };
 const VERSIONED: EditCapabilities = EditCapabilities {
     document_changes: true,
@@ -50,6 +52,7 @@ const FULL: EditCapabilities = EditCapabilities {
     create_files: true,
     change_annotations: true,
     show_message_request: true,
+    save_documents: false,
 };
 
 struct Fixture {
@@ -70,6 +73,7 @@ fn fixture(caps: EditCapabilities, encoding: PositionEncoding, mode: EditMode) -
         edit_mode: mode,
         bash_permission: BashPermission::Ask,
         timeout: Duration::from_secs(10),
+        save_before_commands: true,
     }));
     let ws = Arc::new(LspWorkspace::new(
         vec![root.clone()],

@@ -27,6 +27,7 @@ const CAPS: EditCapabilities = EditCapabilities {
     create_files: false,
     change_annotations: false,
     show_message_request: true,
+    save_documents: false,
 };
 
 const BUFFER: &str = "// 😀 héllo\nfn answer() -> u32 { 41 }\n";
@@ -55,6 +56,7 @@ fn editor(mode: EditMode) -> Editor {
         edit_mode: mode,
         bash_permission: BashPermission::Ask,
         timeout: Duration::from_secs(10),
+        save_before_commands: true,
     };
     let workspace = LspWorkspace::new(
         vec![root.clone()],
