@@ -20,6 +20,7 @@ local M = {}
 ---@field bash_permission? 'ask'|'allow'|'deny'
 ---@field agent_dir? string  pi's agent dir (nil: $PI_CODING_AGENT_DIR, then ~/.pi/agent)
 ---@field edit_timeout_ms? integer  how long the server waits for an answer to an edit or a question
+---@field save_before_commands? boolean  save the files Tandem changed before the agent runs a command (nil: the server's default, true)
 ---@field filetypes? string[]  attach only to buffers of these filetypes (nil: every file buffer)
 ---@field root_markers? string[]  files or folders that mark a project root
 ---@field autostart? boolean  start the server and attach file buffers automatically
@@ -41,6 +42,7 @@ M.defaults = {
   bash_permission = 'ask',
   agent_dir = nil,
   edit_timeout_ms = nil,
+  save_before_commands = nil,
   filetypes = nil,
   root_markers = { '.git', '.pi', '.hg', '.jj', '.svn' },
   autostart = true,
@@ -123,6 +125,7 @@ function M.server_settings(options)
   put('bashPermission', options.bash_permission)
   put('agentDir', options.agent_dir and vim.fn.expand(options.agent_dir) or nil)
   put('editTimeoutMs', options.edit_timeout_ms)
+  put('saveBeforeCommands', options.save_before_commands)
   return settings
 end
 

@@ -80,13 +80,13 @@ function M.root_dir(buf)
   return vim.fs.dirname(file)
 end
 
---- Client capabilities: Neovim's own plus Tandem's event opt-in (protocol-ext README,
---- "initialize").
+--- Client capabilities: Neovim's own plus Tandem's event opt-in and `tandem/saveDocuments`
+--- (protocol-ext README, "initialize").
 function M.capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps = vim.tbl_deep_extend('force', caps, config.options.capabilities or {})
   caps.experimental = caps.experimental or {}
-  caps.experimental.tandem = { events = true }
+  caps.experimental.tandem = { events = true, saveDocuments = true }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
   caps.workspace.configuration = true
@@ -272,6 +272,33 @@ end
 --- `window/showMessage` for this client. Neovim's own handler echoes the message with a line
 --- break after it, which always asks for ENTER; here it is one line that fits (notify.lua), and
 --- a message that had to be cut is written whole to the chat.
+--- `tandem/saveDocuments`: before the agent runs a command, write the buffers it changed (and
+--- the user accepted), so the command sees what the user sees. A buffer that is not loaded or
+--- not modified has nothing to save; a failed write (read-only, changed on disk…) is reported
+--- with Neovim's message, never dropped. `:write` runs the user's BufWrite autocommands, as
+--- their own :w would.
+---@return table
+local function save_documents(_, params, _)
+  local result = { saved = {}, failed = {} }
+  for _, uri in ipairs(params and params.uris or {}) do
+    local ok_buf, buf = pcall(vim.uri_to_bufnr, uri)
+    if not ok_buf then
+      table.insert(result.failed, { uri = uri, message = 'not a file URI Neovim can open' })
+    elseif vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+      local ok, err = pcall(vim.api.nvim_buf_call, buf, function()
+        vim.cmd('silent write')
+      end)
+      if ok and not vim.bo[buf].modified then
+        table.insert(result.saved, uri)
+      else
+        local why = ok and 'the buffer is still modified after :write' or tostring(err)
+        table.insert(result.failed, { uri = uri, message = why })
+      end
+    end
+  end
+  return result
+end
+
 local function show_message(_, params, _)
   local text = type(params) == 'table' and params.message or ''
   local levels = vim.log.levels
@@ -332,7 +359,11 @@ function M.client_config(root)
   if trusted ~= nil then
     init_options.workspaceTrusted = trusted
   end
-  local handlers = { ['tandem/event'] = on_event, ['window/showMessage'] = show_message }
+  local handlers = {
+    ['tandem/event'] = on_event,
+    ['window/showMessage'] = show_message,
+    ['tandem/saveDocuments'] = save_documents,
+  }
   if opts.confirm then
     handlers['window/showMessageRequest'] = show_message_request
   end

@@ -16,7 +16,13 @@ import {
     type StaticFeature,
 } from "vscode-languageclient/node";
 
-import { Methods, PROTOCOL_VERSION, type EventParams } from "../shared/protocol";
+import {
+    Methods,
+    PROTOCOL_VERSION,
+    type EventParams,
+    type SaveDocumentsParams,
+    type SaveDocumentsResult,
+} from "../shared/protocol";
 import { toServerSettings, type ServerSettings } from "../shared/settings";
 import { findBinary, missingBinaryMessage } from "./binary";
 import { EditReview } from "./review";
@@ -24,11 +30,14 @@ import { EditReview } from "./review";
 /** The server's state; `failed` when it stopped on its own or could not start (not by a stop). */
 export type ServerStatus = { status: "starting" | "running" | "stopped"; detail?: string; failed?: boolean };
 
-/** Declares `experimental.tandem.events: true`, without which the server sends no events. */
+/**
+ * Declares `experimental.tandem.events: true`, without which the server sends no events, and
+ * `saveDocuments: true`: the extension answers `tandem/saveDocuments` (see saveDocuments).
+ */
 class TandemEventsFeature implements StaticFeature {
     fillClientCapabilities(capabilities: ClientCapabilities): void {
         const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-        experimental.tandem = { ...((experimental.tandem as object | undefined) ?? {}), events: true };
+        experimental.tandem = { ...((experimental.tandem as object | undefined) ?? {}), events: true, saveDocuments: true };
         capabilities.experimental = experimental;
     }
     initialize(): void {}
@@ -36,6 +45,34 @@ class TandemEventsFeature implements StaticFeature {
         return { kind: "static" };
     }
     clear(): void {}
+}
+
+/**
+ * Answers `tandem/saveDocuments`: saves each open, dirty document the server names (before the
+ * agent runs a command, so the command sees what the user sees). A document that is not open
+ * or not dirty has nothing to save and is in neither list; a failed save is reported with its
+ * reason, never dropped.
+ */
+export async function saveDocuments(params: SaveDocumentsParams): Promise<SaveDocumentsResult> {
+    const result: SaveDocumentsResult = { saved: [], failed: [] };
+    for (const raw of params?.uris ?? []) {
+        let uri: vscode.Uri;
+        try {
+            uri = vscode.Uri.parse(raw, true);
+        } catch {
+            result.failed.push({ uri: raw, message: "not a valid URI" });
+            continue;
+        }
+        const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+        if (!document || !document.isDirty) continue;
+        try {
+            if (await document.save()) result.saved.push(raw);
+            else result.failed.push({ uri: raw, message: "VS Code did not save it" });
+        } catch (error) {
+            result.failed.push({ uri: raw, message: error instanceof Error ? error.message : String(error) });
+        }
+    }
+    return result;
 }
 
 /** The server settings from the `tandem` configuration section. */
@@ -144,6 +181,7 @@ export class TandemServer implements vscode.Disposable {
         const client = new LanguageClient("tandem", "Tandem", serverOptions, clientOptions);
         client.registerFeature(new TandemEventsFeature());
         client.onNotification(Methods.event, (params: EventParams) => this.events.fire(params));
+        client.onRequest(Methods.saveDocuments, (params: SaveDocumentsParams) => saveDocuments(params));
         client.onDidChangeState((change) => {
             if (change.newState === State.Stopped && this.client === client) {
                 this.setStatus({ status: "stopped", failed: true, detail: "The Tandem language server stopped. Run “Tandem: Restart Server”; details are in the Tandem output channel." });

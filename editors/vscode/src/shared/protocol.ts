@@ -17,7 +17,21 @@ export const Methods = {
     modelsSet: "tandem/models/set",
     thinkingSet: "tandem/thinking/set",
     compact: "tandem/compact",
+    /** Server → client: save these documents before a command runs. */
+    saveDocuments: "tandem/saveDocuments",
 } as const;
+
+/** `tandem/saveDocuments` params (server → client). */
+export interface SaveDocumentsParams {
+    uris: string[];
+    reason?: string;
+}
+
+/** `tandem/saveDocuments` result. */
+export interface SaveDocumentsResult {
+    saved: string[];
+    failed: { uri: string; message: string }[];
+}
 
 /** The error codes of the spec's "Error codes" section. */
 export const ErrorCodes = {

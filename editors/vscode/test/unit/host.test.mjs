@@ -17,12 +17,12 @@ describe("settings → server configuration", () => {
     );
 
     it("sends the package defaults as confirm / ask and leaves empty values out", () => {
-        assert.deepEqual(toServerSettings((key) => defaults[key]), { editMode: "confirm", bashPermission: "ask", editTimeoutMs: 120000 });
+        assert.deepEqual(toServerSettings((key) => defaults[key]), { editMode: "confirm", bashPermission: "ask", editTimeoutMs: 120000, saveBeforeCommands: true });
         assert.equal(defaults.editMode, "confirm");
     });
 
     it("maps every server key", () => {
-        const values = { model: "anthropic/claude-sonnet-4-5", thinkingLevel: "low", editMode: "auto", bashPermission: "deny", agentDir: "~/.pi/agent", editTimeoutMs: 5000 };
+        const values = { model: "anthropic/claude-sonnet-4-5", thinkingLevel: "low", editMode: "auto", bashPermission: "deny", agentDir: "~/.pi/agent", editTimeoutMs: 5000, saveBeforeCommands: false };
         assert.deepEqual(toServerSettings((key) => values[key]), values);
     });
 
@@ -31,7 +31,7 @@ describe("settings → server configuration", () => {
     });
 
     it("declares every setting the README and the spec name", () => {
-        for (const key of ["path", "model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs"]) {
+        for (const key of ["path", "model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs", "saveBeforeCommands"]) {
             assert.ok(`tandem.${key}` in pkg.contributes.configuration.properties, key);
         }
     });

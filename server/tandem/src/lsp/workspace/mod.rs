@@ -94,6 +94,9 @@ pub struct LspWorkspace {
     /// The documents applied edits changed and the editor has not saved (shared by the
     /// server's sessions; the server forgets a document on `didSave` / `didClose`).
     unsaved: Arc<UnsavedEdits>,
+    /// How long a document must rest before a refused change is placed again
+    /// ([`propose::QUIET`]; shorter in tests).
+    quiet: Duration,
 }
 
 impl std::fmt::Debug for LspWorkspace {
@@ -123,7 +126,15 @@ impl LspWorkspace {
             apply_all: AtomicBool::new(false),
             notices: Arc::new(Mutex::new(Vec::new())),
             unsaved: Arc::new(UnsavedEdits::new()),
+            quiet: propose::QUIET,
         }
+    }
+
+    /// Waits `quiet` (instead of [`propose::QUIET`]) for the user to stop typing before a
+    /// refused change is placed again.
+    pub fn with_quiet(mut self, quiet: Duration) -> Self {
+        self.quiet = quiet;
+        self
     }
 
     /// Shares `unsaved` (the server's list of documents edited and not saved).

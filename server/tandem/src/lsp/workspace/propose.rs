@@ -38,11 +38,22 @@ use super::LspWorkspace;
 use crate::lsp::position::{self, PositionEncoding};
 
 /// How many times a change is sent when the user keeps changing the document under it.
-pub const MAX_SENDS: usize = 3;
+pub const MAX_SENDS: usize = 5;
 
 /// How long the workspace waits, after the editor said "applied", for the document change to
 /// arrive (clients send `didChange` before or just after their answer).
 pub const ECHO_WAIT: Duration = Duration::from_millis(1500);
+
+/// How long the document must stay unchanged before a change refused as stale is placed again
+/// (above Neovim's 150 ms `didChange` debounce, so the server has the user's last keystroke).
+pub const QUIET: Duration = Duration::from_millis(300);
+
+/// The longest wait for [`QUIET`].
+const QUIET_MAX: Duration = Duration::from_secs(3);
+
+/// The editor said "applied" and left the document as it was.
+#[derive(Debug, Clone, Copy)]
+struct Skipped;
 
 /// How often the document store is looked at while waiting.
 const ECHO_POLL: Duration = Duration::from_millis(10);
@@ -94,6 +105,7 @@ impl LspWorkspace {
             Err(outcome) => return Ok(outcome),
         };
         let mut next = (!consent.asked).then_some(first);
+        let mut skipped = false;
         for _ in 0..MAX_SENDS {
             let placed = match next.take() {
                 Some(placed) => placed,
@@ -113,9 +125,17 @@ impl LspWorkspace {
                 edits::workspace_edit(placed.planned.clone(), &caps, consent.annotation.clone());
             let label = consent.label.clone();
             let uri = placed.planned.uri.as_str().to_owned();
+            let versioned = caps.document_changes && placed.planned.version.is_some();
             match self.send(&path, &shown, label, edit).await {
                 Answer::Applied => {
-                    let outcome = self.verify(&change, &placed, &shown).await;
+                    let outcome = match self.verify(&change, &placed, &shown, versioned).await {
+                        Ok(outcome) => outcome,
+                        Err(Skipped) => {
+                            skipped = true;
+                            self.wait_quiet(&path).await;
+                            continue;
+                        }
+                    };
                     if matches!(outcome, ChangeOutcome::Applied | ChangeOutcome::Rebased(_)) {
                         self.unsaved.changed(&uri, &path);
                     }
@@ -123,6 +143,8 @@ impl LspWorkspace {
                 }
                 Answer::NotApplied(reason) => {
                     if self.moved(&path, &placed).await {
+                        skipped = false;
+                        self.wait_quiet(&path).await;
                         continue;
                     }
                     let reason = reason.filter(|r| !r.trim().is_empty());
@@ -141,6 +163,14 @@ impl LspWorkspace {
                 Answer::TimedOut(detail) => return Ok(ChangeOutcome::TimedOut { detail }),
                 Answer::Failed(reason) => return Ok(ChangeOutcome::Refused { reason }),
             }
+        }
+        if skipped {
+            return Ok(ChangeOutcome::Refused {
+                reason: format!(
+                    "the editor answered that it applied the change but {shown} does not show \
+                     it ({MAX_SENDS} attempts)"
+                ),
+            });
         }
         Ok(ChangeOutcome::Conflict {
             detail: format!(
@@ -272,39 +302,44 @@ impl LspWorkspace {
     }
 
     /// Checks that an edit the editor says it applied to an open document is in it, where it
-    /// belongs; repairs an edit applied at stale positions over the user's typing.
-    async fn verify(&self, change: &FileChange, placed: &Placed, shown: &str) -> ChangeOutcome {
+    /// belongs; repairs an edit applied at stale positions over the user's typing. `Err` when
+    /// the editor answered "applied" but left the document as it was (Neovim skips a versioned
+    /// edit it finds older than its buffer and still answers `applied: true`): send it again.
+    async fn verify(
+        &self,
+        change: &FileChange,
+        placed: &Placed,
+        shown: &str,
+        versioned: bool,
+    ) -> Result<ChangeOutcome, Skipped> {
         let done = self.outcome_of(placed);
         let Some(sent) = placed.planned.version else {
             // Not open when sent: the editor wrote it, nobody typed in it.
-            return done;
+            return Ok(done);
         };
         let path = &placed.made.path;
         let history = self.wait_for_echo(path, sent).await;
         let encoding = self.documents.encoding();
         let Some(sent_at) = history.iter().position(|(v, _)| *v == sent) else {
             // The sent version is no longer known (closed, or far behind): trust the answer.
-            return done;
+            return Ok(done);
         };
         let after = &history[sent_at + 1..];
-        match after.first() {
-            None => {
-                let now = self.documents.find(path);
-                if now.is_some_and(|doc| doc.text == placed.made.new_text.as_str()) {
-                    return done;
-                }
-                // "Applied", yet nothing changed: the editor skipped it (some clients skip an
-                // edit they find stale and still answer `applied: true`).
-                return ChangeOutcome::TimedOut {
-                    detail: format!(
-                        "the editor said it applied the change but {shown} did not change \
-                         within {} s",
-                        ECHO_WAIT.as_secs_f32()
-                    ),
-                };
-            }
-            Some((_, first)) if *first == placed.made.new_text.as_str() => return done,
-            Some(_) => {}
+        if after
+            .first()
+            .is_some_and(|(_, first)| *first == placed.made.new_text.as_str())
+        {
+            return Ok(done);
+        }
+        let now = self.documents.find(path).map(|doc| doc.text.to_string());
+        let now = now.as_deref().unwrap_or_default();
+        // The region is still there and the replacement is not: the edit was not applied.
+        let untouched =
+            rebase::rebase(&placed.made, Some(now), shown).is_ok() && !holds(now, &placed.made);
+        if after.is_empty() || versioned {
+            // Nothing changed at all, or a versioned edit the editor checked: either it is in
+            // (with whatever the user typed since) or it was skipped.
+            return if untouched { Err(Skipped) } else { Ok(done) };
         }
         // Someone typed before the edit landed: find the version the edit was applied to.
         let mut previous = &history[sent_at].1;
@@ -313,26 +348,44 @@ impl LspWorkspace {
                 let typed = previous.to_string();
                 let damaged = text.to_string();
                 let later = after.len() > index + 1;
-                return self
+                return Ok(self
                     .repair(change, placed, shown, typed, damaged, later)
-                    .await;
+                    .await);
             }
             previous = text;
         }
+        if untouched {
+            return Err(Skipped);
+        }
         // The edit's change cannot be told apart from the typing (merged in one change): what
         // matters is whether the document holds the edit, with the typing kept.
-        let now = self.documents.find(path).map(|doc| doc.text.to_string());
-        match now
-            .as_deref()
-            .map(|text| rebase::rebase(change, Some(text), shown))
-        {
-            Some(Err(_)) if now.as_deref().is_some_and(|t| holds(t, change)) => done,
-            _ => ChangeOutcome::TimedOut {
-                detail: format!(
-                    "the editor applied the change while {shown} was being changed, and Tandem \
-                     cannot tell whether it landed where it belongs"
-                ),
-            },
+        if holds(now, &placed.made) {
+            return Ok(done);
+        }
+        Ok(ChangeOutcome::Refused {
+            reason: format!(
+                "the editor applied the change while {shown} was being changed, and Tandem \
+                 cannot tell whether it landed where it belongs; check the file"
+            ),
+        })
+    }
+
+    /// Waits until nobody has changed the document at `path` for [`QUIET`] (at most
+    /// [`QUIET_MAX`]): a user typing a burst is let finish before the change is placed again.
+    async fn wait_quiet(&self, path: &Path) {
+        let quiet = self.quiet;
+        let deadline = tokio::time::Instant::now() + QUIET_MAX;
+        let mut last = self.documents.find(path).map(|doc| doc.version);
+        let mut since = tokio::time::Instant::now();
+        while tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(ECHO_POLL).await;
+            let now = self.documents.find(path).map(|doc| doc.version);
+            if now != last {
+                last = now;
+                since = tokio::time::Instant::now();
+            } else if since.elapsed() >= quiet {
+                return;
+            }
         }
     }
 

@@ -57,6 +57,9 @@ pub enum Reply {
     Hang,
     /// `applyEdit`: answer `applied: true` (applying it) only after this long.
     Late(std::time::Duration),
+    /// `applyEdit`: answer `applied: true` without applying it (Neovim, finding its buffer
+    /// newer than the edit's version).
+    Skip,
 }
 
 /// What the fake editor does to its document store just before it applies an edit (the
@@ -255,6 +258,7 @@ impl EditorClient for FakeClient {
                 Ok(()) => Reply::Applied(true, reason),
                 Err(_) => Reply::Applied(false, Some("document version mismatch")),
             },
+            Reply::Skip => Reply::Applied(true, None),
             Reply::Late(delay) => {
                 let store = self.store.clone();
                 let pending = self.apply_later(edit_for_store.clone());
@@ -280,7 +284,7 @@ impl EditorClient for FakeClient {
                 Reply::Fail(why) => Err(ClientError::Failed(why.to_owned())),
                 Reply::Hang => std::future::pending().await,
                 Reply::Choose(_) => panic!("a question reply scripted for applyEdit"),
-                Reply::Late(_) => unreachable!("answered above"),
+                Reply::Late(_) | Reply::Skip => unreachable!("answered above"),
             }
         })
     }
@@ -313,7 +317,7 @@ impl EditorClient for FakeClient {
                 })),
                 Reply::Fail(why) => Err(ClientError::Failed(why.to_owned())),
                 Reply::Hang => std::future::pending().await,
-                Reply::Applied(..) | Reply::Late(_) => {
+                Reply::Applied(..) | Reply::Late(_) | Reply::Skip => {
                     panic!("an applyEdit reply scripted for a question")
                 }
             }

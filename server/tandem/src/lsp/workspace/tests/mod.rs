@@ -75,12 +75,15 @@ fn fixture(caps: EditCapabilities, encoding: PositionEncoding, mode: EditMode) -
         timeout: Duration::from_secs(10),
         save_before_commands: true,
     }));
-    let ws = Arc::new(LspWorkspace::new(
-        vec![root.clone()],
-        store.clone(),
-        client.clone(),
-        settings.clone(),
-    ));
+    let ws = Arc::new(
+        LspWorkspace::new(
+            vec![root.clone()],
+            store.clone(),
+            client.clone(),
+            settings.clone(),
+        )
+        .with_quiet(Duration::from_millis(1)),
+    );
     Fixture {
         _dir: dir,
         root,

@@ -130,6 +130,27 @@ async fn a_late_answer_is_a_timeout_then_a_notice_saying_it_was_applied() {
     assert!(f.ws.late_notices().is_empty(), "said once");
 }
 
+#[tokio::test]
+async fn an_edit_the_editor_says_it_applied_but_skipped_is_sent_again() {
+    let f = auto(VERSIONED);
+    let path = f.open("a.txt", 1, HELLO);
+    f.client.reply_edits([Reply::Skip]);
+    let outcome = f.propose(edit(&path, HELLO, &[("world", "there")])).await;
+    assert_eq!(outcome, ChangeOutcome::Applied);
+    assert_eq!(f.text(&path), "hello there\nsecond line\n");
+    assert_eq!(f.client.edits().len(), 2);
+
+    let f = auto(VERSIONED);
+    let path = f.open("a.txt", 1, HELLO);
+    f.client.reply_edits((0..5).map(|_| Reply::Skip));
+    let outcome = f.propose(edit(&path, HELLO, &[("world", "there")])).await;
+    let ChangeOutcome::Refused { reason } = outcome else {
+        panic!("expected a refusal, got {outcome:?}");
+    };
+    assert!(reason.contains("does not show it"), "{reason}");
+    assert_eq!(f.text(&path), HELLO);
+}
+
 /// A tiny deterministic generator (no dependency): xorshift.
 struct Rng(u64);
 
