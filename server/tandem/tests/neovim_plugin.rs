@@ -481,6 +481,85 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
     assert!(first.contains("\"valus\" is not defined"), "{first}");
 }
 
+/// The user types into main.py (a timer calling nvim_buf_set_text every 20 ms) while the
+/// agent's edit is pending — in flight in auto mode, during the question too in confirm mode —
+/// and the agent then runs `cat main.py`: every keystroke is in the buffer, the fix landed on
+/// its line, and the command saw the fixed file (the plugin saved it on
+/// `tandem/saveDocuments`).
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_while_an_edit_is_pending_loses_nothing_and_the_command_sees_the_saved_file() {
+    for mode in ["auto", "confirm"] {
+        let mock = MockLlm::start().await.expect("mock LLM");
+        let api = tandem_tests::wire::WireApi::OpenAiCompletions;
+        let edit = json!({"path": "main.py", "edits": [{"oldText": "len(valus)", "newText": "len(values)"}]});
+        mock.enqueue(tandem_tests::wire::response(
+            api,
+            &tandem_tests::wire::Turn::tool_call("call_fix", "edit", edit),
+        ));
+        mock.enqueue(tandem_tests::wire::response(
+            api,
+            &tandem_tests::wire::Turn::tool_call(
+                "call_cat",
+                "bash",
+                json!({"command": "cat main.py"}),
+            ),
+        ));
+        mock.enqueue(tandem_tests::wire::response(
+            api,
+            &tandem_tests::wire::Turn::text("Fixed and checked."),
+        ));
+        let out = run_scenario_with(
+            "type_while_editing",
+            &mock,
+            MODEL,
+            &[("TANDEM_EDIT_MODE", mode)],
+        )
+        .await;
+        let r = &out.result;
+        let ctx = &out.context;
+        let typed = r["typed"].as_u64().unwrap_or_default() as usize;
+        assert_eq!(typed, 40, "{mode}: {ctx}");
+        let lines = strings(&r["lines"]);
+        assert_eq!(
+            lines,
+            [
+                format!("{}def average(values):", "#".repeat(typed)),
+                FIXED_LINE.to_owned()
+            ],
+            "{mode}: every keystroke kept and the fix on its line\n{ctx}"
+        );
+        // The command ran after the editor saved the fixed buffer.
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 3, "{mode}: {ctx}");
+        let body = requests[2].json().expect("JSON body");
+        let output = body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["tool_call_id"] == "call_cat"))
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        assert!(
+            output.contains("len(values)") && !output.contains("len(valus)"),
+            "{mode}: the command saw the saved fix: {output}\n{ctx}"
+        );
+        // The typing overlapped the proposal: keystrokes came before and after the fix landed
+        // (and, in confirm mode, while the question was open).
+        let fixed_at = r["typed_when_fixed"].as_u64().unwrap_or_default();
+        assert!(
+            fixed_at > 0 && fixed_at < typed as u64,
+            "{mode}: the fix landed after {fixed_at} of {typed} keystrokes\n{ctx}"
+        );
+        if mode == "confirm" {
+            let selects = r["selects"].as_array().cloned().unwrap_or_default();
+            assert_eq!(selects.len(), 1, "{mode}: one question\n{ctx}");
+            let asked_at = selects[0]["typed"].as_u64().unwrap_or_default();
+            assert!(
+                asked_at < fixed_at,
+                "{mode}: typed while the question was open\n{ctx}"
+            );
+        }
+    }
+}
+
 /// The chat holds `block` once, its lines in a row, and each of its diff lines only there.
 fn assert_change_then_question(chat: &[String], block: &[&str], ctx: &str) {
     let at = chat

@@ -315,23 +315,41 @@ impl AcpWorkspace {
         }
         // The path must still lead where it was approved to, after any question.
         change.verify_target()?;
+        let mut outcome = ChangeOutcome::Applied;
+        let mut new_text = change.new_text.clone();
         if self.caps.read {
-            // The buffer must still be what the tool computed the change against.
+            // The client writes whole files: if the user changed the buffer since the tool read
+            // it (a question was open, say), the change is placed on the text as it is now, so
+            // the write keeps their typing; a region they changed is a conflict, nothing
+            // written. (ACP has no versions: the window left is one client round trip.)
             let current = self.read_through_client(&change.path).await.ok();
             if let (Some(old), Some(now)) = (&change.old_text, &current) {
                 if old != now {
-                    return Err(WorkspaceError::Conflict(change.path.clone()));
+                    let shown = change.path.display().to_string();
+                    match tandem_coding::workspace::rebase::rebase(&change, Some(now), &shown) {
+                        Ok(rebased) => {
+                            new_text = rebased.new_text.clone();
+                            outcome = ChangeOutcome::Rebased(Box::new(FileChange {
+                                old_text: Some(now.clone()),
+                                new_text: rebased.new_text,
+                                edits: rebased.edits,
+                                ..change.clone()
+                            }));
+                        }
+                        Err(conflict) => {
+                            return Ok(ChangeOutcome::Conflict {
+                                detail: conflict.detail,
+                            })
+                        }
+                    }
                 }
             }
         }
-        let request = WriteTextFileRequest::new(
-            self.session_id.clone(),
-            change.path.clone(),
-            change.new_text,
-        );
+        let request =
+            WriteTextFileRequest::new(self.session_id.clone(), change.path.clone(), new_text);
         let what = format!("fs/write_text_file for {}", change.path.display());
         ask_client(&self.cx, request, &what).await?;
-        Ok(ChangeOutcome::Applied)
+        Ok(outcome)
     }
 
     async fn propose_change(

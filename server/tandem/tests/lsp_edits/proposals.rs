@@ -169,6 +169,12 @@ fn auto_mode_applies_without_a_question_or_annotation() -> anyhow::Result<()> {
                        "newText": "2"}]}]}),
         "{apply}"
     );
+    // As an editor does: the change, then the answer.
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 4},
+            "contentChanges": [{"text": "let x = 2;\n"}]}),
+    )?;
     lsp.reply(&apply, json!({"applied": true}))?;
     let events = lsp.next_run(&session)?;
     assert_eq!(tool_end(&events, "edit")["event"]["isError"], false);
@@ -229,6 +235,10 @@ fn concurrent_edits_of_two_sessions_get_their_own_answers() -> anyhow::Result<()
     lsp.reply(
         &second,
         json!({"applied": false, "failureReason": "second refused"}),
+    )?;
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "n\n"}]}),
     )?;
     lsp.reply(&first, json!({"applied": true}))?;
     let events_a = lsp.next_run(&a)?;

@@ -21,7 +21,7 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() -> anyhow::R
         {"text": "Edited."},
         {"text": "Seen."}]});
     let mut lsp = started(&script, PLAIN, json!({"editMode": "auto"}))?;
-    open(&mut lsp, "e.rs", 1, "a\n")?;
+    let edited = open(&mut lsp, "e.rs", 1, "a\n")?;
     let letters = "abcdefghij";
     let initial: String = letters.chars().map(|c| format!("{c}\n")).collect();
     let other = open(&mut lsp, "other.rs", 1, &initial)?;
@@ -43,6 +43,10 @@ fn did_change_floods_are_processed_while_an_apply_edit_is_pending() -> anyhow::R
     // Requests are still served while the edit waits for its answer.
     let state = lsp.request("tandem/state", json!({"session": session}))?;
     assert_eq!(state["running"], true, "{state}");
+    lsp.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": edited, "version": 2}, "contentChanges": [{"text": "b\n"}]}),
+    )?;
     lsp.reply(&apply, json!({"applied": true}))?;
     let events = lsp.next_run(&session)?;
     assert_eq!(tool_end(&events, "edit")["event"]["isError"], false);
