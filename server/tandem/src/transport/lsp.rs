@@ -139,7 +139,12 @@ async fn read_client<R: AsyncRead + Unpin>(
                         }
                         _ => {}
                     }
-                    if to_server.write_all(&frame(&body)).await.is_err() {
+                    let header = format!("Content-Length: {}\r\n\r\n", body.len());
+                    let written = async {
+                        to_server.write_all(header.as_bytes()).await?;
+                        to_server.write_all(&body).await
+                    };
+                    if written.await.is_err() {
                         // The server has ended (after `exit`): nothing reads any more.
                         break;
                     }
