@@ -1,6 +1,8 @@
 //! `tandem acp`: Tandem as an Agent Client Protocol agent (protocol version 1) on stdio.
 //!
-//! The official `agent-client-protocol` crate frames and dispatches the messages. Its handlers
+//! The official `agent-client-protocol` crate frames and dispatches the messages; it reads them
+//! through [`crate::transport::acp`], which bounds each line and answers the ones it cannot take
+//! (not UTF-8, too long), so bad input never ends the connection. Its handlers
 //! hold its dispatch loop while they run, so every handler here only checks its request and
 //! answers, or spawns the work and returns: a turn runs in a task of its own and answers
 //! `session/prompt` when it ends, so `session/cancel` and the client's answers to our requests
@@ -10,7 +12,8 @@
 //! configuration, pi's session files (so `session/load` resumes a Tandem or a pi session), the
 //! same tools, here working through the client ([`workspace`]). The MCP servers of
 //! `session/new` join those of settings.json. Stdout carries only JSON-RPC; logs go to stderr.
-//! The agent exits when stdin closes.
+//! The agent exits when stdin closes, after cancelling the turns and saving them (a new
+//! session's prompt too, before any answer).
 //!
 //! The code by concern: [`sessions`] (new, load, list, the first turn's questions), [`turns`]
 //! (prompt, cancel, the answer), [`options`] (authentication, modes and configuration options),

@@ -7,7 +7,10 @@
 //! by [`Sessions`]. Documents are updated under a std `Mutex`, never held across an `.await`,
 //! in the order tower-lsp-server delivers the notifications.
 //!
-//! Nothing but protocol goes to stdout: logs go to stderr (and `window/logMessage`).
+//! tower-lsp-server reads and writes in-memory pipes: [`crate::transport::lsp`] reads stdin,
+//! answers malformed frames itself and passes on only well-formed ones, so bad input never
+//! stops the server. Nothing but protocol goes to stdout: logs go to stderr (and
+//! `window/logMessage`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
