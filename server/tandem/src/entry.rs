@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use crate::host::SessionOptions;
+use crate::transport::MessageLimit;
 use cli::{Command, OutputMode, RunArgs};
 use tandem_ai::registry::{AgentDir, ModelRegistry};
 
@@ -43,8 +44,8 @@ pub fn main() -> ExitCode {
         Command::Print(run) => run_print(run),
         Command::Json(run) => run_json(run),
         Command::Demo { real, mode, run } => run_demo(real, mode, run),
-        Command::Lsp(options) => run_lsp(options),
-        Command::Acp(options) => run_acp(options),
+        Command::Lsp(options, limit) => run_lsp(options, limit),
+        Command::Acp(options, limit) => run_acp(options, limit),
         Command::Trust { dir, action } => trust(dir, action),
     }
 }
@@ -113,8 +114,22 @@ fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
     demo::run(real, mode, run)
 }
 
-/// `tandem lsp`: the language server on stdin/stdout until the client sends `exit`.
-fn run_lsp(options: SessionOptions) -> ExitCode {
+/// The message size limit from `--max-message-bytes` or the environment; the error to print.
+fn message_limit(command: &str, flag: Option<u64>) -> Result<MessageLimit, ExitCode> {
+    MessageLimit::resolve(flag).map_err(|e| {
+        eprintln!("tandem {command}: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// `tandem lsp`: the language server on stdin/stdout until the client sends `exit` or closes
+/// stdin. Exit status 0 after `shutdown`, else 1 (LSP's rule for `exit`, and Tandem's for a
+/// client gone without `shutdown`).
+fn run_lsp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
+    let limit = match message_limit("lsp", limit) {
+        Ok(limit) => limit,
+        Err(code) => return code,
+    };
     if std::io::stdin().is_terminal() {
         eprintln!(
             "tandem lsp: a language server, speaking LSP on stdin/stdout: start it from your \
@@ -128,15 +143,19 @@ fn run_lsp(options: SessionOptions) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    rt.block_on(lsp::server::serve_stdio(options));
+    let status = rt.block_on(lsp::server::serve_stdio(options, limit));
     // Stdin is read on a blocking thread that never returns by itself; do not wait for it (or
     // for a tool still running after the abort).
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
-    ExitCode::SUCCESS
+    ExitCode::from(status)
 }
 
 /// `tandem acp`: the ACP agent on stdin/stdout until stdin closes.
-fn run_acp(options: SessionOptions) -> ExitCode {
+fn run_acp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
+    let limit = match message_limit("acp", limit) {
+        Ok(limit) => limit,
+        Err(code) => return code,
+    };
     if std::io::stdin().is_terminal() {
         eprintln!(
             "tandem acp: an Agent Client Protocol agent on stdin/stdout: start it from an ACP \
@@ -150,7 +169,7 @@ fn run_acp(options: SessionOptions) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let served = rt.block_on(acp::serve_stdio(options));
+    let served = rt.block_on(acp::serve_stdio(options, limit));
     // Stdin is read on a blocking thread; do not wait for it, or for a tool still stopping.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     match served {

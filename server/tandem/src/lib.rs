@@ -13,4 +13,5 @@ pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod run;
+pub mod transport;
 pub mod uri;

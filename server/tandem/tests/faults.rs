@@ -9,6 +9,10 @@
 //! Provider fixtures are in `fixtures/faults/`. An ACP client cancelling during a permission
 //! request is covered by `acp_rust.rs` (`a_cancel_while_a_permission_request_is_open_ends_the_turn_cancelled_and_untouched`).
 //!
+//! Malformed frames and lines on the wire, and the exit status, are `faults/transport.rs`
+//! (issue 16, part 6); a client gone in the middle of a new session's first turn costs nothing
+//! (part 7: `faults/lsp.rs` and `faults/acp.rs`).
+//!
 //! Run: `cargo test -p tandem --test faults`.
 
 mod support;
@@ -23,3 +27,5 @@ mod lsp;
 mod mcp;
 #[path = "faults/provider.rs"]
 mod provider;
+#[path = "faults/transport.rs"]
+mod transport;

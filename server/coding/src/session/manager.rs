@@ -298,6 +298,21 @@ impl SessionManager {
         Ok(id)
     }
 
+    /// Writes the file now if it is not written yet and holds a message (a prompt without its
+    /// answer: pi waits for the first answer, which a client that goes away mid-turn never
+    /// gets); whether it wrote it. Nothing for an in-memory session or one without messages.
+    pub fn write_started(&mut self) -> Result<bool, SessionError> {
+        let started = self
+            .entries
+            .iter()
+            .any(|e| matches!(e.kind, EntryKind::Message { .. }));
+        if !started || !matches!(self.store, Store::Pending(_)) {
+            return Ok(false);
+        }
+        self.write_pending()?;
+        Ok(true)
+    }
+
     /// Writes the header and all entries now if the file does not exist yet.
     pub(super) fn write_pending(&mut self) -> Result<(), SessionError> {
         if let Store::Pending(path) = &self.store {

@@ -1,6 +1,8 @@
 //! `tandem acp`: Tandem as an Agent Client Protocol agent (protocol version 1) on stdio.
 //!
-//! The official `agent-client-protocol` crate frames and dispatches the messages. Its handlers
+//! The official `agent-client-protocol` crate frames and dispatches the messages; it reads them
+//! through [`crate::transport::acp`], which bounds each line and answers the ones it cannot take
+//! (not UTF-8, too long), so bad input never ends the connection. Its handlers
 //! hold its dispatch loop while they run, so every handler here only checks its request and
 //! answers, or spawns the work and returns: a turn runs in a task of its own and answers
 //! `session/prompt` when it ends, so `session/cancel` and the client's answers to our requests
@@ -10,7 +12,8 @@
 //! configuration, pi's session files (so `session/load` resumes a Tandem or a pi session), the
 //! same tools, here working through the client ([`workspace`]). The MCP servers of
 //! `session/new` join those of settings.json. Stdout carries only JSON-RPC; logs go to stderr.
-//! The agent exits when stdin closes.
+//! The agent exits when stdin closes, after cancelling the turns and saving them (a new
+//! session's prompt too, before any answer).
 //!
 //! The code by concern: [`sessions`] (new, load, list, the first turn's questions), [`turns`]
 //! (prompt, cancel, the answer), [`options`] (authentication, modes and configuration options),
@@ -38,11 +41,13 @@ use agent_client_protocol::v1::schema::{
     NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionListCapabilities,
     SessionUpdate,
 };
-use agent_client_protocol::{Agent, Error, Stdio};
+use agent_client_protocol::{Agent, Error};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::host::SessionOptions;
+use crate::transport::acp::Transport;
+use crate::transport::MessageLimit;
 use errors::{reply, unknown_session, Responder};
 use live::AcpSession;
 use workspace::{ClientCaps, ClientConnection};
@@ -74,9 +79,10 @@ fn reply_session<T: Serialize>(
     }
 }
 
-/// Runs the agent on stdin/stdout until stdin closes; sessions start from `options` (the
-/// command line's).
-pub async fn serve_stdio(options: SessionOptions) -> Result<(), String> {
+/// Runs the agent on stdin/stdout until stdin closes, with lines above `limit` refused;
+/// sessions start from `options` (the command line's). Then ends the turns (each saved with its
+/// partial answer, and a new session's prompt too) and the MCP servers.
+pub async fn serve_stdio(options: SessionOptions, limit: MessageLimit) -> Result<(), String> {
     let agent = Arc::new(AcpAgent {
         options,
         caps: Mutex::new(ClientCaps::default()),
@@ -84,6 +90,7 @@ pub async fn serve_stdio(options: SessionOptions) -> Result<(), String> {
     });
     let on_request = agent.clone();
     let on_cancel = agent.clone();
+    let (lines, transport) = Transport::start(tokio::io::stdin(), tokio::io::stdout(), limit);
     let served = Agent
         .v1()
         .name("tandem")
@@ -101,9 +108,10 @@ pub async fn serve_stdio(options: SessionOptions) -> Result<(), String> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(lines)
         .await;
     agent.shutdown().await;
+    transport.finish().await;
     served.map_err(|e| match &e.data {
         Some(data) => format!("{}: {data}", e.message),
         None => e.message.clone(),
@@ -202,7 +210,8 @@ impl AcpAgent {
     }
 
     /// Ends every session: cancels the turns, waits (at most [`SHUTDOWN_WAIT`]) for them to
-    /// end and their updates to go out, stops the MCP servers.
+    /// end (the cancelled answer saved) and their updates to go out, writes the file of a new
+    /// session that has a prompt, stops the MCP servers.
     async fn shutdown(&self) {
         let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in &sessions {
@@ -217,6 +226,9 @@ impl AcpAgent {
                     s.id
                 );
             }
+        }
+        for s in &sessions {
+            s.live.save_started();
         }
         for s in &sessions {
             let mcp = std::mem::take(&mut *lock(&s.mcp));

@@ -199,11 +199,21 @@ enum Sub {
         #[arg(long)]
         stdio: bool,
 
+        /// Refuse (and skip) messages larger than this many bytes; default:
+        /// $TANDEM_MAX_MESSAGE_BYTES, else 67108864 (64 MiB)
+        #[arg(long, value_name = "BYTES")]
+        max_message_bytes: Option<u64>,
+
         #[command(flatten)]
         options: SessionArgs,
     },
     /// Run as an Agent Client Protocol agent on stdin/stdout
     Acp {
+        /// Refuse (and skip) messages larger than this many bytes; default:
+        /// $TANDEM_MAX_MESSAGE_BYTES, else 67108864 (64 MiB)
+        #[arg(long, value_name = "BYTES")]
+        max_message_bytes: Option<u64>,
+
         #[command(flatten)]
         options: SessionArgs,
     },
@@ -273,7 +283,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
     let mut warnings = Vec::new();
     // A subcommand's own session options complete those given before it.
     let later = match cli.command.as_mut() {
-        Some(Sub::Lsp { options, .. } | Sub::Acp { options } | Sub::Demo { options, .. }) => {
+        Some(Sub::Lsp { options, .. } | Sub::Acp { options, .. } | Sub::Demo { options, .. }) => {
             std::mem::take(options)
         }
         Some(Sub::Trust { .. }) | None => SessionArgs::default(),
@@ -406,8 +416,12 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                 )));
             }
             match sub {
-                Sub::Lsp { .. } => Command::Lsp(run.options),
-                Sub::Acp { .. } => Command::Acp(run.options),
+                Sub::Lsp {
+                    max_message_bytes, ..
+                } => Command::Lsp(run.options, max_message_bytes),
+                Sub::Acp {
+                    max_message_bytes, ..
+                } => Command::Acp(run.options, max_message_bytes),
                 Sub::Demo { real, .. } => Command::Demo { real, mode, run },
                 Sub::Trust { dir, deny, status } => Command::Trust {
                     dir,

@@ -15,7 +15,7 @@ fn command(args: &[&str]) -> Command {
 fn run(args: &[&str]) -> RunArgs {
     match command(args) {
         Command::Print(run) | Command::Json(run) => run,
-        Command::Lsp(options) | Command::Acp(options) => RunArgs {
+        Command::Lsp(options, _) | Command::Acp(options, _) => RunArgs {
             options,
             ..RunArgs::default()
         },
@@ -269,13 +269,19 @@ fn servers_refuse_what_only_a_run_can_use_and_trust_refuses_every_run_option() {
 
 #[test]
 fn subcommands_take_the_shared_options_before_or_after() {
-    assert_eq!(command(&["lsp"]), Command::Lsp(SessionOptions::default()));
+    assert_eq!(
+        command(&["lsp"]),
+        Command::Lsp(SessionOptions::default(), None)
+    );
     // vscode-languageclient appends --stdio for its stdio transport.
     assert_eq!(
         command(&["lsp", "--stdio"]),
-        Command::Lsp(SessionOptions::default())
+        Command::Lsp(SessionOptions::default(), None)
     );
-    assert_eq!(command(&["acp"]), Command::Acp(SessionOptions::default()));
+    assert_eq!(
+        command(&["acp"]),
+        Command::Acp(SessionOptions::default(), None)
+    );
     assert_eq!(
         run(&["--model", "gpt-5", "lsp"]).options.model.as_deref(),
         Some("gpt-5")

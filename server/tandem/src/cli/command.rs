@@ -70,11 +70,12 @@ pub enum Command {
         /// Model, session and tool options.
         run: RunArgs,
     },
-    /// `tandem lsp`: the language server on stdin/stdout, with the sessions' default options.
-    Lsp(SessionOptions),
+    /// `tandem lsp`: the language server on stdin/stdout, with the sessions' default options
+    /// and `--max-message-bytes`.
+    Lsp(SessionOptions, Option<u64>),
     /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout, with the sessions'
-    /// options.
-    Acp(SessionOptions),
+    /// options and `--max-message-bytes`.
+    Acp(SessionOptions, Option<u64>),
     /// `tandem trust [--deny | --status] [DIR]`.
     Trust {
         /// The folder; the current directory when absent.

@@ -95,6 +95,22 @@ impl Live {
         &self.session
     }
 
+    /// Writes the session's file if it has a prompt and is not written yet (pi writes it at the
+    /// first answer; a front door ending mid-turn calls this so the prompt is kept). A failure
+    /// is logged: the process is ending and nobody is left to tell.
+    pub fn save_started(&self) {
+        let (written, id) = self
+            .session
+            .with_session(|m| (m.write_started(), m.session_id().to_string()));
+        match written {
+            Ok(true) => {
+                tracing::info!("saved the unanswered prompt of session {id} before exiting")
+            }
+            Ok(false) => {}
+            Err(e) => tracing::error!("session {id}: could not write its file before exiting: {e}"),
+        }
+    }
+
     /// Whether a turn is running.
     pub fn is_busy(&self) -> bool {
         *self.busy.borrow()

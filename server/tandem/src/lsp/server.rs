@@ -7,7 +7,10 @@
 //! by [`Sessions`]. Documents are updated under a std `Mutex`, never held across an `.await`,
 //! in the order tower-lsp-server delivers the notifications.
 //!
-//! Nothing but protocol goes to stdout: logs go to stderr (and `window/logMessage`).
+//! tower-lsp-server reads and writes in-memory pipes: [`crate::transport::lsp`] reads stdin,
+//! answers malformed frames itself and passes on only well-formed ones, so bad input never
+//! stops the server. Nothing but protocol goes to stdout: logs go to stderr (and
+//! `window/logMessage`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +43,8 @@ use super::sessions::Sessions;
 use super::workspace::client::EditCapabilities;
 use super::workspace::UnsavedEdits;
 use crate::host::{Origin, SessionOptions};
+use crate::transport::lsp::Transport;
+use crate::transport::MessageLimit;
 use crate::uri::to_path as uri_path;
 
 /// The language server's state.
@@ -481,9 +486,12 @@ fn folder_paths(folders: &[WorkspaceFolder]) -> Vec<PathBuf> {
 /// How long `shutdown` waits for the runs to end.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Serves the language server on stdin/stdout until `exit`, then aborts every run. Sessions
-/// start from `options` (the command line's).
-pub async fn serve_stdio(options: SessionOptions) {
+/// Serves the language server on stdin/stdout until `exit` or the end of stdin, with messages
+/// above `limit` refused; then ends every run, waiting (at most [`SHUTDOWN_WAIT`]) for it to be
+/// saved, and writes the session files of new sessions that have a prompt. Sessions start from
+/// `options` (the command line's). Returns the exit status LSP asks for
+/// ([`crate::transport::lsp::Ending::exit_code`]).
+pub async fn serve_stdio(options: SessionOptions, limit: MessageLimit) -> u8 {
     let sessions: Arc<OnceLock<Arc<Sessions>>> = Arc::new(OnceLock::new());
     let slot = sessions.clone();
     let (service, socket) = LspService::build(move |client| {
@@ -509,10 +517,21 @@ pub async fn serve_stdio(options: SessionOptions) {
     )
     .finish();
     let service = tower::ServiceExt::map_request(service, absent_params_as_empty);
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-        .serve(service)
-        .await;
+    let (input, output, transport) =
+        Transport::start(tokio::io::stdin(), tokio::io::stdout(), limit);
+    Server::new(input, output, socket).serve(service).await;
+    let ending = transport.ending.clone();
     if let Some(sessions) = sessions.get() {
-        sessions.abort_all();
+        // A client that went away mid-turn (no `shutdown`) must not cost the turn: abort it and
+        // let its partial answer be saved before the process ends.
+        if !sessions.shutdown(SHUTDOWN_WAIT).await {
+            tracing::warn!("a run did not end within {SHUTDOWN_WAIT:?} of the end of input");
+        }
+        sessions.save_started();
     }
+    transport.finish().await;
+    if !ending.exited() {
+        tracing::info!("stdin closed; the language server stops");
+    }
+    ending.exit_code()
 }

@@ -401,6 +401,15 @@ impl Sessions {
         all
     }
 
+    /// Writes the file of every new session that has a prompt but no answer yet (pi writes a
+    /// session's file at its first answer): the prompt of a turn that could not finish is kept.
+    pub fn save_started(&self) {
+        let entries: Vec<_> = lock(&self.map).values().cloned().collect();
+        for entry in &entries {
+            entry.live.save_started();
+        }
+    }
+
     /// The session's state.
     pub fn state(&self, id: &SessionId) -> Result<StateResult, TandemError> {
         let entry = self.get(id)?;

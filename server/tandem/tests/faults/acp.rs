@@ -133,3 +133,79 @@ fn closing_stdin_mid_turn_ends_the_acp_agent_cleanly() {
         ]
     );
 }
+
+/// Issue 16, part 7: the client goes away during a new session's first turn; the prompt and the
+/// partial answer are saved (pi writes a session's file only at its first answer).
+#[test]
+fn closing_stdin_in_a_new_sessions_first_turn_saves_the_prompt_and_the_partial_answer() {
+    let sandbox = Sandbox::with_quick_retries();
+    sandbox.write_settings(json!({"defaultProvider": "mock", "defaultModel": "mock-model"}));
+    let mut child = command(&sandbox, &["acp"], "acp.stderr")
+        .spawn()
+        .expect("spawns tandem acp");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if tx.send(v).is_err() {
+                break;
+            }
+        }
+    });
+    let mut acp = Acp {
+        stdin: child.stdin.take(),
+        lines,
+        seen: Vec::new(),
+    };
+    acp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    acp.response(1);
+    acp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": sandbox.cwd, "mcpServers": []}}));
+    let session = acp.response(2)["sessionId"].clone();
+
+    let slow = "the first answer, streaming while the client disappears ".repeat(60);
+    sandbox.enqueue(
+        wire::response(WireApi::OpenAiCompletions, &Turn::text(slow.clone()))
+            .with_chunk(16)
+            .with_chunk_delay(Duration::from_millis(20)),
+    );
+    acp.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "my first prompt"}]}}),
+    );
+    acp.wait("a chunk of the first answer", |m| {
+        m["method"] == "session/update"
+            && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    });
+    acp.stdin = None;
+    let status = wait_or_fail(&mut child, HANG_GUARD, "tandem acp after stdin closed");
+    let stderr = std::fs::read_to_string(sandbox.home.join("acp.stderr")).unwrap();
+    assert_no_panic(&stderr);
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+
+    let checked = check_session(&sandbox.only_session());
+    let user = checked
+        .kinds
+        .iter()
+        .position(|k| k == "message:user")
+        .unwrap_or_else(|| panic!("no user message: {:?}", checked.kinds));
+    assert_eq!(
+        crate::support::content_text(&checked.message(user)["content"], ""),
+        "my first prompt"
+    );
+    assert_eq!(
+        checked.kinds.last().map(String::as_str),
+        Some("message:assistant")
+    );
+    assert_eq!(checked.stop_reasons(), ["aborted"]);
+    let partial = checked.message(checked.kinds.len() - 1);
+    let text = crate::support::content_text(&partial["content"], "");
+    assert!(
+        !text.is_empty() && slow.starts_with(&text),
+        "partial answer: {text:?}"
+    );
+}

@@ -428,3 +428,53 @@ fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() -> anyhow:
     );
     Ok(())
 }
+
+/// Issue 16, part 7: pi writes a session's file at its first answer, so a client gone during the
+/// first turn used to cost the prompt and the partial answer. Now the run is aborted and both
+/// are saved before the server exits.
+#[test]
+fn closing_stdin_in_a_new_sessions_first_turn_saves_the_prompt_and_the_partial_answer(
+) -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
+    let slow = "the first answer, still streaming when the editor goes away ".repeat(60);
+    sandbox.enqueue(
+        wire::response(WireApi::OpenAiCompletions, &Turn::text(slow.clone()))
+            .with_chunk(16)
+            .with_chunk_delay(Duration::from_millis(20)),
+    );
+    let session = start_run(&mut lsp, "my first prompt")?;
+    let s = session.clone();
+    lsp.wait_for("a text_delta", |m| {
+        m.params["session"] == s && event_type(&m.params) == "text_delta"
+    })?;
+    lsp.close_input();
+    let status = lsp.wait_exit(HANG_GUARD)?;
+    let stderr = stderr_of(&lsp);
+    assert_no_panic(&stderr);
+    // Gone without `shutdown`: status 1 (protocol-ext/README.md, "shutdown and exit").
+    assert_eq!(status.code(), Some(1), "{stderr}");
+
+    let checked = check_session(&sandbox.only_session());
+    let user = checked
+        .kinds
+        .iter()
+        .position(|k| k == "message:user")
+        .unwrap_or_else(|| panic!("no user message: {:?}", checked.kinds));
+    assert_eq!(
+        crate::support::content_text(&checked.message(user)["content"], ""),
+        "my first prompt"
+    );
+    assert_eq!(
+        checked.kinds.last().map(String::as_str),
+        Some("message:assistant")
+    );
+    assert_eq!(checked.stop_reasons(), ["aborted"]);
+    let partial = checked.message(checked.kinds.len() - 1);
+    let text = crate::support::content_text(&partial["content"], "");
+    assert!(
+        !text.is_empty() && slow.starts_with(&text),
+        "partial answer: {text:?}"
+    );
+    Ok(())
+}

@@ -154,7 +154,18 @@ impl DerefMut for ScriptedLsp {
 /// merged over the sandbox's model and agent dir. Server requests are left to the test; stderr
 /// is collected. Each wait is guarded by [`HANG_GUARD`].
 pub fn sandbox_lsp(sandbox: &Sandbox, options: Value) -> Result<LspClient, ClientError> {
-    let mut cmd = in_sandbox(sandbox, &["lsp"]);
+    sandbox_lsp_args(sandbox, &[], options)
+}
+
+/// [`sandbox_lsp`] with more arguments after `tandem lsp`.
+pub fn sandbox_lsp_args(
+    sandbox: &Sandbox,
+    args: &[&str],
+    options: Value,
+) -> Result<LspClient, ClientError> {
+    let mut all = vec!["lsp"];
+    all.extend_from_slice(args);
+    let mut cmd = in_sandbox(sandbox, &all);
     cmd.stderr(Stdio::piped());
     let mut lsp = LspClient::spawn(cmd)?.with_timeout(HANG_GUARD);
     let mut merged = json!({"model": MODEL, "agentDir": sandbox.agent_dir.display().to_string()});

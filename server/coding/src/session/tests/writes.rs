@@ -50,6 +50,31 @@ fn nothing_is_written_before_the_first_assistant_message() {
 }
 
 #[test]
+fn write_started_saves_an_unanswered_prompt_and_appends_go_on_in_that_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let session_dir = dir.path().join("sessions").join("--p--");
+    let mut s = SessionManager::create("/p", &session_dir);
+    s.append_model_change("mock", "mock-model").expect("model");
+    // Nothing to save without a message.
+    assert!(!s.write_started().expect("no-op"));
+    assert!(!session_dir.exists());
+
+    s.append_message(user("hi", 1)).expect("user");
+    assert!(s.write_started().expect("writes"));
+    assert!(s.is_written());
+    let path = s.session_file().expect("path").to_path_buf();
+    assert_eq!(lines_of(&path).len(), 3, "header, model change, prompt");
+    // Once written, it is a no-op; the answer is appended to the same file.
+    assert!(!s.write_started().expect("no-op"));
+    s.append_message(assistant("hello", 2)).expect("assistant");
+    assert_eq!(lines_of(&path).len(), 4);
+
+    let mut memory = SessionManager::in_memory("/p");
+    memory.append_message(user("hi", 1)).expect("user");
+    assert!(!memory.write_started().expect("in memory"));
+}
+
+#[test]
 fn appends_only_ever_grow_the_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("s.jsonl");
