@@ -14,9 +14,11 @@ fn full_settings_round_trip() {
         bash_permission: Some(BashPermission::Deny),
         agent_dir: Some("~/.pi/agent".into()),
         edit_timeout_ms: None,
+        save_before_commands: Some(false),
     };
     let wire = json!({"model": "openrouter/anthropic/claude-sonnet-4.5", "thinkingLevel": "low",
-        "editMode": "auto", "bashPermission": "deny", "agentDir": "~/.pi/agent"});
+        "editMode": "auto", "bashPermission": "deny", "agentDir": "~/.pi/agent",
+        "saveBeforeCommands": false});
     assert_eq!(serde_json::to_value(&config).unwrap(), wire);
     assert_eq!(
         serde_json::from_value::<TandemConfig>(wire.clone()).unwrap(),

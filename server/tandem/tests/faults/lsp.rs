@@ -192,9 +192,9 @@ fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() -> anyhow::Re
         .expect("tool_end");
     assert_eq!(end["isError"], true, "{end}");
     assert!(
-        end["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("the editor did not answer within 1 s")),
+        end["text"].as_str().is_some_and(|t| t
+            .contains("the editor did not answer workspace/applyEdit within 1 s")
+            && t.contains("do not repeat the change")),
         "{end}"
     );
     assert_eq!(stop_reasons(&events), ["toolUse", "stop"]);
