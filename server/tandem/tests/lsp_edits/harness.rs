@@ -21,6 +21,8 @@ pub struct Client {
     pub document_changes: bool,
     /// `workspace.workspaceEdit.changeAnnotationSupport`.
     pub annotations: bool,
+    /// `experimental.tandem.saveDocuments`.
+    pub save_documents: bool,
 }
 
 /// A client with versioned document changes but no change annotations.
@@ -29,6 +31,7 @@ pub const PLAIN: Client = Client {
     apply_edit: true,
     document_changes: true,
     annotations: false,
+    save_documents: false,
 };
 
 /// A client that previews edits annotated with `needsConfirmation`.
@@ -37,6 +40,7 @@ pub const ANNOTATING: Client = Client {
     apply_edit: true,
     document_changes: true,
     annotations: true,
+    save_documents: false,
 };
 
 /// Starts the server with `script` and initializes it with `client`'s capabilities and `extra`
@@ -53,8 +57,9 @@ pub fn started(script: &Value, client: Client, extra: Value) -> Result<ScriptedL
     }
     let mut caps = json!({"general": {"positionEncodings": ["utf-16"]},
         "workspace": {"applyEdit": client.apply_edit, "workspaceEdit": workspace_edit}});
-    if client.events {
-        caps["experimental"] = json!({"tandem": {"events": true}});
+    if client.events || client.save_documents {
+        caps["experimental"] =
+            json!({"tandem": {"events": client.events, "saveDocuments": client.save_documents}});
     }
     let r = lsp.initialize_with(caps, options)?;
     assert_eq!(r["capabilities"]["positionEncoding"], "utf-16", "{r}");
