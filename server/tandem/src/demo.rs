@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use tandem_ai::providers::scripted::demo_model;
 use tandem_tests::lsp_client::{Incoming, LspClient};
 
-use crate::demo_editor::Documents;
+use crate::demo_editor::{Applied, Documents};
 use crate::uri::string_from_path as path_to_uri;
 
 use crate::cli::command::SessionChoice;
@@ -214,7 +214,7 @@ fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Resu
             "capabilities": {
                 "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
                 "window": {"showMessage": {"messageActionItem": {}}},
-                "experimental": {"tandem": {"events": true}}
+                "experimental": {"tandem": {"events": true, "saveDocuments": true}}
             },
             "initializationOptions": options,
         }),
@@ -262,19 +262,42 @@ fn answer(client: &mut LspClient, docs: &mut Documents, msg: &Incoming) -> anyho
     match msg.method.as_str() {
         "workspace/applyEdit" => match docs.apply(&msg.params["edit"]) {
             Ok(changed) => {
-                client.reply(msg, json!({"applied": true}))?;
-                for (uri, text, version) in changed {
-                    client.notify(
-                        "textDocument/didChange",
-                        json!({"textDocument": {"uri": uri, "version": version},
-                            "contentChanges": [{"text": text}]}),
-                    )?;
+                // As an editor does: the document changes, then the answer.
+                for applied in changed {
+                    match applied {
+                        Applied::Changed(uri, text, version) => client.notify(
+                            "textDocument/didChange",
+                            json!({"textDocument": {"uri": uri, "version": version},
+                                "contentChanges": [{"text": text}]}),
+                        )?,
+                        Applied::Opened(uri, text, version) => client.notify(
+                            "textDocument/didOpen",
+                            json!({"textDocument": {"uri": uri, "languageId": "plaintext",
+                                "version": version, "text": text}}),
+                        )?,
+                    }
                 }
+                client.reply(msg, json!({"applied": true}))?;
             }
             Err(reason) => {
                 client.reply(msg, json!({"applied": false, "failureReason": reason}))?;
             }
         },
+        "tandem/saveDocuments" => {
+            let uris = msg.params["uris"].as_array().cloned().unwrap_or_default();
+            let (saved, failed) = docs.save(&uris);
+            for uri in &saved {
+                client.notify(
+                    "textDocument/didSave",
+                    json!({"textDocument": {"uri": uri}}),
+                )?;
+            }
+            let failed: Vec<Value> = failed
+                .into_iter()
+                .map(|(uri, message)| json!({"uri": uri, "message": message}))
+                .collect();
+            client.reply(msg, json!({"saved": saved, "failed": failed}))?
+        }
         "window/workDoneProgress/create" | "client/registerCapability" => {
             client.reply(msg, Value::Null)?
         }

@@ -1,6 +1,7 @@
 //! The demo's stand-in for an editor's documents: it applies the `WorkspaceEdit`s the server
-//! sends (UTF-16 columns, any line ending) to its copy and saves the files, as an editor that
-//! saves would.
+//! sends (UTF-16 columns, any line ending) to its buffers, as an editor does — a file that was
+//! not open is opened first — and writes a buffer to disk only when the server asks it to
+//! (`tandem/saveDocuments`, before a command runs), as Tandem's editor plugins do.
 
 use std::path::PathBuf;
 
@@ -11,12 +12,22 @@ use serde_json::Value;
 pub(crate) struct Documents {
     /// Open documents by URI: text and version.
     pub(crate) open: std::collections::HashMap<String, (String, i64)>,
+    /// Open documents changed since they were last saved.
+    pub(crate) dirty: std::collections::BTreeSet<String>,
+}
+
+/// What applying an edit did to one document, for the notifications that follow.
+pub(crate) enum Applied {
+    /// An open document changed: `didChange` with its text and version.
+    Changed(String, String, i64),
+    /// A file that was not open was opened with the edit applied: `didOpen`.
+    Opened(String, String, i64),
 }
 
 impl Documents {
-    /// Applies a `WorkspaceEdit` and saves each file, as an editor that saves would. Returns
-    /// the open documents that changed (URI, new text, new version) for `didChange`.
-    pub(crate) fn apply(&mut self, edit: &Value) -> Result<Vec<(String, String, i64)>, String> {
+    /// Applies a `WorkspaceEdit` to the buffers (opening files that were not open). Returns
+    /// what changed, for `didChange` / `didOpen`.
+    pub(crate) fn apply(&mut self, edit: &Value) -> Result<Vec<Applied>, String> {
         let mut per_uri: Vec<(String, Vec<Value>)> = Vec::new();
         if let Some(changes) = edit["documentChanges"].as_array() {
             for change in changes {
@@ -55,15 +66,47 @@ impl Documents {
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
             };
             let after = apply_text_edits(&before, &edits)?;
-            std::fs::write(&path, &after)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            if let Some((text, version)) = self.open.get_mut(&uri) {
-                *text = after.clone();
-                *version += 1;
-                changed.push((uri, after, *version));
+            self.dirty.insert(uri.clone());
+            match self.open.get_mut(&uri) {
+                Some((text, version)) => {
+                    *text = after.clone();
+                    *version += 1;
+                    changed.push(Applied::Changed(uri, after, *version));
+                }
+                None => {
+                    self.open.insert(uri.clone(), (after.clone(), 1));
+                    changed.push(Applied::Opened(uri, after, 1));
+                }
             }
         }
         Ok(changed)
+    }
+
+    /// `tandem/saveDocuments`: writes each dirty buffer of `uris` to disk. Returns the saved
+    /// URIs (for `didSave`) and the failures (URI, reason).
+    pub(crate) fn save(&mut self, uris: &[Value]) -> (Vec<String>, Vec<(String, String)>) {
+        let mut saved = Vec::new();
+        let mut failed = Vec::new();
+        for uri in uris.iter().filter_map(Value::as_str) {
+            if !self.dirty.contains(uri) {
+                continue;
+            }
+            let Some((text, _)) = self.open.get(uri) else {
+                continue;
+            };
+            let written = uri_to_path(uri).and_then(|path| {
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            });
+            match written {
+                Ok(()) => {
+                    self.dirty.remove(uri);
+                    saved.push(uri.to_owned());
+                }
+                Err(why) => failed.push((uri.to_owned(), why)),
+            }
+        }
+        (saved, failed)
     }
 }
 

@@ -27,6 +27,9 @@ fn demo_fixes_the_greeting_through_the_language_server() {
         "→ Read src/greet.py",
         "→ Edit src/greet.py",
         "→ Run `./check.sh`",
+        // The check ran on the fixed file: the demo's editor saved it when the server asked
+        // (tandem/saveDocuments), not on its own.
+        "ok: Hello, world!",
         "+    return f\"Hello, {name}!\"",
         "-    return f\"Helo, {name}!\"",
     ] {
