@@ -44,10 +44,12 @@ function H.init(extra)
   })
 end
 
---- Replaces vim.ui.select: `pick(titles, opts)` returns the index to choose (nil: dismiss).
---- Every call is recorded in report.selects, with the chat's lines as they were when it was
---- asked (`chat`).
-function H.stub_select(pick)
+--- Replaces vim.ui.select: `pick(titles, opts)` returns the index to choose (nil: dismiss),
+--- answered at once or after `delay_ms` (the user takes their time). Every call is recorded in
+--- report.selects, with the chat's lines as they were when it was asked (`chat`) and H.typed
+--- (`typed`: a scenario's keystroke count, if it keeps one).
+---@param delay_ms? integer
+function H.stub_select(pick, delay_ms)
   vim.ui.select = function(items, opts, on_choice)
     opts = opts or {}
     local titles = {}
@@ -61,8 +63,15 @@ function H.stub_select(pick)
       items = titles,
       chose = index and titles[index] or vim.NIL,
       chat = require('tandem.chat').lines(),
+      typed = H.typed,
     })
-    on_choice(index and items[index] or nil, index)
+    if delay_ms then
+      vim.defer_fn(function()
+        on_choice(index and items[index] or nil, index)
+      end, delay_ms)
+    else
+      on_choice(index and items[index] or nil, index)
+    end
   end
 end
 

@@ -11,23 +11,13 @@ H.init({ edit_mode = vim.env.TANDEM_EDIT_MODE or 'auto', bash_permission = 'allo
 H.run(function()
   local buf = H.open('main.py')
 
-  vim.ui.select = function(items, opts, on_choice)
-    opts = opts or {}
-    local titles = {}
-    for i, item in ipairs(items) do
-      titles[i] = opts.format_item and opts.format_item(item) or tostring(item)
-    end
-    table.insert(H.report.selects, { prompt = opts.prompt, kind = opts.kind, items = titles, typed = H.typed })
-    local index
+  H.stub_select(function(titles)
     for i, title in ipairs(titles) do
       if title == 'Apply' then
-        index = i
+        return i
       end
     end
-    vim.defer_fn(function()
-      on_choice(index and items[index] or nil, index)
-    end, 400)
-  end
+  end, 400)
 
   local typed = 0
   H.typed = 0

@@ -6,7 +6,8 @@
 // Two runs, each a fresh code-server with its own user data, extensions and Tandem agent dir:
 //
 // - a trusted folder: open the chat; "Ask Tandem to fix" on a diagnostic of VS Code's own JSON
-//   server, reviewed in the extension's diff and applied; a question in the chat with its streamed
+//   server, reviewed in the extension's diff and applied, then `cat data.json` run by the agent on
+//   the file the extension saved when asked (tandem/saveDocuments); a question in the chat with its streamed
 //   answer; an edit rejected in the review; a long answer aborted;
 // - a folder in Restricted Mode: Tandem still chats, and the project's own settings
 //   (.pi/settings.json, which picks another model) are not used.
@@ -42,6 +43,8 @@ const root = mkdtempSync(join(tmpdir(), "tandem-real-vscode-"));
 const TRUSTED_TURNS = [
     // "Ask Tandem to fix" (a new session): the edit, then the answer after it was applied.
     { text: "The object has a doubled comma; removing it.", toolCalls: [{ name: "edit", arguments: { path: "data.json", oldText: "1,, ", newText: "1, " } }] },
+    // A command after the accepted edit: the extension saves data.json first (tandem/saveDocuments).
+    { text: "Checking the file.", toolCalls: [{ name: "bash", arguments: { command: "cat data.json" } }] },
     { text: "Fixed the doubled comma." },
     // A question typed in the chat (the same session, which the chat now shows).
     { text: "Let me read it.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
@@ -229,7 +232,7 @@ async function trustedRun(browser) {
         "security.workspace.trust.enabled": false,
         "tandem.agentDir": agent,
         "tandem.model": "script/m",
-        "tandem.bashPermission": "deny",
+        "tandem.bashPermission": "allow",
     });
     await inPage(browser, server, async () => {
         step = "trusted-open";
@@ -291,9 +294,12 @@ async function trustedRun(browser) {
         chat = await chatFrame();
         await until("the fix's answer", async () => (await transcriptText(chat)).includes("Fixed the doubled comma."));
         await until("the review's diff to close", async () => (await page.locator(".tab", { hasText: "Tandem's edit" }).count()) === 0);
+        // Nobody pressed Ctrl+S: the extension saved the accepted edit when the server asked,
+        // before `cat data.json` ran.
+        if (readFileSync(join(folder, "data.json"), "utf8") !== '{\n    "a": 1, "b": 2\n}\n') {
+            throw new Error(`data.json was not saved before the command ran: ${JSON.stringify(readFileSync(join(folder, "data.json"), "utf8"))}`);
+        }
         await open("data.json");
-        await page.keyboard.press("Control+S");
-        await until("data.json saved with the fix", async () => readFileSync(join(folder, "data.json"), "utf8") === '{\n    "a": 1, "b": 2\n}\n');
         await until("no error squiggle", async () => (await page.locator(".squiggly-error").count()) === 0);
         await until("the model's name in the chat's header", async () => (await chat.locator("#model-button").innerText()).includes("script"));
         const afterFix = await transcriptText(chat);

@@ -147,7 +147,7 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
             await until("didChangeConfiguration", () => messagesIn(log).some((m) => m.method === "workspace/didChangeConfiguration"));
             const sent = messagesIn(log);
             const init = sent.find((m) => m.method === "initialize").params;
-            assert.deepEqual(init.capabilities.experimental.tandem, { events: true });
+            assert.deepEqual(init.capabilities.experimental.tandem, { events: true, saveDocuments: true });
             assert.deepEqual(init.capabilities.workspace.workspaceEdit.changeAnnotationSupport, { groupsOnLabel: true });
             assert.equal(init.capabilities.workspace.applyEdit, true);
             assert.deepEqual(init.initializationOptions, {

@@ -3,7 +3,7 @@
 //!
 //! Two steps. [`plan`] works out *what* changes: for an edit, the tool's exact byte ranges
 //! (valid only if the buffer still holds the text the tool read); for a whole-file write, a
-//! line diff (`similar`) between the current text and the new one, so only changed lines are
+//! line diff (`rebase::line_hunks`) between the current text and the new one, so only changed lines are
 //! replaced and the editor keeps cursors, folds and undo granularity elsewhere. Byte offsets
 //! become LSP positions here, in the negotiated encoding, through [`crate::lsp::position`].
 //! [`workspace_edit`] then chooses the *shape* the client understands: versioned
@@ -15,11 +15,10 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::time::Duration;
 
 use ropey::Rope;
-use similar::{Algorithm, DiffTag, TextDiff};
-use tandem_coding::workspace::FileChange;
+use similar::{DiffTag, TextDiff};
+use tandem_coding::workspace::{rebase, FileChange};
 use tower_lsp_server::ls_types::{
     self as lsp, AnnotatedTextEdit, ChangeAnnotation, CreateFile, DocumentChangeOperation,
     DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, ResourceOp, TextDocumentEdit,
@@ -30,10 +29,6 @@ use super::client::EditCapabilities;
 use crate::lsp::position::{self, PositionEncoding};
 
 const BOM: char = '\u{FEFF}';
-
-/// A whole-file diff gives up refining after this long (the result is still correct, only
-/// coarser).
-const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The text a change is computed against.
 #[derive(Debug, Clone)]
@@ -166,56 +161,21 @@ pub fn plan(
     Ok(planned)
 }
 
-/// Line-level replacements turning `old` into `new`: each run of changed lines is one edit.
+/// Line-level replacements turning `old` into `new` (each run of changed lines is one edit),
+/// counted into `planned`.
 fn line_diff(
     old: &str,
     new: &str,
     planned: &mut PlannedChange,
 ) -> Vec<(std::ops::Range<usize>, String)> {
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .timeout(DIFF_TIMEOUT)
-        .diff_lines(old, new);
-    let old_at = offsets(diff.old_slices());
-    let new_at = offsets(diff.new_slices());
-    let mut edits = Vec::new();
-    let mut pending: Option<(usize, usize, usize, usize)> = None;
-    for op in diff.ops() {
-        let (tag, old_lines, new_lines) = op.as_tag_tuple();
-        if tag == DiffTag::Equal {
-            if let Some((a, b, c, d)) = pending.take() {
-                edits.push((old_at[a]..old_at[b], new[new_at[c]..new_at[d]].to_owned()));
-            }
-            continue;
-        }
-        planned.removed += old_lines.len();
-        planned.added += new_lines.len();
-        pending = Some(match pending {
-            None => (
-                old_lines.start,
-                old_lines.end,
-                new_lines.start,
-                new_lines.end,
-            ),
-            Some((a, _, c, _)) => (a, old_lines.end, c, new_lines.end),
-        });
-    }
-    if let Some((a, b, c, d)) = pending {
-        edits.push((old_at[a]..old_at[b], new[new_at[c]..new_at[d]].to_owned()));
-    }
-    edits
-}
-
-/// Byte offset of each line start, plus the end.
-fn offsets(lines: &[&str]) -> Vec<usize> {
-    let mut at = Vec::with_capacity(lines.len() + 1);
-    let mut sum = 0;
-    at.push(0);
-    for line in lines {
-        sum += line.len();
-        at.push(sum);
-    }
-    at
+    rebase::line_hunks(old, new)
+        .into_iter()
+        .map(|hunk| {
+            planned.removed += old[hunk.range.clone()].lines().count();
+            planned.added += hunk.new_text.lines().count();
+            (hunk.range, hunk.new_text)
+        })
+        .collect()
 }
 
 /// Adds the lines replacing `range` of `old` with `new_text` removes and adds, counted over

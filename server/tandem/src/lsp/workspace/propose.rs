@@ -133,6 +133,11 @@ impl LspWorkspace {
                         Err(Skipped) => {
                             skipped = true;
                             self.wait_quiet(&path).await;
+                            if self.landed(&placed, &shown) {
+                                // It came after all, later than the wait.
+                                self.unsaved.changed(&uri, &path);
+                                return Ok(self.outcome_of(&placed));
+                            }
                             continue;
                         }
                     };
@@ -317,8 +322,7 @@ impl LspWorkspace {
             // Not open when sent: the editor wrote it, nobody typed in it.
             return Ok(done);
         };
-        let path = &placed.made.path;
-        let history = self.wait_for_echo(path, sent).await;
+        let history = self.wait_for_echo(placed, shown).await;
         let encoding = self.documents.encoding();
         let Some(sent_at) = history.iter().position(|(v, _)| *v == sent) else {
             // The sent version is no longer known (closed, or far behind): trust the answer.
@@ -331,11 +335,11 @@ impl LspWorkspace {
         {
             return Ok(done);
         }
+        let path = &placed.made.path;
         let now = self.documents.find(path).map(|doc| doc.text.to_string());
         let now = now.as_deref().unwrap_or_default();
         // The region is still there and the replacement is not: the edit was not applied.
-        let untouched =
-            rebase::rebase(&placed.made, Some(now), shown).is_ok() && !holds(now, &placed.made);
+        let untouched = !self.landed(placed, shown);
         if after.is_empty() || versioned {
             // Nothing changed at all, or a versioned edit the editor checked: either it is in
             // (with whatever the user typed since) or it was skipped.
@@ -398,18 +402,28 @@ impl LspWorkspace {
         }
     }
 
-    /// The store's versions of the document from `sent` on, once it moved past `sent` (or the
-    /// wait ran out).
-    async fn wait_for_echo(&self, path: &Path, sent: i32) -> Vec<(i32, Rope)> {
+    /// The store's versions of the document from `sent` on, once the document no longer holds
+    /// `placed`'s regions untouched (the edit, or something, landed on them) or the wait ran
+    /// out. Typing alone moves the version without landing: Neovim sends the user's keystrokes
+    /// and the edit in separate, debounced `didChange`s.
+    async fn wait_for_echo(&self, placed: &Placed, shown: &str) -> Vec<(i32, Rope)> {
+        let path = &placed.made.path;
         let deadline = tokio::time::Instant::now() + ECHO_WAIT;
-        loop {
-            let history = self.documents.history(path);
-            let moved = history.last().is_some_and(|(v, _)| *v != sent);
-            if moved || tokio::time::Instant::now() >= deadline {
-                return history;
-            }
+        while !self.landed(placed, shown) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(ECHO_POLL).await;
         }
+        self.documents.history(path)
+    }
+
+    /// Whether the document no longer holds `placed`'s regions as they were with none of its
+    /// replacements: something (the edit, normally) changed them.
+    fn landed(&self, placed: &Placed, shown: &str) -> bool {
+        let now = self
+            .documents
+            .find(&placed.made.path)
+            .map(|doc| doc.text.to_string())
+            .unwrap_or_default();
+        rebase::rebase(&placed.made, Some(&now), shown).is_err() || holds(&now, &placed.made)
     }
 
     /// The editor applied `placed` at stale positions on `typed` (the user's text), giving
