@@ -42,6 +42,11 @@ struct Editor {
 
 /// `src/lib.rs` on disk holds old text; the editor has it open with unsaved `BUFFER`.
 fn editor(mode: EditMode) -> Editor {
+    editor_within(mode, Duration::from_secs(10))
+}
+
+/// [`editor`] with an answer timeout of `timeout`.
+fn editor_within(mode: EditMode, timeout: Duration) -> Editor {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = std::fs::canonicalize(dir.path()).expect("root");
     let disk = root.join("src/lib.rs");
@@ -55,7 +60,7 @@ fn editor(mode: EditMode) -> Editor {
     let settings = WorkspaceSettings {
         edit_mode: mode,
         bash_permission: BashPermission::Ask,
-        timeout: Duration::from_secs(10),
+        timeout,
         save_before_commands: true,
     };
     let workspace = LspWorkspace::new(
@@ -86,6 +91,67 @@ async fn run(env: &Arc<ToolEnv>, tool: &str, args: Value) -> Result<String, Stri
         updates: ToolUpdates::discard(),
     };
     tool.execute(call).await.map(text).map_err(|e| e.0)
+}
+
+/// Every text block of a result, joined.
+async fn run_all(env: &Arc<ToolEnv>, tool: &str, args: Value) -> String {
+    let tool = tandem_coding::tools::tool(env, tool).expect("tool");
+    let call = ToolInvocation {
+        call_id: "call-2".into(),
+        args,
+        cancel: CancellationToken::new(),
+        updates: ToolUpdates::discard(),
+    };
+    match tool.execute(call).await {
+        Ok(output) => output
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                UserBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(e) => e.0,
+    }
+}
+
+#[tokio::test]
+async fn a_timed_out_edit_answered_later_is_told_to_the_model_in_the_next_result() {
+    let e = editor_within(EditMode::Auto, Duration::from_millis(50));
+    e.client
+        .reply_edits([Reply::Late(Duration::from_millis(200))]);
+    let args = json!({"path": "src/lib.rs", "edits": [{"oldText": "41", "newText": "42"}]});
+    let result = run(&e.env, "edit", args).await;
+    let error = result.expect_err("a timeout is a tool error");
+    assert!(
+        error.contains("No answer from the editor about the edit to src/lib.rs")
+            && error.contains("do not repeat the change"),
+        "{error}"
+    );
+    // The late answer comes; the next tool result (any tool) carries what it said, once.
+    let mut noted = None;
+    for _ in 0..200 {
+        let out = run_all(&e.env, "read", json!({"path": "src/lib.rs"})).await;
+        if out.contains("after all") {
+            noted = Some(out);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let noted = noted.expect("the late answer reached a tool result");
+    assert!(
+        noted.contains("{ 42 }"),
+        "the read sees the late edit: {noted}"
+    );
+    assert!(
+        noted.contains(
+            "the change to src/lib.rs that timed out earlier was applied by the editor after all"
+        ),
+        "{noted}"
+    );
+    let again = run_all(&e.env, "read", json!({"path": "src/lib.rs"})).await;
+    assert!(!again.contains("after all"), "said once: {again}");
 }
 
 fn text(output: ToolOutput) -> String {
