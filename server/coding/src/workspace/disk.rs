@@ -74,8 +74,35 @@ impl Workspace for DiskWorkspace {
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         Box::pin(async move {
-            DiskWorkspace::write_change(&change).await?;
-            Ok(ChangeOutcome::Applied)
+            match DiskWorkspace::write_change(&change).await {
+                Err(WorkspaceError::Conflict(path)) => {
+                    // Someone changed the file since the tool read it: place the change on the
+                    // file as it is now (their change kept), or say what is in the way.
+                    let now = match tokio::fs::read(&change.real).await {
+                        Ok(bytes) => String::from_utf8(bytes).ok(),
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                        Err(e) => return Err(WorkspaceError::io(&path, &e)),
+                    };
+                    let shown = path.display().to_string();
+                    match super::rebase::rebase(&change, now.as_deref(), &shown) {
+                        Ok(rebased) => {
+                            let made = FileChange {
+                                old_text: now,
+                                new_text: rebased.new_text,
+                                edits: rebased.edits,
+                                ..change
+                            };
+                            DiskWorkspace::write_change(&made).await?;
+                            Ok(ChangeOutcome::Rebased(Box::new(made)))
+                        }
+                        Err(conflict) => Ok(ChangeOutcome::Conflict {
+                            detail: conflict.detail,
+                        }),
+                    }
+                }
+                Err(e) => Err(e),
+                Ok(()) => Ok(ChangeOutcome::Applied),
+            }
         })
     }
 
@@ -91,5 +118,58 @@ impl Workspace for DiskWorkspace {
             },
         };
         Box::pin(std::future::ready(decision))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(path: &Path, old: &str, new: &str) -> FileChange {
+        let start = old.find("two").expect("the edited line");
+        FileChange {
+            path: path.to_path_buf(),
+            real: path.to_path_buf(),
+            old_text: Some(old.to_owned()),
+            new_text: new.to_owned(),
+            edits: vec![super::super::TextEdit {
+                range: start..start + 3,
+                new_text: "2".into(),
+            }],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_changed_elsewhere_since_the_read_keeps_that_change() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = std::fs::canonicalize(dir.path())
+            .expect("root")
+            .join("a.txt");
+        let ws = DiskWorkspace::new([dir.path().to_path_buf()], PermissionPolicy::AllowAll);
+        let old = "one\ntwo\n";
+        std::fs::write(&path, "zero\none\ntwo\n").expect("someone else's write");
+        let outcome = ws
+            .propose("c", change(&path, old, "one\n2\n"))
+            .await
+            .expect("propose");
+        assert!(matches!(outcome, ChangeOutcome::Rebased(_)), "{outcome:?}");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "zero\none\n2\n"
+        );
+
+        std::fs::write(&path, "one\ntwenty\n").expect("someone else's write");
+        let outcome = ws
+            .propose("c", change(&path, old, "one\n2\n"))
+            .await
+            .expect("propose");
+        assert!(
+            matches!(outcome, ChangeOutcome::Conflict { .. }),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "one\ntwenty\n"
+        );
     }
 }
