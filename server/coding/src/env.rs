@@ -91,7 +91,8 @@ impl ToolEnv {
         self
     }
 
-    /// Records call `call`'s change and proposes it to the workspace.
+    /// Records call `call`'s change and proposes it to the workspace; an applied change is
+    /// noted for the run's checkpoint.
     pub async fn propose(
         &self,
         call: &str,
@@ -99,7 +100,13 @@ impl ToolEnv {
     ) -> Result<ChangeOutcome, WorkspaceError> {
         self.calls
             .propose(call, ProposedChange::new(&change, &self.cwd));
-        self.workspace.propose(call, change).await
+        let outcome = self.workspace.propose(call, change.clone()).await?;
+        // Only a change in place goes into the run's checkpoint; any other outcome left the
+        // file as it was.
+        if outcome == ChangeOutcome::Applied {
+            self.calls.applied(&change);
+        }
+        Ok(outcome)
     }
 
     /// Resolves a path argument (`@` prefix, `~`, relative to the working directory). A path
