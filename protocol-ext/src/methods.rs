@@ -41,9 +41,11 @@ pub const THINKING_SET: &str = "tandem/thinking/set";
 pub const COMPACT: &str = "tandem/compact";
 /// A live session's entries on its current branch (ids for `tandem/sessions/fork`).
 pub const SESSIONS_ENTRIES: &str = "tandem/sessions/entries";
+/// Take back a turn's file changes.
+pub const UNDO: &str = "tandem/undo";
 
 /// Every request method, in the order the spec lists them.
-pub const REQUESTS: [&str; 12] = [
+pub const REQUESTS: [&str; 13] = [
     PROMPT,
     ABORT,
     SESSIONS_NEW,
@@ -56,6 +58,7 @@ pub const REQUESTS: [&str; 12] = [
     MODELS_SET,
     THINKING_SET,
     COMPACT,
+    UNDO,
 ];
 
 /// A request: its method name, and its params (the implementing type) and result types.

@@ -10,11 +10,13 @@
 //! - [`sessions`]: new, list, open, fork.
 //! - [`state`]: a session's state.
 //! - [`models`]: models list / set and the thinking level.
+//! - [`undo`]: take back a turn's file changes.
 
 pub mod models;
 pub mod run;
 pub mod sessions;
 pub mod state;
+pub mod undo;
 
 pub use models::{
     ModelEntry, ModelInfo, ModelsListParams, ModelsSetParams, ThinkingLevel, ThinkingSetParams,
@@ -29,6 +31,7 @@ pub use sessions::{
     SessionsListParams, SessionsNewParams, SessionsOpenParams,
 };
 pub use state::{QueueState, StateParams, StateResult, TokenStats, TrustState};
+pub use undo::{RefusedHunk, UndoParams, UndoResult, UndoStatus, UndoneTurn};
 
 #[cfg(test)]
 #[path = "tests.rs"]

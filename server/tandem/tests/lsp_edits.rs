@@ -13,3 +13,5 @@ mod harness;
 mod proposals;
 #[path = "lsp_edits/robustness.rs"]
 mod robustness;
+#[path = "lsp_edits/undo.rs"]
+mod undo;

@@ -98,6 +98,52 @@ pub struct UndoReport {
     pub outcome: UndoOutcome,
 }
 
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl UndoReport {
+    /// One line for the user, the same in every front door.
+    pub fn summary(&self) -> String {
+        let turns = plural(self.turns.len(), "turn", "turns");
+        let refused = match self.refused.len() {
+            0 => String::new(),
+            1 => "; 1 hunk you changed since was left as it is".to_string(),
+            n => format!("; {n} hunks you changed since were left as they are"),
+        };
+        match &self.outcome {
+            UndoOutcome::Applied => {
+                let mut done = vec![format!(
+                    "{} changed back",
+                    plural(self.changed.len(), "file", "files")
+                )];
+                if !self.deleted.is_empty() {
+                    done.push(format!("{} deleted", self.deleted.len()));
+                }
+                format!("Undid {turns}: {}{refused}.", done.join(", "))
+            }
+            UndoOutcome::Rejected { reason } => format!(
+                "The undo of {turns} was not applied{}; nothing changed.",
+                reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+            ),
+            UndoOutcome::NothingToApply => format!(
+                "Nothing to put back for {turns}: every change was edited since, so all were left as they are."
+            ),
+        }
+    }
+
+    /// The summary, then one line per refused hunk (`path:line: why`, paths relative to
+    /// `cwd`).
+    pub fn describe(&self, cwd: &std::path::Path) -> String {
+        let mut out = self.summary();
+        for hunk in &self.refused {
+            let shown = crate::paths::display(std::path::Path::new(&hunk.path), cwd);
+            out.push_str(&format!("\n  {shown}:{}: {}", hunk.line, hunk.reason));
+        }
+        out
+    }
+}
+
 /// The checkpoints an undo takes back, newest first, with their entry ids: the newest one not
 /// undone yet, or with `back_to` every one after that turn (a prompt's entry id or a
 /// checkpoint's).

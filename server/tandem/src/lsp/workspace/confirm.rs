@@ -181,7 +181,7 @@ impl LspWorkspace {
     }
 
     /// Asks with `window/showMessageRequest`; the chosen title, `None` when dismissed.
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         typ: MessageType,
         message: String,
@@ -201,7 +201,7 @@ impl LspWorkspace {
 }
 
 /// The reason given to the model when the client failed or never answered.
-fn no_answer(error: &ClientError) -> String {
+pub(super) fn no_answer(error: &ClientError) -> String {
     match error {
         ClientError::Timeout { seconds, .. } => {
             format!("the editor did not answer within {seconds} s")
@@ -210,7 +210,7 @@ fn no_answer(error: &ClientError) -> String {
     }
 }
 
-fn rejected(reason: impl Into<String>) -> ChangeOutcome {
+pub(super) fn rejected(reason: impl Into<String>) -> ChangeOutcome {
     ChangeOutcome::Rejected {
         reason: Some(reason.into()),
     }

@@ -23,6 +23,7 @@ pub mod buffers;
 pub mod client;
 pub mod confirm;
 pub mod edits;
+mod set;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -33,8 +34,8 @@ use tandem_ai::sync::read_lock;
 
 use tandem_agent::BoxFuture;
 use tandem_coding::workspace::{
-    ChangeOutcome, FileChange, FileContent, PermissionDecision, PermissionRequest, Workspace,
-    WorkspaceError,
+    ChangeOutcome, ChangeSet, FileChange, FileContent, PermissionDecision, PermissionRequest,
+    Workspace, WorkspaceError,
 };
 use tandem_protocol::config::{BashPermission, EditMode};
 use tower_lsp_server::ls_types::Uri;
@@ -140,27 +141,21 @@ impl LspWorkspace {
             .to_string()
     }
 
-    async fn propose_change(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
-        let path = change.path.clone();
-        let real = change.real.clone();
-        let open = self.documents.find(&path);
-        let stale = if open.is_some() {
-            CHANGED_IN_EDITOR
-        } else {
-            CHANGED_ON_DISK
-        };
-        let (uri, base) = match open {
+    /// The editor's URI for `path` and the text a change to it is computed against: the open
+    /// buffer, else the disk.
+    async fn base_of(&self, path: &Path) -> Result<(Uri, Base), WorkspaceError> {
+        let (uri, base) = match self.documents.find(path) {
             Some(doc) => {
                 let uri = Uri::from_str(&doc.uri)
                     .ok()
-                    .or_else(|| crate::uri::from_path(&path));
+                    .or_else(|| crate::uri::from_path(path));
                 let base = Base::Open {
                     version: doc.version,
                     text: doc.text,
                 };
                 (uri, base)
             }
-            None => (crate::uri::from_path(&path), read_disk(&path).await?),
+            None => (crate::uri::from_path(path), read_disk(path).await?),
         };
         let uri = uri.ok_or_else(|| {
             WorkspaceError::Client(format!(
@@ -168,6 +163,18 @@ impl LspWorkspace {
                 path.display()
             ))
         })?;
+        Ok((uri, base))
+    }
+
+    async fn propose_change(&self, change: FileChange) -> Result<ChangeOutcome, WorkspaceError> {
+        let path = change.path.clone();
+        let real = change.real.clone();
+        let stale = if self.documents.find(&path).is_some() {
+            CHANGED_IN_EDITOR
+        } else {
+            CHANGED_ON_DISK
+        };
+        let (uri, base) = self.base_of(&path).await?;
         let encoding = self.documents.encoding();
         let planned =
             tokio::task::spawn_blocking(move || edits::plan(&change, uri, base, encoding))
@@ -225,6 +232,14 @@ impl Workspace for LspWorkspace {
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         Box::pin(self.propose_change(change))
+    }
+
+    fn propose_set<'a>(
+        &'a self,
+        _call: &'a str,
+        set: ChangeSet,
+    ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
+        Box::pin(self.propose_change_set(set))
     }
 
     fn ask_permission<'a>(

@@ -36,6 +36,7 @@ const PLAIN: EditCapabilities = EditCapabilities {
     apply_edit: true,
     document_changes: false,
     create_files: false,
+    delete_files: false,
     change_annotations: false,
     show_message_request: true,
 };
@@ -47,6 +48,7 @@ const FULL: EditCapabilities = EditCapabilities {
     apply_edit: true,
     document_changes: true,
     create_files: true,
+    delete_files: true,
     change_annotations: true,
     show_message_request: true,
 };
