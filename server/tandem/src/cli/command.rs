@@ -75,6 +75,15 @@ pub enum Command {
     /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout, with the sessions'
     /// options.
     Acp(SessionOptions),
+    /// `tandem undo [-c | --session REF] [--session-dir DIR] [--back-to ENTRY]`.
+    Undo {
+        /// The session: [`SessionChoice::Continue`] or [`SessionChoice::Open`].
+        session: SessionChoice,
+        /// Where sessions are, when not the default.
+        session_dir: Option<PathBuf>,
+        /// Undo every turn after this entry.
+        back_to: Option<String>,
+    },
     /// `tandem trust [--deny | --status] [DIR]`.
     Trust {
         /// The folder; the current directory when absent.
