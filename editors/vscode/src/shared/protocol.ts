@@ -17,7 +17,19 @@ export const Methods = {
     modelsSet: "tandem/models/set",
     thinkingSet: "tandem/thinking/set",
     compact: "tandem/compact",
+    undo: "tandem/undo",
 } as const;
+
+/** `tandem/undo`'s answer (protocol-ext/README.md, "tandem/undo"). */
+export interface UndoResult {
+    status: "applied" | "rejected" | "nothingToApply" | "nothingToUndo";
+    turns: { checkpoint: string; turn?: string; prompt: string }[];
+    changed: string[];
+    deleted: string[];
+    /** Hunks left as they are; `line` is 0-based. */
+    refused: { uri: string; line: number; reason: string }[];
+    message: string;
+}
 
 /** The error codes of the spec's "Error codes" section. */
 export const ErrorCodes = {
