@@ -23,7 +23,7 @@ pub mod buffers;
 pub mod client;
 pub mod confirm;
 pub mod edits;
-mod set;
+pub(crate) mod set;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;

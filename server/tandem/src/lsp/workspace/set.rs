@@ -4,10 +4,10 @@
 //! Each file's edits are planned like a tool's change ([`super::edits::plan`]), against the text
 //! the undo was computed from: a document the user typed in since is refused as stale rather
 //! than overwritten. Files to delete become `DeleteFile` operations, which need the client's
-//! `resourceOperations: ["delete"]`. The confirmation is the edit mode's, asked once for the set.
+//! `resourceOperations: ["delete"]`. The confirmation is the edit mode's, asked once for the set
+//! (an earlier "Apply all" of the agent's edits does not cover it).
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 use tandem_coding::workspace::{ChangeOutcome, ChangeSet, WorkspaceError};
 use tandem_protocol::config::EditMode;
@@ -106,7 +106,8 @@ impl LspWorkspace {
             }
         );
         let settings = self.settings();
-        let direct = settings.edit_mode == EditMode::Auto || self.apply_all.load(Ordering::SeqCst);
+        // "Apply all" was an answer about the agent's edits in a run; an undo is asked anew.
+        let direct = settings.edit_mode == EditMode::Auto;
         let annotate = !direct && caps.change_annotations && caps.document_changes;
         if !direct && !annotate {
             if !caps.show_message_request {

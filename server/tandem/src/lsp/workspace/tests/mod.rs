@@ -4,6 +4,7 @@ mod confirm;
 mod edits;
 mod fake;
 mod permissions;
+mod set;
 mod tools;
 
 use std::collections::HashMap;
