@@ -11,7 +11,8 @@
 //!
 //! Tandem's session files also hold its undo checkpoints (`custom` entries, `tandem.checkpoint`
 //! and `tandem.undo`): pi 0.73.1 and pi 1.6 (installed by `scripts/install-pi16`) resume such a
-//! file and send exactly the conversation without them.
+//! file and send exactly the conversation without them (and the undo's `custom_message` note to
+//! the model, as Tandem does).
 
 mod support_pi;
 
@@ -188,8 +189,9 @@ async fn pi_16_resumes_a_session_written_by_tandem() {
     reference_task_across(Agent::Tandem, Agent::Pi16).await;
 }
 
-/// Tandem's session after the reference task and `tandem undo` ends with a checkpoint and an
-/// undo entry; `resumer` sends exactly the task's conversation from it.
+/// Tandem's session after the reference task and `tandem undo` ends with a checkpoint, an undo
+/// entry and the undo's note to the model; `resumer` sends exactly the task's conversation and
+/// the note from it.
 async fn undone_task_resumed_by(resumer: Agent) {
     let mock = MockLlm::start().await.expect("mock LLM");
     let (sandbox, file) = run_reference_task(&mock, Agent::Tandem).await;
@@ -206,7 +208,14 @@ async fn undone_task_resumed_by(resumer: Agent) {
         .filter_map(|l| l["customType"].as_str())
         .collect();
     assert_eq!(custom, ["tandem.checkpoint", "tandem.undo"]);
-    let history = transcript::task_conversation();
+    // The undo's hidden note to the model is the last entry; it reaches the model as a user
+    // message, the same from every resumer.
+    let note = lines.last().expect("entries");
+    assert_eq!(note["type"], "custom_message", "{note}");
+    assert_eq!(note["customType"], "tandem.undo-note", "{note}");
+    assert_eq!(note["display"], false, "{note}");
+    let mut history = transcript::task_conversation();
+    history.push(user(note["content"].as_str().expect("the note's text")));
     resume_and_check(&mock, &sandbox, &file, (Agent::Tandem, resumer), history).await;
 }
 

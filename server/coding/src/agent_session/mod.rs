@@ -399,7 +399,33 @@ impl AgentSession {
         if self.agent.is_running() {
             return Err(crate::checkpoint::UndoError::Busy);
         }
-        crate::checkpoint::undo(workspace, &self.shared.session, back_to).await
+        let report = crate::checkpoint::undo(workspace, &self.shared.session, back_to).await?;
+        // The undo's note to the model (the session's last entry) joins the agent's context,
+        // as it would when the session is resumed.
+        let note = self.with_session(|s| match s.leaf_entry().map(|e| (&e.kind, &e.timestamp)) {
+            Some((
+                crate::session::EntryKind::CustomMessage {
+                    custom_type,
+                    content,
+                    details,
+                    display,
+                },
+                timestamp,
+            )) if custom_type == crate::checkpoint::UNDO_NOTE_TYPE => {
+                Some(crate::messages::custom_message(
+                    custom_type,
+                    content.clone(),
+                    *display,
+                    details.clone(),
+                    timestamp,
+                ))
+            }
+            _ => None,
+        });
+        if let Some(note) = note {
+            self.agent.update_state(|s| s.messages.push(note));
+        }
+        Ok(report)
     }
 
     /// After the agent's run: retries, compaction and late messages, then the run's checkpoint

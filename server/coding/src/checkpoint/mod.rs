@@ -21,7 +21,9 @@
 //! listed. The whole reverse goes to the workspace as one proposal
 //! ([`crate::workspace::Workspace::propose_set`]), so it passes the same confirmation as any
 //! edit. The undo itself is an entry of type [`UNDO_TYPE`] naming the checkpoints it took back:
-//! undoing again takes the turn before, never the same one twice.
+//! undoing again takes the turn before, never the same one twice. An applied undo is also said
+//! to the model in a hidden `custom_message` ([`UNDO_NOTE_TYPE`], `display: false`), which pi
+//! puts in its context too, so the model does not build on edits that are gone.
 
 mod record;
 pub mod reverse;
@@ -33,7 +35,7 @@ pub use record::{checkpoint_of, hunks_of};
 pub use reverse::RefusedHunk;
 pub use undo::{
     pending_checkpoints, plan_undo, undo, UndoError, UndoOutcome, UndoPlan, UndoReport, UndoneTurn,
-    UNDO_CALL,
+    UNDO_CALL, UNDO_NOTE_TYPE,
 };
 
 /// The `customType` of a checkpoint entry.

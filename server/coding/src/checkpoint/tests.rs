@@ -367,3 +367,30 @@ fn checkpoint_and_undo_entries_stay_out_of_the_model_context() {
     assert_eq!(context.messages.len(), 1);
     assert_eq!(context.messages[0].role(), "user");
 }
+
+#[tokio::test]
+async fn an_applied_undo_is_told_to_the_model_out_of_sight() {
+    let (_tmp, root) = temp_root();
+    let file = root.join("a.txt");
+    std::fs::write(&file, "after\n").expect("write");
+    let workspace = ScriptedWorkspace::new(&root);
+    let session = Mutex::new(SessionManager::in_memory(&root));
+    record_turn(
+        &session,
+        "rewrite a",
+        &[applied(&file, Some("before\n"), "after\n")],
+    );
+    undo(&workspace, &session, None).await.expect("undo");
+    let s = session.lock().expect("session");
+    let messages = s.build_context().messages;
+    assert_eq!(messages.len(), 2, "the prompt, then the note");
+    let note = serde_json::to_value(&messages[1]).expect("json");
+    assert_eq!(note["role"], "custom");
+    assert_eq!(note["customType"], UNDO_NOTE_TYPE);
+    assert_eq!(note["display"], false);
+    let text = note["content"].as_str().expect("text");
+    assert!(
+        text.contains("undid the file changes made for 1 prompt (\"rewrite a\")"),
+        "{text}"
+    );
+}

@@ -16,6 +16,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use tandem_ai::sync::lock;
+use tandem_ai::UserContent;
 
 use super::reverse::{reverse_step, RefusedHunk};
 use super::{Checkpoint, Step, UndoRecord, CHECKPOINT_TYPE, DATA_VERSION, UNDO_TYPE};
@@ -96,6 +97,28 @@ pub struct UndoReport {
     pub refused: Vec<RefusedHunk>,
     /// How the proposal ended.
     pub outcome: UndoOutcome,
+}
+
+/// The `customType` of the hidden message that tells the model about an applied undo.
+pub const UNDO_NOTE_TYPE: &str = "tandem.undo-note";
+
+/// What the model is told after an applied undo.
+fn model_note(turns: &[UndoneTurn], refused: &[RefusedHunk], cwd: &std::path::Path) -> String {
+    let prompts: Vec<String> = turns.iter().map(|t| format!("\"{}\"", t.prompt)).collect();
+    let mut note = format!(
+        "The user undid the file changes made for {} ({}): those files are back as they were \
+         before. Read a file again before changing it.",
+        plural(turns.len(), "prompt", "prompts"),
+        prompts.join(", ")
+    );
+    if !refused.is_empty() {
+        note.push_str(" Left as the user has them (edited since):");
+        for hunk in refused {
+            let shown = crate::paths::display(std::path::Path::new(&hunk.path), cwd);
+            note.push_str(&format!(" {shown}:{};", hunk.line));
+        }
+    }
+    note
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -358,7 +381,8 @@ async fn open(
 
 /// Undoes the newest turn not undone yet, or every turn after `back_to`: works out the reverse,
 /// proposes it as one edit, and records the undo when it was applied (or when every hunk was
-/// refused, so the next undo moves on). The session is locked only around its reads and the
+/// refused, so the next undo moves on). An applied undo is also told to the model, as a hidden
+/// `custom_message` ([`UNDO_NOTE_TYPE`]), so its next turn does not assume its edits are there. The session is locked only around its reads and the
 /// append, never across the proposal.
 pub async fn undo(
     workspace: &dyn Workspace,
@@ -386,9 +410,15 @@ pub async fn undo(
             refused: plan.refused.iter().map(ToString::to_string).collect(),
         };
         let data = serde_json::to_value(&record).unwrap_or(Value::Null);
-        lock(session)
-            .append_custom(UNDO_TYPE, Some(data))
+        let mut s = lock(session);
+        s.append_custom(UNDO_TYPE, Some(data))
             .map_err(|e| UndoError::Persistence(e.to_string()))?;
+        if outcome == UndoOutcome::Applied {
+            // The model remembers writing what is gone now: tell it, out of the user's sight.
+            let note = model_note(&plan.turns, &plan.refused, s.cwd());
+            s.append_custom_message(UNDO_NOTE_TYPE, UserContent::Text(note), false, None)
+                .map_err(|e| UndoError::Persistence(e.to_string()))?;
+        }
     }
     let applied = outcome == UndoOutcome::Applied;
     Ok(UndoReport {
