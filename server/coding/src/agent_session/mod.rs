@@ -360,26 +360,30 @@ impl AgentSession {
         if applied.is_empty() {
             return;
         }
-        let result = self.with_session(|s| {
+        let (turn, text) = self.with_session(|s| {
             let path = s.branch_path();
             let from = start
                 .and_then(|id| path.iter().position(|e| e.id == id))
                 .map_or(0, |i| i + 1);
-            let prompt = path[from.min(path.len())..].iter().find_map(|e| {
-                e.message()
-                    .and_then(|m| user_text(m).map(|text| (e.id.clone(), text)))
-            });
-            let (turn, text) = match prompt {
-                Some((id, text)) => (Some(id), text),
-                None => (None, String::new()),
-            };
-            let Some(checkpoint) = crate::checkpoint::checkpoint_of(&applied, turn, &text) else {
-                return Ok(());
-            };
-            let data = serde_json::to_value(&checkpoint)?;
-            s.append_custom(crate::checkpoint::CHECKPOINT_TYPE, Some(data))
-                .map(|_| ())
+            path[from.min(path.len())..]
+                .iter()
+                .find_map(|e| {
+                    e.message()
+                        .and_then(|m| user_text(m).map(|text| (Some(e.id.clone()), text)))
+                })
+                .unwrap_or_default()
         });
+        // The diff runs outside the session's lock: the pump may be writing meanwhile.
+        let Some(checkpoint) = crate::checkpoint::checkpoint_of(&applied, turn, &text) else {
+            return;
+        };
+        let result = serde_json::to_value(&checkpoint)
+            .map_err(crate::session::SessionError::from)
+            .and_then(|data| {
+                self.with_session(|s| {
+                    s.append_custom(crate::checkpoint::CHECKPOINT_TYPE, Some(data))
+                })
+            });
         if let Err(e) = result {
             tracing::error!(error = %e, "could not record the turn's checkpoint");
             lock(&self.shared.persist_error).get_or_insert(format!(
