@@ -37,8 +37,8 @@ pub enum UndoError {
     /// `back_to` names no entry of the current branch.
     #[error("No turn `{0}` on this session's current branch; name a turn's entry id from tandem/sessions/entries")]
     UnknownTurn(String),
-    /// A file could not be read.
-    #[error("Undo could not read a file: {0}")]
+    /// A file could not be read or written; what was written before it stays.
+    #[error("The undo stopped at a file: {0}")]
     Workspace(#[from] WorkspaceError),
     /// The undo entry could not be written (the files were changed).
     #[error("The files were restored but the undo could not be recorded in the session: {0}")]
