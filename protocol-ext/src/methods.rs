@@ -41,13 +41,15 @@ pub const THINKING_SET: &str = "tandem/thinking/set";
 pub const COMPACT: &str = "tandem/compact";
 /// A live session's entries on its current branch (ids for `tandem/sessions/fork`).
 pub const SESSIONS_ENTRIES: &str = "tandem/sessions/entries";
+/// Take back a turn's file changes.
+pub const UNDO: &str = "tandem/undo";
 
 /// `tandem/saveDocuments` (server → client): save the documents Tandem changed, before a
 /// command runs. Only to clients declaring `experimental.tandem.saveDocuments`.
 pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
 
 /// Every request method, in the order the spec lists them.
-pub const REQUESTS: [&str; 12] = [
+pub const REQUESTS: [&str; 13] = [
     PROMPT,
     ABORT,
     SESSIONS_NEW,
@@ -60,6 +62,7 @@ pub const REQUESTS: [&str; 12] = [
     MODELS_SET,
     THINKING_SET,
     COMPACT,
+    UNDO,
 ];
 
 /// A request: its method name, and its params (the implementing type) and result types.

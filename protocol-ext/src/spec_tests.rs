@@ -93,6 +93,7 @@ fn tandem_request(method: &str, params: &Value) -> Option<Result<(), TandemError
         methods::MODELS_SET => request::<ModelsSetParams>(params),
         methods::THINKING_SET => request::<ThinkingSetParams>(params),
         methods::COMPACT => request::<CompactParams>(params),
+        methods::UNDO => request::<UndoParams>(params),
         _ => return None,
     })
 }
@@ -259,6 +260,7 @@ fn result_checker(method: &str) -> Option<fn(&Value)> {
         methods::MODELS_SET => result::<ModelsSetParams>,
         methods::THINKING_SET => result::<ThinkingSetParams>,
         methods::COMPACT => result::<CompactParams>,
+        methods::UNDO => result::<UndoParams>,
         _ => return None,
     })
 }

@@ -67,6 +67,10 @@ command('TandemFix', function(args)
   tandem().fix(args)
 end, { nargs = 0, range = true, desc = "Tandem: Tandem's code actions here (fix, explain, document, tests)" })
 
+command('TandemUndo', function(args)
+  tandem().undo(args.args)
+end, { nargs = '?', desc = 'Tandem: undo the last turn (or every turn after an entry id)' })
+
 command('TandemLog', function()
   vim.cmd.tabnew(vim.fn.fnameescape(vim.lsp.get_log_path()))
 end, { nargs = 0, desc = 'Tandem: open the LSP log' })

@@ -11,12 +11,14 @@
 //! - [`state`]: a session's state.
 //! - [`models`]: models list / set and the thinking level.
 //! - [`editor`]: requests the server sends the editor (`tandem/saveDocuments`).
+//! - [`undo`]: take back a turn's file changes.
 
 pub mod editor;
 pub mod models;
 pub mod run;
 pub mod sessions;
 pub mod state;
+pub mod undo;
 
 pub use editor::{SaveDocumentsParams, SaveDocumentsResult, SaveFailure};
 pub use models::{
@@ -32,6 +34,7 @@ pub use sessions::{
     SessionsListParams, SessionsNewParams, SessionsOpenParams,
 };
 pub use state::{QueueState, StateParams, StateResult, TokenStats, TrustState};
+pub use undo::{RefusedHunk, UndoParams, UndoResult, UndoStatus, UndoneTurn};
 
 #[cfg(test)]
 #[path = "tests.rs"]

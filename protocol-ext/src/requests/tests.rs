@@ -322,6 +322,46 @@ fn model_requests() {
 }
 
 #[test]
+fn undo_params_and_result() {
+    check(
+        UndoParams {
+            session: s("s1"),
+            back_to: None,
+        },
+        json!({"session": "s1"}),
+    );
+    check(
+        UndoParams {
+            session: s("s1"),
+            back_to: Some("5a0f9d12".into()),
+        },
+        json!({"session": "s1", "backTo": "5a0f9d12"}),
+    );
+    rejects::<UndoParams>(json!({"backTo": "x"}), "session");
+    check(
+        UndoResult {
+            status: UndoStatus::NothingToApply,
+            turns: vec![UndoneTurn {
+                checkpoint: "c".into(),
+                turn: None,
+                prompt: "p".into(),
+            }],
+            changed: vec![],
+            deleted: vec![],
+            refused: vec![RefusedHunk {
+                uri: "file:///p/a".into(),
+                line: 3,
+                reason: "r".into(),
+            }],
+            message: "m".into(),
+        },
+        json!({"status": "nothingToApply", "turns": [{"checkpoint": "c", "prompt": "p"}],
+               "changed": [], "deleted": [],
+               "refused": [{"uri": "file:///p/a", "line": 3, "reason": "r"}], "message": "m"}),
+    );
+}
+
+#[test]
 fn every_request_type_has_its_method() {
     let methods = [
         PromptParams::METHOD,
@@ -336,6 +376,7 @@ fn every_request_type_has_its_method() {
         ModelsSetParams::METHOD,
         ThinkingSetParams::METHOD,
         CompactParams::METHOD,
+        UndoParams::METHOD,
     ];
     assert_eq!(methods, crate::methods::REQUESTS);
 }

@@ -63,10 +63,25 @@ pub struct CallRecord {
     pub change: Option<ProposedChange>,
 }
 
+/// A change the workspace applied during the current prompt's run: what the run's checkpoint
+/// is made of ([`crate::checkpoint`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedChange {
+    /// The file (absolute, as the user named it).
+    pub path: PathBuf,
+    /// Where it really led when the change was written.
+    pub real: PathBuf,
+    /// Its text before; `None` for a file the change created.
+    pub old_text: Option<String>,
+    /// Its text after.
+    pub new_text: String,
+}
+
 /// The records of a session's calls, by call id.
 #[derive(Debug, Default)]
 pub struct CallRecords {
     calls: Mutex<HashMap<String, CallRecord>>,
+    applied: Mutex<Vec<AppliedChange>>,
 }
 
 impl CallRecords {
@@ -86,6 +101,21 @@ impl CallRecords {
     /// The record of `call`, removed (a front door shows a call's end once).
     pub fn take(&self, call: &str) -> Option<CallRecord> {
         lock(&self.calls).remove(call)
+    }
+
+    /// Notes that `change` was applied (in the order changes land).
+    pub fn applied(&self, change: &FileChange) {
+        lock(&self.applied).push(AppliedChange {
+            path: change.path.clone(),
+            real: change.real.clone(),
+            old_text: change.old_text.clone(),
+            new_text: change.new_text.clone(),
+        });
+    }
+
+    /// The changes applied since the last call, oldest first.
+    pub fn take_applied(&self) -> Vec<AppliedChange> {
+        std::mem::take(&mut *lock(&self.applied))
     }
 
     /// Forgets every record (a new run starts: call ids may repeat across runs).

@@ -91,7 +91,8 @@ impl ToolEnv {
         self
     }
 
-    /// Records call `call`'s change and proposes it to the workspace.
+    /// Records call `call`'s change and proposes it to the workspace; an applied change is
+    /// noted for the run's checkpoint.
     pub async fn propose(
         &self,
         call: &str,
@@ -99,11 +100,18 @@ impl ToolEnv {
     ) -> Result<ChangeOutcome, WorkspaceError> {
         self.calls
             .propose(call, ProposedChange::new(&change, &self.cwd));
-        let outcome = self.workspace.propose(call, change).await?;
-        if let ChangeOutcome::Rebased(made) = &outcome {
-            // The record shows what really changed, with the document's line numbers then.
-            self.calls
-                .propose(call, ProposedChange::new(made, &self.cwd));
+        let outcome = self.workspace.propose(call, change.clone()).await?;
+        // Only a change in place goes into the run's checkpoint; any other outcome left the
+        // file as it was. A re-based change is recorded as really made (its diff with the
+        // document's line numbers then).
+        match &outcome {
+            ChangeOutcome::Applied => self.calls.applied(&change),
+            ChangeOutcome::Rebased(made) => {
+                self.calls
+                    .propose(call, ProposedChange::new(made, &self.cwd));
+                self.calls.applied(made);
+            }
+            _ => {}
         }
         Ok(outcome)
     }

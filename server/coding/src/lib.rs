@@ -5,6 +5,7 @@
 
 pub mod agent_session;
 pub mod calls;
+pub mod checkpoint;
 pub mod compaction;
 pub mod env;
 pub mod messages;

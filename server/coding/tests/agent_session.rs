@@ -378,3 +378,49 @@ async fn steering_and_follow_ups_go_through_the_session() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_prompts_changes_are_checkpointed_and_an_undo_reaches_the_model() {
+    let f = fixture(json!({"turns": [
+        {"toolCalls": [{"name": "edit", "arguments": {"path": "hello.txt",
+            "edits": [{"oldText": "world", "newText": "there"}]}}]},
+        {"text": "Changed."}
+    ]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = session(&f, manager, model(&f, 128_000), Settings::default());
+    within(s.prompt("say there", vec![])).await.expect("prompt");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("hello.txt")).expect("read"),
+        "hello there\n"
+    );
+    let file = s.session_file().expect("session file");
+    let lines = file_lines(&file);
+    let checkpoint = lines.last().expect("lines");
+    assert_eq!(checkpoint["customType"], "tandem.checkpoint");
+    assert_eq!(checkpoint["data"]["prompt"], "say there");
+    let turn = checkpoint["data"]["turn"]
+        .as_str()
+        .expect("the prompt's entry");
+    let prompt = lines
+        .iter()
+        .find(|l| l["id"] == turn)
+        .expect("the prompt entry");
+    assert_eq!(prompt["message"]["role"], "user");
+
+    let workspace = ScriptedWorkspace::new(&f.root);
+    let report = within(s.undo(&workspace, None)).await.expect("undo");
+    assert_eq!(report.summary(), "Undid 1 turn: 1 file changed back.");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("hello.txt")).expect("read"),
+        "hello world\n"
+    );
+    // The model's context ends with the undo's hidden note, as a resumed session's would.
+    let last = s.agent().with_state(|st| st.messages.last().cloned());
+    let last = serde_json::to_value(last.expect("a message")).expect("json");
+    assert_eq!(last["customType"], "tandem.undo-note");
+    let resumed = SessionManager::open(&file).expect("open").build_context();
+    assert_eq!(
+        serde_json::to_value(resumed.messages.last()).expect("json"),
+        last
+    );
+}

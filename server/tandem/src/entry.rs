@@ -47,6 +47,41 @@ pub fn main() -> ExitCode {
         Command::Lsp(options, limit) => run_lsp(options, limit),
         Command::Acp(options, limit) => run_acp(options, limit),
         Command::Trust { dir, action } => trust(dir, action),
+        Command::Undo {
+            session,
+            session_dir,
+            back_to,
+        } => undo(session, session_dir, back_to),
+    }
+}
+
+/// `tandem undo`: the last turn's changes taken back on disk.
+fn undo(
+    session: cli::command::SessionChoice,
+    session_dir: Option<std::path::PathBuf>,
+    back_to: Option<String>,
+) -> ExitCode {
+    let rt = match run::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    let request = cli::undo::UndoRequest {
+        session,
+        session_dir,
+        back_to,
+    };
+    let ok = rt.block_on(cli::undo::run(
+        request,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    ));
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

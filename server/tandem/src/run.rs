@@ -43,7 +43,7 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Finds a session by path or by id prefix among the sessions of `dir`.
-fn find_session(reference: &str, dir: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn find_session(reference: &str, dir: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
     let as_path = cwd.join(reference);
     if as_path.is_file() {
         return Ok(as_path);

@@ -321,6 +321,55 @@ async fn an_allowed_edit_applies_and_always_allow_switches_to_accept_edits() {
 }
 
 #[tokio::test]
+async fn the_undo_slash_command_takes_the_last_turn_back_around_the_users_edits() {
+    let a = json!({"turns": [
+        {"toolCalls": [{"name": "edit", "arguments": {"path": "a.txt",
+            "edits": [{"oldText": "two\n", "newText": "TWO\n"}]}}]},
+        {"text": "done"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    std::fs::write(cwd.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    with_agent(&setup, async |cx, seen| {
+        let id = new_session(&cx, &cwd).await?;
+        let turn = cx.send_request(prompt(&id, "shout two")).block_task();
+        let answer = async {
+            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+            let (_, responder) = seen.held.lock().unwrap().remove(0);
+            responder.respond(RequestPermissionResponse::new(
+                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow_always")),
+            ))
+        };
+        let (result, answered) = tokio::join!(turn, answer);
+        answered?;
+        assert_eq!(result?.stop_reason, StopReason::EndTurn);
+        assert_eq!(
+            std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+            "one\nTWO\nthree\n"
+        );
+        // The user adds a line above the changed one, then undoes the turn.
+        std::fs::write(cwd.join("a.txt"), "zero\none\nTWO\nthree\n").unwrap();
+        let undone = cx.send_request(prompt(&id, "/undo")).block_task().await?;
+        assert_eq!(undone.stop_reason, StopReason::EndTurn);
+        assert!(
+            seen.text_of(&id)
+                .contains("Undid 1 turn: 1 file changed back."),
+            "{}",
+            seen.text_of(&id)
+        );
+        assert_eq!(
+            std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+            "zero\none\ntwo\nthree\n"
+        );
+        let again = cx.send_request(prompt(&id, "/undo")).block_task().await?;
+        assert_eq!(again.stop_reason, StopReason::EndTurn);
+        assert!(seen.text_of(&id).contains("Nothing to undo"));
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn templates_and_skills_are_listed_and_options_switch_thinking() {
     let a = json!({"turns": [{"text": "ok"}]});
     let setup = Setup::new(&a, &a);
@@ -344,9 +393,9 @@ async fn templates_and_skills_are_listed_and_options_switch_thinking() {
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, vec!["review", "skill:lint"]);
+        assert_eq!(names, vec!["undo", "review", "skill:lint"]);
         assert_eq!(
-            update["availableCommands"][0]["description"],
+            update["availableCommands"][1]["description"],
             "Review the change"
         );
         // Model A has no reasoning: only `off`. Model B offers every level.

@@ -23,6 +23,8 @@ mod retry;
 mod sessions;
 #[path = "cli_run/tool_turns.rs"]
 mod tool_turns;
+#[path = "cli_run/undo.rs"]
+mod undo;
 
 use serde_json::{json, Value};
 use support::{type_of, Sandbox};

@@ -15,3 +15,5 @@ mod proposals;
 mod robustness;
 #[path = "lsp_edits/saving.rs"]
 mod saving;
+#[path = "lsp_edits/undo.rs"]
+mod undo;

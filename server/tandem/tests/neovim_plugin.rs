@@ -560,6 +560,52 @@ async fn typing_while_an_edit_is_pending_loses_nothing_and_the_command_sees_the_
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_undo_after_user_edits_elsewhere_in_the_file() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    mock.enqueue_file(fixture("fix-edit.sse")).unwrap();
+    mock.enqueue_file(fixture("fix-done.sse")).unwrap();
+    let out = run_scenario("undo", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+    assert_eq!(
+        r["fixed"],
+        json!(["def average(values):", FIXED_LINE]),
+        "the fix was applied first\n{ctx}"
+    );
+    // The fix is taken back around the user's new first line.
+    assert_eq!(
+        r["lines"],
+        json!([
+            "# checked by the user",
+            "def average(values):",
+            "    return sum(values) / len(valus)"
+        ]),
+        "the file buffer after :TandemUndo\n{ctx}"
+    );
+    // Asked like any edit: the code action, the fix's confirmation, the undo's confirmation.
+    let selects = r["selects"].as_array().cloned().unwrap_or_default();
+    assert_eq!(selects.len(), 3, "{ctx}");
+    assert_eq!(selects[2]["kind"], "tandem.confirm", "{ctx}");
+    assert_eq!(
+        selects[2]["prompt"], "Tandem wants to undo its changes to 1 file(s) (+1/-1 lines)",
+        "{ctx}"
+    );
+    let chat = out.chat();
+    assert!(
+        chat.iter()
+            .any(|l| l == "Undid 1 turn: 1 file changed back."),
+        "{}\n{ctx}",
+        chat.join("\n")
+    );
+    assert!(
+        chat.iter().any(|l| l.contains("Nothing to undo")),
+        "{}\n{ctx}",
+        chat.join("\n")
+    );
+    assert_eq!(r["quickfix"], json!([]), "nothing was refused\n{ctx}");
+}
+
 /// The chat holds `block` once, its lines in a row, and each of its diff lines only there.
 fn assert_change_then_question(chat: &[String], block: &[&str], ctx: &str) {
     let at = chat

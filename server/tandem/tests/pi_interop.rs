@@ -8,6 +8,11 @@
 //! the file, edits it and answers. A second task uses a reasoning model, so thinking blocks and
 //! the thinking level have to cross too. The last two tests script failing tool calls and
 //! compare the tool results (the texts the model reads) each program writes.
+//!
+//! Tandem's session files also hold its undo checkpoints (`custom` entries, `tandem.checkpoint`
+//! and `tandem.undo`): pi 0.73.1 and pi 1.6 (installed by `scripts/install-pi16`) resume such a
+//! file and send exactly the conversation without them (and the undo's `custom_message` note to
+//! the model, as Tandem does).
 
 mod support_pi;
 
@@ -16,7 +21,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use support_pi::calls::{differences, Call};
 use support_pi::transcript::{self, conversation, normalize, types, user};
-use support_pi::{pi_bin, run_reference_task, run_thinking_task, sse, Agent, Sandbox};
+use support_pi::{pi16_bin, pi_bin, run_reference_task, run_thinking_task, sse, Agent, Sandbox};
 use tandem_tests::mock_llm::MockLlm;
 
 const FOLLOW_UP: &str = "and now?";
@@ -89,10 +94,22 @@ async fn resume_and_check(
         String::from_utf8_lossy(&before),
         String::from_utf8_lossy(&after)
     );
-    let added = transcript::parse_lines(
+    let mut added = transcript::parse_lines(
         std::str::from_utf8(&after[before.len()..]).expect("appended lines are UTF-8"),
         file,
     );
+    if resumer == Agent::Pi16 {
+        // pi 1.6 records its system prompt as a `system` message first (kept out of the
+        // conversation it sends); the follow-up continues after it.
+        let system = added.remove(0);
+        assert_eq!(system["message"]["role"], "system", "{system}");
+        assert_eq!(
+            &system["parentId"],
+            &before_lines.last().expect("entries")["id"]
+        );
+        assert_eq!(added[0]["parentId"], system["id"]);
+        added[0]["parentId"] = system["parentId"].clone();
+    }
     assert_eq!(
         types(&added),
         ["message", "message"],
@@ -167,6 +184,59 @@ async fn pi_resumes_a_session_written_by_tandem() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_16_resumes_a_session_written_by_tandem() {
+    pi16_bin();
+    reference_task_across(Agent::Tandem, Agent::Pi16).await;
+}
+
+/// Tandem's session after the reference task and `tandem undo` ends with a checkpoint, an undo
+/// entry and the undo's note to the model; `resumer` sends exactly the task's conversation and
+/// the note from it.
+async fn undone_task_resumed_by(resumer: Agent) {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let (sandbox, file) = run_reference_task(&mock, Agent::Tandem).await;
+    sandbox.run_ok(Agent::Tandem, &["undo"]).await;
+    assert_eq!(
+        std::fs::read_to_string(sandbox.cwd.join("hello.txt")).expect("hello.txt"),
+        support_pi::HELLO,
+        "the undo restored the file"
+    );
+    let lines = transcript::lines(&file);
+    let custom: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "custom")
+        .filter_map(|l| l["customType"].as_str())
+        .collect();
+    assert_eq!(custom, ["tandem.checkpoint", "tandem.undo"]);
+    // The undo's hidden note to the model is the last entry; it reaches the model as a user
+    // message, the same from every resumer.
+    let note = lines.last().expect("entries");
+    assert_eq!(note["type"], "custom_message", "{note}");
+    assert_eq!(note["customType"], "tandem.undo-note", "{note}");
+    assert_eq!(note["display"], false, "{note}");
+    let mut history = transcript::task_conversation();
+    history.push(user(note["content"].as_str().expect("the note's text")));
+    resume_and_check(&mock, &sandbox, &file, (Agent::Tandem, resumer), history).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_resumes_a_tandem_session_with_checkpoints_and_an_undo() {
+    pi_bin();
+    undone_task_resumed_by(Agent::Pi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_16_resumes_a_tandem_session_with_checkpoints_and_an_undo() {
+    pi16_bin();
+    undone_task_resumed_by(Agent::Pi16).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_resumes_its_session_with_checkpoints_and_an_undo() {
+    undone_task_resumed_by(Agent::Tandem).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tandem_resumes_pi_thinking_blocks_and_level() {
     thinking_task_across(Agent::Pi, Agent::Tandem).await;
 }
@@ -212,7 +282,15 @@ async fn pi_and_tandem_write_the_same_lines_for_the_same_task() {
     }
 
     let pi_lines = transcript::lines(&pi_file);
-    let tandem_lines = transcript::lines(&tandem_file);
+    let mut tandem_lines = transcript::lines(&tandem_file);
+    // Tandem ends the run with its checkpoint (a `custom` entry pi does not write, and skips
+    // when it loads the file); the rest is line for line what pi wrote.
+    let checkpoint = tandem_lines.pop().expect("Tandem's lines");
+    assert_eq!(checkpoint["type"], "custom", "{checkpoint}");
+    assert_eq!(
+        checkpoint["customType"], "tandem.checkpoint",
+        "{checkpoint}"
+    );
     assert_eq!(
         types(&tandem_lines),
         types(&pi_lines),

@@ -5,7 +5,7 @@
 -- starts the server for file buffers (one client for all of them), opens a chat buffer that
 -- renders the server's streamed `tandem/event` notifications, and defines :TandemAsk,
 -- :TandemSteer, :TandemFollowUp, :TandemAbort, :TandemSessions, :TandemNew, :TandemModel,
--- :TandemThinking, :TandemChat and :TandemFix. See :help tandem and editors/neovim/README.md.
+-- :TandemThinking, :TandemChat, :TandemFix and :TandemUndo. See :help tandem and editors/neovim/README.md.
 
 local config = require('tandem.config')
 local lsp = require('tandem.lsp')
@@ -249,6 +249,40 @@ function M.abort(all)
   else
     lsp.request('workspace/executeCommand', { command = 'tandem.abort', arguments = { vim.empty_dict() } })
   end
+end
+
+-- Undo --------------------------------------------------------------------------------------
+
+--- Undoes the current session's last turn (with `back_to`, an entry id: every turn after it).
+--- The server proposes the reverse as one edit, confirmed like the agent's edits; hunks the
+--- user changed since are left, written to the chat and put in the quickfix list.
+---@param back_to? string
+function M.undo(back_to)
+  ensure_setup()
+  if not chat.current then
+    notify.show('Tandem: no session with a turn to undo yet', vim.log.levels.WARN)
+    return
+  end
+  local params = { session = chat.current }
+  if back_to and back_to ~= '' then
+    params.backTo = back_to
+  end
+  lsp.request('tandem/undo', params, function(result)
+    local refused = result.refused or {}
+    local items = {}
+    local lines = { result.message }
+    for _, hunk in ipairs(refused) do
+      local file = vim.uri_to_fname(hunk.uri)
+      table.insert(items, { filename = file, lnum = hunk.line + 1, text = hunk.reason })
+      table.insert(lines, ('  %s:%d: %s'):format(vim.fn.fnamemodify(file, ':.'), hunk.line + 1, hunk.reason))
+    end
+    chat.note(table.concat(lines, '\n'))
+    if #items > 0 then
+      vim.fn.setqflist({}, ' ', { title = 'Tandem: hunks left by the undo', items = items })
+    end
+    local ok = result.status == 'applied' and #items == 0
+    notify.show('Tandem: ' .. result.message, ok and vim.log.levels.INFO or vim.log.levels.WARN)
+  end)
 end
 
 -- Sessions and models -----------------------------------------------------------------------

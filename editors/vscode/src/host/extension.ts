@@ -20,6 +20,7 @@ import {
     type PromptResult,
     type SessionInfo,
     type SessionState,
+    type UndoResult,
 } from "../shared/protocol";
 import { ChatViewProvider } from "./chatView";
 import { ApiKeys, keyedProviders } from "./keys";
@@ -274,6 +275,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         chat.notice(forked.session, "info", "Forked: this session continues from a copy of the previous one's history.");
     };
 
+    // The last turn's file changes taken back through the same review as the agent's edits;
+    // hunks the user changed since are left, and listed in the output channel.
+    const undoLastTurn = async (): Promise<void> => {
+        const session = controller.current;
+        if (!session) {
+            void vscode.window.showInformationMessage("Tandem: there is no session with a turn to undo yet.");
+            return;
+        }
+        const result = await server.request<UndoResult>(Methods.undo, { session });
+        for (const hunk of result.refused) {
+            const where = vscode.workspace.asRelativePath(vscode.Uri.parse(hunk.uri));
+            output.appendLine(`undo: left ${where}:${hunk.line + 1}: ${hunk.reason}`);
+        }
+        const partial = result.status === "applied" && result.refused.length > 0;
+        chat.notice(session, result.status === "applied" && !partial ? "info" : "error", result.message);
+        if (result.status === "applied" && !partial) {
+            void vscode.window.showInformationMessage(`Tandem: ${result.message}`);
+        } else {
+            void vscode.window.showWarningMessage(`Tandem: ${result.message}`);
+        }
+    };
+
     const selectModel = async (): Promise<void> => {
         const models = await server.request<ModelInfo[]>(Methods.modelsList, {});
         const items = models.map((m) => ({
@@ -373,6 +396,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     register("tandem.newSession", newSession, "Could not create a session");
     register("tandem.openSession", () => openSession(false), "Could not open the session");
     register("tandem.forkSession", forkSession, "Could not fork the session");
+    register("tandem.undoLastTurn", undoLastTurn, "Could not undo the last turn");
     register("tandem.selectModel", selectModel, "Could not set the model");
     register("tandem.selectThinkingLevel", selectThinking, "Could not set the thinking level");
     register("tandem.setApiKey", setApiKey, "Could not store the API key");

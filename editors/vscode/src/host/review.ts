@@ -135,6 +135,13 @@ export class EditReview implements vscode.Disposable {
             const before = await textOf(uri);
             files.push({ uri, before: before ?? "", after: applyTextEdits(before ?? "", edits), created: before === undefined });
         }
+        // An undo deletes the files its turn created: shown as emptied.
+        for (const change of params.edit.documentChanges ?? []) {
+            if ("kind" in change && change.kind === "delete") {
+                const uri = client.protocol2CodeConverter.asUri(change.uri);
+                files.push({ uri, before: (await textOf(uri)) ?? "", after: "", created: false });
+            }
+        }
         const choice = await this.ask(params.label, files);
         if (choice === "reject") {
             return { applied: false, failureReason: "Reject was chosen in VS Code's review of the diff" };

@@ -19,6 +19,7 @@ export const Methods = {
     compact: "tandem/compact",
     /** Server → client: save these documents before a command runs. */
     saveDocuments: "tandem/saveDocuments",
+    undo: "tandem/undo",
 } as const;
 
 /** `tandem/saveDocuments` params (server → client). */
@@ -31,6 +32,17 @@ export interface SaveDocumentsParams {
 export interface SaveDocumentsResult {
     saved: string[];
     failed: { uri: string; message: string }[];
+}
+
+/** `tandem/undo`'s answer (protocol-ext/README.md, "tandem/undo"). */
+export interface UndoResult {
+    status: "applied" | "rejected" | "nothingToApply" | "nothingToUndo";
+    turns: { checkpoint: string; turn?: string; prompt: string }[];
+    changed: string[];
+    deleted: string[];
+    /** Hunks left as they are; `line` is 0-based. */
+    refused: { uri: string; line: number; reason: string }[];
+    message: string;
 }
 
 /** The error codes of the spec's "Error codes" section. */

@@ -112,7 +112,7 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
             assert.deepEqual(fake.__calls.errors, [], `no error message at start; output:\n${fake.__calls.output.join("\n")}`);
             await until("the Get Started view's state", () => "tandem.setup" in fake.__calls.contexts);
             assert.equal(fake.__calls.contexts["tandem.setup"], "", "a model is ready: no Get Started view");
-            for (const id of ["tandem.sessions", "tandem.selectModel", "tandem.abortRun", "tandem.fixDiagnostic", "tandem.abort"]) {
+            for (const id of ["tandem.sessions", "tandem.selectModel", "tandem.abortRun", "tandem.fixDiagnostic", "tandem.abort", "tandem.undoLastTurn"]) {
                 assert.ok(fake.__calls.commands.has(id), `command ${id} is registered`);
             }
 
@@ -139,6 +139,15 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
             await until("state", () => web.posted.some((m) => m.type === "state"));
             const state = web.posted.find((m) => m.type === "state").state;
             assert.equal(`${state.model.provider}/${state.model.id}`, "script/t");
+
+            // Undo Last Turn asks the server for the chat's session; a turn that only read has
+            // nothing to undo, and the user is told so.
+            fake.__calls.warnings.length = 0;
+            await fake.commands.executeCommand("tandem.undoLastTurn");
+            await until("the undo's answer", () => fake.__calls.warnings.length > 0);
+            assert.match(fake.__calls.warnings[0], /^Tandem: Nothing to undo/);
+            const undo = messagesIn(log).find((m) => m.method === "tandem/undo");
+            assert.deepEqual(undo.params, { session: view.id });
 
             // What the client told the server: the events capability, change annotations (the
             // refactor preview), the settings as initializationOptions, then their changes.

@@ -313,12 +313,13 @@ impl AgentSession {
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
         let seen = *self.shared.ends.borrow();
+        let start = self.leaf();
         self.agent
             .prompt(messages)
             .await
             .map_err(|_| SessionError::Busy)?;
         self.wait_for_pump(seen + 1).await;
-        self.finish_run(&cancel).await
+        self.finish_run(&cancel, start).await
     }
 
     /// Whether steering or follow-up messages wait after a run that ended normally: they were
@@ -339,15 +340,105 @@ impl AgentSession {
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
         let seen = *self.shared.ends.borrow();
+        let start = self.leaf();
         if self.agent.continue_run().await.is_err() {
             return Ok(false);
         }
         self.wait_for_pump(seen + 1).await;
-        self.finish_run(&cancel).await.map(|()| true)
+        self.finish_run(&cancel, start).await.map(|()| true)
     }
 
-    /// After the agent's run: retries, compaction and late messages, then `agent_settled`.
-    async fn finish_run(&self, cancel: &CancellationToken) -> Result<(), SessionError> {
+    /// The current leaf entry (where the next run's entries start).
+    fn leaf(&self) -> Option<String> {
+        self.with_session(|s| s.leaf().map(str::to_owned))
+    }
+
+    /// Appends the run's checkpoint ([`crate::checkpoint`]): the changes applied since the
+    /// run started after entry `start`, named by the run's first prompt.
+    fn record_checkpoint(&self, start: Option<&str>) {
+        let applied = self.calls.take_applied();
+        if applied.is_empty() {
+            return;
+        }
+        let (turn, text) = self.with_session(|s| {
+            let path = s.branch_path();
+            let from = start
+                .and_then(|id| path.iter().position(|e| e.id == id))
+                .map_or(0, |i| i + 1);
+            path[from.min(path.len())..]
+                .iter()
+                .find_map(|e| {
+                    e.message()
+                        .and_then(|m| user_text(m).map(|text| (Some(e.id.clone()), text)))
+                })
+                .unwrap_or_default()
+        });
+        // The diff runs outside the session's lock: the pump may be writing meanwhile.
+        let Some(checkpoint) = crate::checkpoint::checkpoint_of(&applied, turn, &text) else {
+            return;
+        };
+        let result = serde_json::to_value(&checkpoint)
+            .map_err(crate::session::SessionError::from)
+            .and_then(|data| {
+                self.with_session(|s| {
+                    s.append_custom(crate::checkpoint::CHECKPOINT_TYPE, Some(data))
+                })
+            });
+        if let Err(e) = result {
+            tracing::error!(error = %e, "could not record the turn's checkpoint");
+            lock(&self.shared.persist_error).get_or_insert(format!(
+                "The turn's changes could not be recorded for undo: {e}"
+            ));
+        }
+    }
+
+    /// Undoes the newest turn that changed files and is not undone yet, or with `back_to`
+    /// every turn after that one ([`crate::checkpoint::undo`]), proposing the reverse to
+    /// `workspace` as one edit. Refused while a run is active.
+    pub async fn undo(
+        &self,
+        workspace: &dyn crate::workspace::Workspace,
+        back_to: Option<&str>,
+    ) -> Result<crate::checkpoint::UndoReport, crate::checkpoint::UndoError> {
+        if self.agent.is_running() {
+            return Err(crate::checkpoint::UndoError::Busy);
+        }
+        let report = crate::checkpoint::undo(workspace, &self.shared.session, back_to).await?;
+        // The undo's note to the model (the session's last entry) joins the agent's context,
+        // as it would when the session is resumed.
+        let note = self.with_session(|s| match s.leaf_entry().map(|e| (&e.kind, &e.timestamp)) {
+            Some((
+                crate::session::EntryKind::CustomMessage {
+                    custom_type,
+                    content,
+                    details,
+                    display,
+                },
+                timestamp,
+            )) if custom_type == crate::checkpoint::UNDO_NOTE_TYPE => {
+                Some(crate::messages::custom_message(
+                    custom_type,
+                    content.clone(),
+                    *display,
+                    details.clone(),
+                    timestamp,
+                ))
+            }
+            _ => None,
+        });
+        if let Some(note) = note {
+            self.agent.update_state(|s| s.messages.push(note));
+        }
+        Ok(report)
+    }
+
+    /// After the agent's run: retries, compaction and late messages, then the run's checkpoint
+    /// and `agent_settled`.
+    async fn finish_run(
+        &self,
+        cancel: &CancellationToken,
+        start: Option<String>,
+    ) -> Result<(), SessionError> {
         let mut state = RunState::default();
         loop {
             match self.after_run(&mut state, cancel).await {
@@ -361,6 +452,7 @@ impl AgentSession {
                 }
             }
         }
+        self.record_checkpoint(start.as_deref());
         self.shared
             .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled))
             .await;

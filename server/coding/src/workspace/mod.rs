@@ -6,6 +6,7 @@
 //! file, *propose* a change (and learn whether it was applied or rejected), and ask permission
 //! for actions the user may not want (a shell command, a path outside the workspace).
 
+mod change_set;
 mod disk;
 pub mod nofollow;
 pub mod rebase;
@@ -14,6 +15,7 @@ mod scripted;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+pub use change_set::{delete_on_disk, propose_one_by_one, ChangeSet, FileDeletion};
 pub use disk::{DiskWorkspace, PermissionPolicy};
 pub use scripted::ScriptedWorkspace;
 
@@ -290,6 +292,15 @@ pub trait Workspace: Send + Sync {
         call: &'a str,
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>>;
+    /// Proposes several changes as one edit (an undo); resolves once it was applied or
+    /// rejected as a whole. The default proposes them one by one ([`propose_one_by_one`]).
+    fn propose_set<'a>(
+        &'a self,
+        call: &'a str,
+        set: ChangeSet,
+    ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
+        Box::pin(propose_one_by_one(self, call, set))
+    }
     /// Asks the user, for call `call`.
     fn ask_permission<'a>(
         &'a self,

@@ -118,9 +118,17 @@ impl AcpSession {
         self.workspace.mode()
     }
 
-    /// Prompt templates and skills, as `/name` commands.
+    /// `/undo`, then prompt templates and skills, as `/name` commands.
     pub fn available_commands(&self) -> AvailableCommandsUpdate {
-        let mut commands = Vec::new();
+        let mut commands = vec![AvailableCommand::new(
+            "undo",
+            "Undo the file changes of the last turn (hunks edited since are left and listed)",
+        )
+        .input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new(
+                "optional: a turn's entry id; every later turn is undone",
+            ),
+        ))];
         if let Some(resources) = self.session.resources() {
             for t in &resources.templates {
                 commands.push(

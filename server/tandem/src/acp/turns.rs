@@ -4,7 +4,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, StopReason as AcpStop};
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, PromptRequest, PromptResponse, SessionUpdate,
+    StopReason as AcpStop, TextContent,
+};
 use agent_client_protocol::Error;
 use serde_json::Value;
 use tandem_ai::StopReason;
@@ -30,6 +33,17 @@ impl AcpAgent {
         };
         if session.live.is_busy() {
             return reply::<()>(responder, Err(busy(&id)));
+        }
+        if let Some(back_to) = undo_command(&prompt.text) {
+            let back_to = back_to.map(str::to_owned);
+            tokio::spawn(async move {
+                let text = undo(&session, back_to.as_deref()).await;
+                session.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::Text(TextContent::new(text)),
+                )));
+                reply(responder, Ok(PromptResponse::new(AcpStop::EndTurn)));
+            });
+            return;
         }
         session.cancelled.store(false, Ordering::Release);
         session.workspace.begin_turn();
@@ -62,6 +76,29 @@ impl AcpAgent {
             Ok(session) => session.cancel(),
             Err(_) => tracing::warn!("session/cancel for unknown session {id}; ignored"),
         }
+    }
+}
+
+/// The `/undo [ENTRY]` slash command: `Some(back_to)` when `text` is one.
+pub(super) fn undo_command(text: &str) -> Option<Option<&str>> {
+    let rest = text.trim().strip_prefix("/undo")?;
+    if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let rest = rest.trim();
+    Some((!rest.is_empty()).then_some(rest))
+}
+
+/// Runs an undo through the session's workspace (its edits are asked about as the mode says);
+/// what it did, for the user.
+async fn undo(session: &AcpSession, back_to: Option<&str>) -> String {
+    match session
+        .session
+        .undo(session.workspace.as_ref(), back_to)
+        .await
+    {
+        Ok(report) => report.describe(&session.cwd),
+        Err(e) => e.to_string(),
     }
 }
 

@@ -433,3 +433,12 @@ fn an_id_reused_in_a_later_turn_is_announced_again() {
         "tool_call"
     );
 }
+
+#[test]
+fn the_undo_slash_command_is_recognised_with_or_without_a_turn() {
+    use crate::acp::turns::undo_command;
+    assert_eq!(undo_command("/undo"), Some(None));
+    assert_eq!(undo_command("  /undo  a1b2c3d4 "), Some(Some("a1b2c3d4")));
+    assert_eq!(undo_command("/undone"), None);
+    assert_eq!(undo_command("please /undo"), None);
+}

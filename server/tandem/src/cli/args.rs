@@ -226,6 +226,25 @@ enum Sub {
         #[command(flatten)]
         options: SessionArgs,
     },
+    /// Undo the file changes of a session's last turn (or of every turn after --back-to),
+    /// on disk; hunks changed since are left as they are and listed
+    Undo {
+        /// The most recent session of this directory (the default)
+        #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+        continue_session: bool,
+
+        /// The session: a file path or a session id prefix
+        #[arg(long, value_name = "PATH|ID")]
+        session: Option<String>,
+
+        /// Where the sessions are (default: the agent directory's sessions for this directory)
+        #[arg(long, value_name = "DIR")]
+        session_dir: Option<PathBuf>,
+
+        /// Undo every turn after this one: a prompt's entry id in the session file
+        #[arg(long, value_name = "ENTRY")]
+        back_to: Option<String>,
+    },
     /// Show or save whether a folder's project configuration (.pi/settings.json, mcp.json,
     /// skills, prompts, SYSTEM.md) is trusted; decisions go to the agent directory's trust.json,
     /// shared with pi
@@ -286,7 +305,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         Some(Sub::Lsp { options, .. } | Sub::Acp { options, .. } | Sub::Demo { options, .. }) => {
             std::mem::take(options)
         }
-        Some(Sub::Trust { .. }) | None => SessionArgs::default(),
+        Some(Sub::Trust { .. } | Sub::Undo { .. }) | None => SessionArgs::default(),
     };
     let o = later.or(std::mem::take(&mut cli.options));
     let h = &cli.history;
@@ -377,6 +396,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                 Sub::Acp { .. } => "acp",
                 Sub::Demo { .. } => "demo",
                 Sub::Trust { .. } => "trust",
+                Sub::Undo { .. } => "undo",
             };
             if cli.list_models.is_some() {
                 return Err(usage_error(format!(
@@ -401,7 +421,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                      and opens the sessions"
                 )));
             }
-            if matches!(sub, Sub::Trust { .. })
+            if matches!(sub, Sub::Trust { .. } | Sub::Undo { .. })
                 && (has_messages || !session_flags.is_empty() || !option_flags.is_empty())
             {
                 let mut given: Vec<&str> = session_flags.clone();
@@ -409,9 +429,14 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                 if has_messages {
                     given.push("messages");
                 }
+                let what = match sub {
+                    Sub::Undo { .. } => {
+                        "`tandem undo`: give the session after it (tandem undo --session ID)"
+                    }
+                    _ => "`tandem trust`: it only saves or shows a folder's trust",
+                };
                 return Err(usage_error(format!(
-                    "{} cannot be used with `tandem trust`: it only saves or shows a folder's \
-                     trust",
+                    "{} cannot be used with {what}",
                     given.join(", ")
                 )));
             }
@@ -423,6 +448,19 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                     max_message_bytes, ..
                 } => Command::Acp(run.options, max_message_bytes),
                 Sub::Demo { real, .. } => Command::Demo { real, mode, run },
+                Sub::Undo {
+                    session,
+                    session_dir,
+                    back_to,
+                    ..
+                } => Command::Undo {
+                    session: match session {
+                        Some(reference) => SessionChoice::Open(reference),
+                        None => SessionChoice::Continue,
+                    },
+                    session_dir,
+                    back_to,
+                },
                 Sub::Trust { dir, deny, status } => Command::Trust {
                     dir,
                     action: match (deny, status) {

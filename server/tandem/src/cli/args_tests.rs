@@ -380,3 +380,25 @@ fn help_names_the_pi_flags() {
         assert!(help.contains(flag), "help lacks {flag}:\n{help}");
     }
 }
+
+#[test]
+fn undo_takes_a_session_and_a_turn_and_continues_by_default() {
+    assert_eq!(
+        command(&["undo"]),
+        Command::Undo {
+            session: SessionChoice::Continue,
+            session_dir: None,
+            back_to: None,
+        }
+    );
+    assert_eq!(
+        command(&["undo", "--session", "0195", "--back-to", "a1b2c3d4"]),
+        Command::Undo {
+            session: SessionChoice::Open("0195".into()),
+            session_dir: None,
+            back_to: Some("a1b2c3d4".into()),
+        }
+    );
+    assert!(error(&["undo", "-c", "--session", "x"]).contains("cannot be used with"));
+    assert!(error(&["--session", "x", "undo"]).contains("tandem undo --session"));
+}

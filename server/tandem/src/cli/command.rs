@@ -76,6 +76,15 @@ pub enum Command {
     /// `tandem acp`: the Agent Client Protocol agent on stdin/stdout, with the sessions'
     /// options and `--max-message-bytes`.
     Acp(SessionOptions, Option<u64>),
+    /// `tandem undo [-c | --session REF] [--session-dir DIR] [--back-to ENTRY]`.
+    Undo {
+        /// The session: [`SessionChoice::Continue`] or [`SessionChoice::Open`].
+        session: SessionChoice,
+        /// Where sessions are, when not the default.
+        session_dir: Option<PathBuf>,
+        /// Undo every turn after this entry.
+        back_to: Option<String>,
+    },
     /// `tandem trust [--deny | --status] [DIR]`.
     Trust {
         /// The folder; the current directory when absent.

@@ -17,6 +17,7 @@ pub mod json_output;
 pub mod list_models;
 pub mod text_output;
 pub mod trust;
+pub mod undo;
 
 pub use args::{help_text, parse_args};
 pub use command::{Command, OutputMode, RunArgs, TrustAction};

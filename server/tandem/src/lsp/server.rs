@@ -25,6 +25,7 @@ use tandem_protocol::requests::{
     AbortParams, CompactParams, ModelsListParams, ModelsSetParams, PromptParams, PromptResult,
     SessionResult, SessionsEntriesParams, SessionsForkParams, SessionsListParams,
     SessionsNewParams, SessionsOpenParams, StateParams, ThinkingSetParams, ThinkingSetResult,
+    UndoParams,
 };
 use tandem_protocol::{methods, Request, SessionId, TandemError};
 use tower_lsp_server::jsonrpc::Result as RpcResult;
@@ -282,6 +283,11 @@ impl TandemServer {
         }
     }
 
+    async fn undo(&self, params: Value) -> RpcResult<Value> {
+        let p: UndoParams = parse(params)?;
+        answer(self.sessions.undo(&p.session, p.back_to).await)
+    }
+
     async fn compact(&self, params: Value) -> RpcResult<Value> {
         let p: CompactParams = parse(params)?;
         answer(self.sessions.compact(&p.session, p.instructions).await)
@@ -511,6 +517,7 @@ pub async fn serve_stdio(options: SessionOptions, limit: MessageLimit) -> u8 {
     .custom_method(methods::MODELS_SET, TandemServer::models_set)
     .custom_method(methods::THINKING_SET, TandemServer::thinking_set)
     .custom_method(methods::COMPACT, TandemServer::compact)
+    .custom_method(methods::UNDO, TandemServer::undo)
     .custom_method(
         "window/workDoneProgress/cancel",
         TandemServer::progress_cancel,

@@ -20,13 +20,14 @@ use tandem_ai::sync::lock;
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::ImageContent;
 use tandem_coding::agent_session::{AgentSession, Queue, SessionError};
+use tandem_coding::checkpoint::{UndoError, UndoOutcome, UndoReport};
 use tandem_coding::compaction::tokens::estimate_context_tokens;
 use tandem_coding::session::{self, time::format_iso, EntryKind, SessionManager};
 use tandem_coding::trust::ProtectedResources;
 use tandem_coding::BashPolicy;
 use tandem_protocol::requests::{
-    CompactResult, EntryInfo, ImageInput, ModelEntry, ModelInfo, QueueState, SessionInfo,
-    StateResult, TokenStats, TrustState, WhenBusy,
+    CompactResult, EntryInfo, ImageInput, ModelEntry, ModelInfo, QueueState, RefusedHunk,
+    SessionInfo, StateResult, TokenStats, TrustState, UndoResult, UndoStatus, UndoneTurn, WhenBusy,
 };
 use tandem_protocol::{methods, SessionId, TandemError};
 use tower_lsp_server::ls_types::MessageType;
@@ -532,6 +533,44 @@ impl Sessions {
         Ok(from_core(effective))
     }
 
+    /// Undoes the session's last turn (or every turn after `back_to`) through the editor: one
+    /// `workspace/applyEdit` under the edit mode's confirmation. Refused while it runs.
+    pub async fn undo(
+        &self,
+        id: &SessionId,
+        back_to: Option<String>,
+    ) -> Result<UndoResult, TandemError> {
+        let entry = self.get(id)?;
+        if entry.live.is_busy() {
+            return Err(TandemError::busy(id, methods::UNDO));
+        }
+        // The edit goes to the editor from a task of its own, never from the handler.
+        let session = entry.session.clone();
+        let workspace = entry.workspace.clone();
+        let undone =
+            tokio::spawn(async move { session.undo(workspace.as_ref(), back_to.as_deref()).await })
+                .await
+                .map_err(|e| TandemError::internal(format!("the undo failed: {e}")))?;
+        match undone {
+            Ok(report) => Ok(undo_result(&report)),
+            Err(UndoError::NothingToUndo) => Ok(UndoResult {
+                status: UndoStatus::NothingToUndo,
+                turns: Vec::new(),
+                changed: Vec::new(),
+                deleted: Vec::new(),
+                refused: Vec::new(),
+                message: UndoError::NothingToUndo.to_string(),
+            }),
+            Err(UndoError::Busy) => Err(TandemError::busy(id, methods::UNDO)),
+            Err(e @ UndoError::UnknownTurn(_)) => Err(TandemError::invalid_params(
+                methods::UNDO,
+                Some("backTo"),
+                e,
+            )),
+            Err(e) => Err(internal(e)),
+        }
+    }
+
     /// Compacts the session now (refused while it runs).
     pub async fn compact(
         &self,
@@ -626,6 +665,39 @@ impl Drop for AbortOnDrop {
         if let Some(session) = self.0.take() {
             session.abort();
         }
+    }
+}
+
+/// The protocol's answer for an undo.
+fn undo_result(report: &UndoReport) -> UndoResult {
+    let uri = |path: &Path| crate::uri::string_from_path(path);
+    UndoResult {
+        status: match report.outcome {
+            UndoOutcome::Applied => UndoStatus::Applied,
+            UndoOutcome::Rejected { .. } => UndoStatus::Rejected,
+            UndoOutcome::NothingToApply => UndoStatus::NothingToApply,
+        },
+        turns: report
+            .turns
+            .iter()
+            .map(|t| UndoneTurn {
+                checkpoint: t.checkpoint.clone(),
+                turn: t.turn.clone(),
+                prompt: t.prompt.clone(),
+            })
+            .collect(),
+        changed: report.changed.iter().map(|p| uri(p)).collect(),
+        deleted: report.deleted.iter().map(|p| uri(p)).collect(),
+        refused: report
+            .refused
+            .iter()
+            .map(|h| RefusedHunk {
+                uri: uri(Path::new(&h.path)),
+                line: u32::try_from(h.line.saturating_sub(1)).unwrap_or(u32::MAX),
+                reason: h.reason.clone(),
+            })
+            .collect(),
+        message: report.summary(),
     }
 }
 

@@ -29,9 +29,12 @@ fn edit_task_in_print_mode(api: WireApi) {
             "message:assistant",
             "message:toolResult",
             "message:assistant",
+            "custom",
         ],
         "{api:?}"
     );
+    // The run's checkpoint comes last, out of the conversation (see tests/cli_run/undo.rs).
+    assert_eq!(entries[9]["customType"], "tandem.checkpoint");
     assert_eq!(entries[0]["cwd"], json!(sandbox.cwd.to_string_lossy()));
     assert_eq!(entries[1]["provider"], "mock");
     assert_eq!(entries[1]["modelId"], "mock-model");

@@ -58,11 +58,25 @@ pub fn pi_bin() -> PathBuf {
     }
 }
 
+/// pi 1.6's launcher, installed by `scripts/install-pi16`; panics with instructions when it is
+/// absent.
+pub fn pi16_bin() -> PathBuf {
+    let bin = workspace_root().join("target/pi16/bin/pi");
+    assert!(
+        bin.is_file(),
+        "pi 1.6 is not installed at {}: run scripts/install-pi16",
+        bin.display()
+    );
+    bin
+}
+
 /// Which program runs a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
-    /// The real pi (Node.js).
+    /// The real pi 0.73.1 (Node.js).
     Pi,
+    /// The real pi 1.6 (on its own Node 24).
+    Pi16,
     /// The `tandem` binary built by this crate.
     Tandem,
 }
@@ -120,6 +134,7 @@ impl Sandbox {
     pub async fn run(&self, agent: Agent, args: &[&str]) -> Output {
         let program = match agent {
             Agent::Pi => pi_bin(),
+            Agent::Pi16 => pi16_bin(),
             Agent::Tandem => PathBuf::from(env!("CARGO_BIN_EXE_tandem")),
         };
         let mut cmd = tokio::process::Command::new(&program);

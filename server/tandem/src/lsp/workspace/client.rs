@@ -70,6 +70,9 @@ pub struct EditCapabilities {
     pub document_changes: bool,
     /// `workspace.workspaceEdit.resourceOperations` includes `create`.
     pub create_files: bool,
+    /// `workspace.workspaceEdit.resourceOperations` includes `delete` (an undo deletes the
+    /// files a turn created).
+    pub delete_files: bool,
     /// `workspace.workspaceEdit.changeAnnotationSupport` is present: the client can ask the
     /// user to confirm edits annotated with `needsConfirmation` (VS Code's refactor preview).
     pub change_annotations: bool,
@@ -90,6 +93,7 @@ impl Default for EditCapabilities {
             apply_edit: true,
             document_changes: false,
             create_files: false,
+            delete_files: false,
             change_annotations: false,
             show_message_request: true,
             save_documents: false,
@@ -114,6 +118,9 @@ impl EditCapabilities {
             create_files: edit
                 .and_then(|e| e.resource_operations.as_ref())
                 .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create)),
+            delete_files: edit
+                .and_then(|e| e.resource_operations.as_ref())
+                .is_some_and(|ops| ops.contains(&ResourceOperationKind::Delete)),
             change_annotations: edit.is_some_and(|e| e.change_annotation_support.is_some()),
             show_message_request: true,
             save_documents: ClientCapability::from_experimental(capabilities.experimental.as_ref())

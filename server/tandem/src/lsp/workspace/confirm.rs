@@ -185,7 +185,7 @@ impl LspWorkspace {
     }
 
     /// Asks with `window/showMessageRequest`; the chosen title, `None` when dismissed.
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         typ: MessageType,
         message: String,
@@ -205,7 +205,7 @@ impl LspWorkspace {
 }
 
 /// The reason given to the model when the client failed or never answered.
-fn no_answer(error: &ClientError) -> String {
+pub(super) fn no_answer(error: &ClientError) -> String {
     match error {
         ClientError::Timeout { seconds, .. } => {
             format!("the editor did not answer within {seconds} s")
@@ -214,9 +214,15 @@ fn no_answer(error: &ClientError) -> String {
     }
 }
 
-fn refused(reason: impl Into<String>) -> ChangeOutcome {
+pub(super) fn refused(reason: impl Into<String>) -> ChangeOutcome {
     ChangeOutcome::Refused {
         reason: reason.into(),
+    }
+}
+
+pub(super) fn rejected(reason: impl Into<String>) -> ChangeOutcome {
+    ChangeOutcome::Rejected {
+        reason: Some(reason.into()),
     }
 }
 

@@ -25,6 +25,7 @@ pub mod confirm;
 pub mod edits;
 pub mod propose;
 pub mod saving;
+pub(crate) mod set;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,8 +35,8 @@ use tandem_ai::sync::read_lock;
 
 use tandem_agent::BoxFuture;
 use tandem_coding::workspace::{
-    ChangeOutcome, FileChange, FileContent, PermissionDecision, PermissionRequest, Workspace,
-    WorkspaceError,
+    ChangeOutcome, ChangeSet, FileChange, FileContent, PermissionDecision, PermissionRequest,
+    Workspace, WorkspaceError,
 };
 use tandem_protocol::config::{BashPermission, EditMode};
 
@@ -168,6 +169,36 @@ impl LspWorkspace {
             .display()
             .to_string()
     }
+
+    /// The editor's URI for `path` and the text a change to it is computed against: the open
+    /// buffer, else the disk.
+    pub(super) async fn base_of(
+        &self,
+        path: &Path,
+    ) -> Result<(tower_lsp_server::ls_types::Uri, Base), WorkspaceError> {
+        let (uri, base) = match self.documents.find(path) {
+            Some(doc) => {
+                let uri = doc
+                    .uri
+                    .parse::<tower_lsp_server::ls_types::Uri>()
+                    .ok()
+                    .or_else(|| crate::uri::from_path(path));
+                let base = Base::Open {
+                    version: doc.version,
+                    text: doc.text,
+                };
+                (uri, base)
+            }
+            None => (crate::uri::from_path(path), read_disk(path).await?),
+        };
+        let uri = uri.ok_or_else(|| {
+            WorkspaceError::Client(format!(
+                "{} cannot be named as a file:// URI for the editor",
+                path.display()
+            ))
+        })?;
+        Ok((uri, base))
+    }
 }
 
 /// The file on disk as the base of a change (`Missing` when it does not exist).
@@ -210,6 +241,14 @@ impl Workspace for LspWorkspace {
         change: FileChange,
     ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
         Box::pin(self.propose_change(change))
+    }
+
+    fn propose_set<'a>(
+        &'a self,
+        _call: &'a str,
+        set: ChangeSet,
+    ) -> BoxFuture<'a, Result<ChangeOutcome, WorkspaceError>> {
+        Box::pin(self.propose_change_set(set))
     }
 
     fn ask_permission<'a>(

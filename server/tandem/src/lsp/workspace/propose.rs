@@ -29,7 +29,7 @@ use ropey::Rope;
 use tandem_ai::sync::lock;
 use tandem_coding::workspace::rebase::{self, Conflict};
 use tandem_coding::workspace::{apply_edits, ChangeOutcome, FileChange, TextEdit, WorkspaceError};
-use tower_lsp_server::ls_types::{self as lsp, ApplyWorkspaceEditResponse, Uri, WorkspaceEdit};
+use tower_lsp_server::ls_types::{self as lsp, ApplyWorkspaceEditResponse, WorkspaceEdit};
 
 use super::client::{ClientError, EditorClient, APPLY_EDIT};
 use super::confirm::{Consent, NOT_APPLIED, REJECTED_BY_USER};
@@ -191,37 +191,12 @@ impl LspWorkspace {
         change: &FileChange,
         shown: &str,
     ) -> Result<Placement, WorkspaceError> {
-        let path = &change.path;
-        let open = self.documents.find(path);
-        let (uri, base, current) = match open {
-            Some(doc) => {
-                let uri = doc
-                    .uri
-                    .parse::<Uri>()
-                    .ok()
-                    .or_else(|| crate::uri::from_path(path));
-                let current = doc.text.to_string();
-                let base = Base::Open {
-                    version: doc.version,
-                    text: doc.text,
-                };
-                (uri, base, Some(current))
-            }
-            None => {
-                let base = super::read_disk(path).await?;
-                let current = match &base {
-                    Base::Disk(text) => Some(text.clone()),
-                    _ => None,
-                };
-                (crate::uri::from_path(path), base, current)
-            }
+        let (uri, base) = self.base_of(&change.path).await?;
+        let current = match &base {
+            Base::Open { text, .. } => Some(text.to_string()),
+            Base::Disk(text) => Some(text.clone()),
+            Base::Missing => None,
         };
-        let uri = uri.ok_or_else(|| {
-            WorkspaceError::Client(format!(
-                "{} cannot be named as a file:// URI for the editor",
-                path.display()
-            ))
-        })?;
         let rebased = match rebase::rebase(change, current.as_deref(), shown) {
             Ok(rebased) => rebased,
             Err(Conflict { detail }) => return Ok(Placement::Conflict(detail)),

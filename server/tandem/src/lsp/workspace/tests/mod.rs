@@ -6,6 +6,7 @@ mod fake;
 mod permissions;
 mod races;
 mod saving;
+mod set;
 mod tools;
 
 use std::collections::HashMap;
@@ -31,13 +32,14 @@ use crate::lsp::documents::{DocumentStore, TextChange};
 use crate::lsp::position::PositionEncoding;
 use crate::lsp::workspace::client::EditCapabilities;
 use crate::lsp::workspace::confirm::{ANNOTATION_ID, NOT_APPLIED, REJECTED_BY_USER};
-use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings};
+use crate::lsp::workspace::{LspWorkspace, WorkspaceSettings, CHANGED_IN_EDITOR};
 use fake::{FakeClient, Reply, Sent};
 
 const PLAIN: EditCapabilities = EditCapabilities {
     apply_edit: true,
     document_changes: false,
     create_files: false,
+    delete_files: false,
     change_annotations: false,
     show_message_request: true,
     save_documents: false,
@@ -50,6 +52,7 @@ const FULL: EditCapabilities = EditCapabilities {
     apply_edit: true,
     document_changes: true,
     create_files: true,
+    delete_files: true,
     change_annotations: true,
     show_message_request: true,
     save_documents: false,

@@ -25,6 +25,7 @@ const CAPS: EditCapabilities = EditCapabilities {
     apply_edit: true,
     document_changes: true,
     create_files: false,
+    delete_files: false,
     change_annotations: false,
     show_message_request: true,
     save_documents: false,
