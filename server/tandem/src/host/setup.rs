@@ -18,7 +18,7 @@
 //!
 //! Every non-fatal problem (a broken settings.json, models.json, auth.json or trust.json, an MCP
 //! server that did not start, a resource that did not load, a skipped session line, a model
-//! that could not be restored) is collected as one line in [`Started::problems`], for the front
+//! that could not be restored, a session file held by another process and continued in a copy) is collected as one line in [`Started::problems`], for the front
 //! door to show its user. A folder trusted after its session was built (a question answered
 //! later) gets the project's configuration through [`apply_trust`], with the same assembly.
 
@@ -245,7 +245,9 @@ pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {
     let loaded = settings::load(agent_dir.path(), &cwd, trusted);
     problems.extend(loaded.errors.iter().map(ToString::to_string));
     let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
-    let manager = open_history(&origin, options, &agent_dir, &cwd)?;
+    let mut manager = open_history(&origin, options, &agent_dir, &cwd)?;
+    // A session file another process holds is continued in a copy: the user hears which.
+    problems.extend(manager.take_notices());
     let model = match model {
         Some(model) => ChosenModel {
             thinking_level: model.effective_thinking(options.thinking.unwrap_or_default()),
