@@ -220,5 +220,21 @@ fn servers_honour_the_session_flags() -> anyhow::Result<()> {
     assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
     assert!(offered_tools(&sandbox, 1).is_empty());
     acp.close();
+
+    // Without a flag an editor front door adds the search tools, which see unsaved buffers.
+    sandbox.answer(&Turn::text("ok"));
+    let mut acp = Acp::start_with(
+        &sandbox,
+        &["--model", "mock/mock-model"],
+        Box::new(|_, _| Value::Null),
+    );
+    let session = acp.new_session(&sandbox.cwd);
+    let answered = acp.prompt(&session, "hi");
+    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    assert_eq!(
+        offered_tools(&sandbox, 2),
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    acp.close();
     Ok(())
 }

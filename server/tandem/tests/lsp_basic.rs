@@ -188,6 +188,69 @@ fn the_read_tool_sees_the_unsaved_buffer() -> anyhow::Result<()> {
 }
 
 #[test]
+fn grep_find_and_ls_see_the_unsaved_buffers_by_default() -> anyhow::Result<()> {
+    let call = |name: &str, arguments: Value| json!({"toolCalls": [{"name": name, "arguments": arguments}], "stopReason": "toolUse"});
+    let script = json!({"turns": [
+        call("grep", json!({"pattern": "needle"})),
+        call("find", json!({"pattern": "*.py"})),
+        call("ls", json!({})),
+        {"text": "ok"}]});
+    let mut lsp = ScriptedLsp::start(&script)?;
+    let options = lsp.options();
+    lsp.initialize_with(event_client(json!(["utf-8"])), options)?;
+    std::fs::write(
+        lsp.project().join("b.py"),
+        "old_needle = 1
+",
+    )?;
+    for (name, text) in [
+        (
+            "b.py",
+            "# edited
+new_needle = 2
+",
+        ),
+        (
+            "fresh.py",
+            "needle_in_a_new_file = 3
+",
+        ),
+    ] {
+        let uri = lsp.uri(name);
+        lsp.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python",
+                "version": 1, "text": text}}),
+        )?;
+    }
+    let session = prompt(&mut lsp, json!({"text": "look for the needle"}))?;
+    let events = lsp.next_run(&session)?;
+    // grep, find and ls, in order: each sees the buffers, not the disk.
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "tool_end")
+        .map(|e| {
+            assert_eq!(e["event"]["isError"], false, "{e}");
+            e["event"]["text"].as_str().unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "b.py:2: new_needle = 2\nfresh.py:1: needle_in_a_new_file = 3",
+            "b.py\nfresh.py",
+            "b.py\nfresh.py",
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(lsp.project().join("b.py"))?,
+        "old_needle = 1\n",
+        "nothing was saved"
+    );
+    Ok(())
+}
+
+#[test]
 fn a_prompt_to_a_busy_session_is_queued() -> anyhow::Result<()> {
     let slow = json!({"chunkSize": 1, "delayMs": 30, "turns": [
         {"text": "a slow first answer"}, {"text": "second"}]});

@@ -101,7 +101,8 @@ struct SessionArgs {
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
 
-    /// Comma-separated tools to enable (default: read,bash,edit,write)
+    /// Comma-separated tools to enable (default: read,bash,edit,write; in `tandem lsp` and
+    /// `tandem acp` also grep,find,ls)
     #[arg(short = 't', long, value_name = "TOOLS")]
     tools: Option<String>,
 
@@ -406,8 +407,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                 )));
             }
             match sub {
-                Sub::Lsp { .. } => Command::Lsp(run.options),
-                Sub::Acp { .. } => Command::Acp(run.options),
+                Sub::Lsp { .. } => Command::Lsp(run.options.in_editor()),
+                Sub::Acp { .. } => Command::Acp(run.options.in_editor()),
                 Sub::Demo { real, .. } => Command::Demo { real, mode, run },
                 Sub::Trust { dir, deny, status } => Command::Trust {
                     dir,

@@ -39,7 +39,7 @@ use tandem_coding::trust::{self, ProtectedResources, TrustDecision, TrustInputs}
 use tandem_coding::{BashPolicy, ShellSettings, ToolEnv, Workspace};
 
 use super::models::{self, require_key, ModelDefaults, ModelError, ResumedSession};
-use super::options::{Origin, SessionOptions, ToolSelection};
+use super::options::{Origin, SessionOptions, ToolSelection, EDITOR_TOOLS};
 use crate::mcp::{connect_for_session, McpServerConfig, McpTools};
 
 /// Whether `cwd`'s protected project configuration may be used, as far as that can be decided
@@ -615,6 +615,7 @@ fn assemble(
     );
     let mut tool_names: Vec<String> = match &options.tools {
         ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
+        ToolSelection::Editor => EDITOR_TOOLS.iter().map(|s| s.to_string()).collect(),
         ToolSelection::Only(names) => names.clone(),
     };
     let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
