@@ -19,14 +19,19 @@
 //! - one process writes a file at a time (`lock.rs`). A session file another process holds
 //!   is not appended to: [`SessionManager::open`] continues it in a new file of the same
 //!   folder, holding the same entries, with a new session id and `parentSession` naming the
-//!   original (written at the first append, as for a migrated file). A file that another
-//!   program wrote to behind this writer's back (pi takes no lock) is left alone from then on:
-//!   the next append first forks the current branch into a new file, as
-//!   [`SessionManager::fork`] does, and goes there. Continuing from the other writer's entries
-//!   instead is not safe: the conversation the model has seen is this process's branch, and
-//!   the other writer may still be adding to its own. Either way the session never branches
-//!   silently: each move is a line in [`SessionManager::take_notices`] for the front door to
-//!   show, naming the new file and why.
+//!   original (written at the first append, as for a migrated file). The copy is the file as
+//!   it was when opened: when the other process is in the middle of a turn, its prompt (and
+//!   what it has saved of that turn) comes along. Waiting for the other process instead would
+//!   hang a `tandem -c` behind an editor that keeps its session open for hours.
+//! - a file that another program wrote to behind this writer's back (pi takes no lock) is
+//!   left alone from then on: the next append first forks the current branch into a new file,
+//!   as [`SessionManager::fork`] does, and goes there. Continuing from the other writer's
+//!   entries instead is not safe: the conversation the model has seen is this process's
+//!   branch, and the other writer may still be adding to its own. (A foreign line written
+//!   between the check and this process's own append is caught at the next append only.)
+//!
+//! Either way the session never branches silently: each move is a line in
+//! [`SessionManager::take_notices`] for the front door to show, naming the new file and why.
 //!
 //! All methods that touch the disk block; call them from synchronous code or `spawn_blocking`.
 
