@@ -62,13 +62,14 @@ impl Buffers {
 }
 
 /// Whether `path` (a document not on disk, under `root`) belongs to a walk of `root` that went
-/// through the folders `walked`: its nearest existing folder must have been walked.
+/// through the folders `walked`: its nearest existing folder must have been walked (the root
+/// always is, and a root that is not on disk holds only such documents).
 pub(super) fn in_walk(path: &Path, root: &Path, walked: &HashSet<PathBuf>) -> bool {
     for folder in path.ancestors().skip(1) {
         if !folder.starts_with(root) {
             return false;
         }
-        if walked.contains(folder) {
+        if folder == root || walked.contains(folder) {
             return true;
         }
         if std::fs::symlink_metadata(folder).is_ok() {

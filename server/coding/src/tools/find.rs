@@ -102,7 +102,14 @@ impl AgentTool for FindTool {
             let limit = limit.map_or(DEFAULT_LIMIT, |l| l.ceil().max(1.0) as usize);
             let resolved = self.env.resolve(&call.call_id, path, Access::Read).await?;
             let shown = resolved.absolute.display();
+            let buffers = Buffers::of(&self.env);
             match tokio::fs::metadata(&resolved.absolute).await {
+                // A folder that only unsaved documents hold so far.
+                Err(_)
+                    if buffers
+                        .new_under(&resolved.absolute)
+                        .iter()
+                        .any(|p| *p != resolved.absolute) => {}
                 Err(_) => return Err(ToolError::new(format!("Path not found: {shown}"))),
                 Ok(meta) if !meta.is_dir() => {
                     return Err(ToolError::new(format!("Not a directory: {shown}")))
@@ -110,7 +117,7 @@ impl AgentTool for FindTool {
                 Ok(_) => {}
             }
             let mut find = Find::new(&pattern, walk_root(&resolved).await, limit)?;
-            find.buffers = Buffers::of(&self.env);
+            find.buffers = buffers;
             run_blocking(&call.cancel, "find", move |stop| find.run(stop)).await
         })
     }

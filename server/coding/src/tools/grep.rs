@@ -110,9 +110,12 @@ impl AgentTool for GrepTool {
             let buffers = Arc::new(Buffers::of(&self.env));
             let (root, root_is_dir) = match tokio::fs::metadata(&resolved.absolute).await {
                 Ok(meta) => (walk_root(&resolved).await, meta.is_dir()),
-                // A document open in the editor but never saved.
+                // A document open in the editor but never saved, or a folder holding some.
                 Err(_) if buffers.text(&resolved.absolute).is_some() => {
                     (resolved.absolute.clone(), false)
+                }
+                Err(_) if !buffers.new_under(&resolved.absolute).is_empty() => {
+                    (resolved.absolute.clone(), true)
                 }
                 Err(_) => {
                     return Err(ToolError::new(format!(

@@ -450,3 +450,20 @@ async fn unsaved_new_documents_are_searched_with_the_walks_filters() {
         "fresh/deeper.rs:1: needle deeper\nnew.rs:1: needle in a new file"
     );
 }
+
+#[tokio::test]
+async fn a_folder_only_unsaved_documents_hold_can_be_searched() {
+    let tree = Tree::new();
+    tree.file("a.txt", "needle on disk\n");
+    let buffers = [
+        ("fresh/one.rs", "needle one\n"),
+        ("fresh/sub/two.rs", "needle two\n"),
+    ];
+    let out = grep_with_buffers(
+        &tree,
+        &buffers,
+        json!({"pattern": "needle", "path": "fresh"}),
+    )
+    .await;
+    assert_eq!(out, "one.rs:1: needle one\nsub/two.rs:1: needle two");
+}

@@ -120,20 +120,27 @@ fn list(
     cancel: &CancellationToken,
 ) -> Result<Listing, ToolError> {
     let shown = dir.display();
-    match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => {}
+    let on_disk = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => true,
+        // A folder that only unsaved documents hold so far.
+        Err(_) if unsaved.iter().any(|p| p != dir) => false,
         Ok(_) => return Err(ToolError::new(format!("Not a directory: {shown}"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ToolError::new(format!("Path not found: {shown}")))
         }
         Err(e) => return Err(ToolError::new(format!("Cannot access {shown}: {e}"))),
-    }
+    };
     let cannot_read =
         |e: std::io::Error| ToolError::new(format!("Cannot read directory: {shown}: {e}"));
     // (shown name, raw name, whether an unsaved document makes it a folder (`Some(true)`) or a
     // file (`Some(false)`); `None` for what is on disk).
     let mut names: Vec<(String, OsString, Option<bool>)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(cannot_read)? {
+    let on_disk = if on_disk {
+        std::fs::read_dir(dir).map_err(cannot_read)?.collect()
+    } else {
+        Vec::new()
+    };
+    for entry in on_disk {
         if cancel.is_cancelled() {
             return Err(aborted());
         }
