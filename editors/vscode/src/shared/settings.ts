@@ -2,7 +2,7 @@
 // "Configuration"). Empty values mean "absent": the server then uses pi's own defaults, so
 // they are left out rather than sent as "" (which the server would report as a bad value).
 
-export const SERVER_KEYS = ["model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs"] as const;
+export const SERVER_KEYS = ["model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs", "tools"] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];
 
@@ -13,6 +13,7 @@ export interface ServerSettings {
     bashPermission?: string;
     agentDir?: string;
     editTimeoutMs?: number;
+    tools?: string[];
 }
 
 /** The defaults the extension itself declares (package.json): edits are confirmed, bash asks. */
@@ -39,5 +40,7 @@ export function toServerSettings(get: (key: ServerKey) => unknown): ServerSettin
     if (agentDir) out.agentDir = agentDir;
     const timeout = get("editTimeoutMs");
     if (typeof timeout === "number" && Number.isInteger(timeout) && timeout > 0) out.editTimeoutMs = timeout;
+    const tools = get("tools");
+    if (Array.isArray(tools) && tools.every((t) => typeof t === "string")) out.tools = tools;
     return out;
 }
