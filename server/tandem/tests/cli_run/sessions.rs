@@ -349,3 +349,68 @@ fn two_processes_continuing_one_session_never_branch_it_silently() {
     assert_one_branch(&original);
     assert_eq!(user_texts(&original), ["first", "from the first", "third"]);
 }
+
+#[test]
+fn a_session_file_another_program_appends_to_mid_run_is_left_alone_and_the_run_moves() {
+    use crate::support::process::{command, wait_or_fail, HANG_GUARD};
+    use std::io::Write;
+    use tandem_tests::mock_llm::Gate;
+
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let (original, _) = first_session(&sandbox);
+    let gate = Gate::new();
+    sandbox.enqueue(
+        tandem_tests::wire::response(sandbox.api, &Turn::text("Alpha.")).held_until(&gate),
+    );
+    let mut run = command(
+        &sandbox,
+        &["--model", crate::support::MODEL, "-c", "-p", "from tandem"],
+        "run.stderr",
+    )
+    .spawn()
+    .expect("spawns tandem");
+    drop(run.stdin.take());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime
+        .block_on(sandbox.mock.wait_for_requests(2))
+        .expect("the run asks its model");
+
+    // pi (which takes no lock) appends to the session while tandem waits on its model.
+    let last = read_jsonl(&original).last().cloned().expect("an entry");
+    let foreign = json!({"type": "message", "id": "0000beef", "parentId": last["id"],
+        "timestamp": "2026-12-02T00:00:00.000Z",
+        "message": {"role": "user", "content": "from pi", "timestamp": 5}});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&original)
+        .expect("opens");
+    writeln!(file, "{foreign}").expect("appends");
+    drop(file);
+    gate.open();
+    let status = wait_or_fail(&mut run, HANG_GUARD, "tandem -c");
+    assert!(status.success(), "the run failed");
+    let stderr = std::fs::read_to_string(sandbox.home.join("run.stderr")).expect("stderr");
+
+    let files = sandbox.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let moved = files.iter().find(|f| **f != original).expect("a new file");
+    assert!(
+        stderr.contains("changed by another program") && stderr.contains(&*moved.to_string_lossy()),
+        "{stderr}"
+    );
+    // The original ends with pi's line: tandem wrote nothing after it.
+    assert_eq!(read_jsonl(&original).last(), Some(&foreign));
+    // The new file holds tandem's branch, whole, and names the original.
+    assert_one_branch(moved);
+    assert_eq!(user_texts(moved), ["first", "from tandem"]);
+    assert!(read_jsonl(moved)
+        .iter()
+        .any(|e| e.to_string().contains("Alpha.")));
+    assert_eq!(
+        read_jsonl(moved)[0]["parentSession"],
+        json!(original.to_string_lossy())
+    );
+}
