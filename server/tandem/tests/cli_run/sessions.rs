@@ -1,6 +1,7 @@
 //! Session files across runs: `--continue`, `--session` (path or id prefix), `--fork`,
-//! `--no-session`, a damaged file that still loads and is only appended to, and the thinking
-//! level a session records.
+//! `--no-session`, a damaged file that still loads and is only appended to, the thinking
+//! level a session records, and one writer per file (two `tandem -c` at once; pi appending
+//! mid-run).
 
 use serde_json::{json, Value};
 use tandem_tests::wire::{Turn, WireApi};
