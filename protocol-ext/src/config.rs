@@ -110,7 +110,14 @@ pub struct TandemConfig {
     /// true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub save_before_commands: Option<bool>,
+    /// The built-in tools of new sessions, by name ([`TOOL_NAMES`]); absent → all seven. The
+    /// server's `--tools` / `--no-tools` win over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
 }
+
+/// The built-in tools a `tools` setting may name.
+pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /// The `initializationOptions` key carrying the editor's own workspace trust (VS Code's
 /// `workspace.isTrusted`, Neovim's `vim.secure` decision). Read from `initializationOptions`
@@ -241,6 +248,30 @@ impl TandemConfig {
             "true",
             w,
         );
+        c.tools = key::<Vec<String>>(
+            map,
+            origin,
+            "tools",
+            "an array of tool names",
+            "every tool",
+            w,
+        )
+        .map(|names| {
+            // Unknown names are left out with a warning, as the command line's `--tools` does.
+            names
+                .into_iter()
+                .filter(|name| {
+                    let known = TOOL_NAMES.contains(&name.as_str());
+                    if !known {
+                        w.push(format!(
+                            "{origin}.tools: unknown tool `{name}` left out; the tools are {}",
+                            TOOL_NAMES.join(", ")
+                        ));
+                    }
+                    known
+                })
+                .collect()
+        });
         out
     }
 }

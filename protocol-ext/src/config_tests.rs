@@ -15,10 +15,11 @@ fn full_settings_round_trip() {
         agent_dir: Some("~/.pi/agent".into()),
         edit_timeout_ms: None,
         save_before_commands: Some(false),
+        tools: Some(vec!["read".into(), "grep".into()]),
     };
     let wire = json!({"model": "openrouter/anthropic/claude-sonnet-4.5", "thinkingLevel": "low",
         "editMode": "auto", "bashPermission": "deny", "agentDir": "~/.pi/agent",
-        "saveBeforeCommands": false});
+        "saveBeforeCommands": false, "tools": ["read", "grep"]});
     assert_eq!(serde_json::to_value(&config).unwrap(), wire);
     assert_eq!(
         serde_json::from_value::<TandemConfig>(wire.clone()).unwrap(),
@@ -129,4 +130,19 @@ fn editor_trust_is_read_from_the_top_of_initialization_options_only() {
     );
     let err = editor_trust(Some(&json!({"workspaceTrusted": "yes"}))).unwrap_err();
     assert!(err.contains("expected true or false"), "{err}");
+}
+
+#[test]
+fn unknown_tools_are_left_out_with_a_warning() {
+    let parsed = TandemConfig::parse(&json!({"tools": ["read", "fly", "ls"]}), "settings.tandem");
+    assert_eq!(parsed.config.tools, Some(vec!["read".into(), "ls".into()]));
+    assert_eq!(parsed.warnings.len(), 1);
+    assert!(
+        parsed.warnings[0].contains("settings.tandem.tools") && parsed.warnings[0].contains("fly"),
+        "{:?}",
+        parsed.warnings
+    );
+    let parsed = TandemConfig::parse(&json!({"tools": "read"}), "settings.tandem");
+    assert_eq!(parsed.config.tools, None);
+    assert_eq!(parsed.warnings.len(), 1);
 }

@@ -20,8 +20,8 @@ pub use meta::{describe_tool_call, ToolCallInfo, ToolKind, ToolLocation};
 pub use tandem_agent as agent;
 pub use workspace::{
     ChangeOutcome, CommandEnding, CommandOutcome, CommandRequest, DiskWorkspace, FileChange,
-    FileContent, PermissionDecision, PermissionPolicy, PermissionRequest, ScriptedWorkspace,
-    TextEdit, Workspace, WorkspaceError,
+    FileContent, OpenBuffer, PermissionDecision, PermissionPolicy, PermissionRequest,
+    ScriptedWorkspace, TextEdit, Workspace, WorkspaceError,
 };
 pub mod resources;
 pub mod retry;

@@ -322,6 +322,9 @@ pub async fn execute(
                 (turn.await, true)
             }
         };
+        for notice in live.take_notices() {
+            eprintln!("Warning: {notice}");
+        }
         result.map_err(|_| anyhow!("a turn is already running"))??;
         interrupted |= aborted;
         let failed = live

@@ -715,3 +715,63 @@ async fn session_load_replays_a_pi_session_and_the_session_goes_on() {
     let after = std::fs::read(&pi_file).unwrap();
     assert!(after.len() > before.len() && after.starts_with(&before));
 }
+
+#[tokio::test]
+async fn session_load_of_a_session_another_process_holds_continues_in_a_copy_and_says_so() {
+    let a = json!({"loop": true, "turns": [{"text": "continuing"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    let pi_dir = setup.agent_dir().join("sessions/--home-user-project--");
+    std::fs::create_dir_all(&pi_dir).unwrap();
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/reference/pi-0.73.1-session.jsonl");
+    let pi_file = pi_dir.join("2026-11-30T07-13-25-974Z_01a22b4d.jsonl");
+    std::fs::copy(&reference, &pi_file).unwrap();
+    let before = std::fs::read(&pi_file).unwrap();
+    // Another process writing the session holds its lock (std's lock is the same flock).
+    let holder = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&pi_file)
+        .unwrap();
+    holder.try_lock().expect("the test holds the session file");
+    with_agent(&setup, async |cx, seen| {
+        let id = "01a22b4d-25d5-77de-8d60-df9ef5711e8b";
+        cx.send_request(agent_client_protocol::v1::schema::LoadSessionRequest::new(
+            id.to_string(),
+            cwd.clone(),
+        ))
+        .block_task()
+        .await?;
+        // The session goes on under the id the client knows, and says where it is written.
+        let r = cx.send_request(prompt(id, "and now?")).block_task().await?;
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        let said: String = seen
+            .updates_of(id)
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .filter_map(|u| u["content"]["text"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            said.contains("in use by another process") && said.contains("continuing"),
+            "{said}"
+        );
+        Ok(())
+    })
+    .await;
+    drop(holder);
+    assert_eq!(
+        std::fs::read(&pi_file).unwrap(),
+        before,
+        "the held file is untouched"
+    );
+    let copies: Vec<_> = std::fs::read_dir(&pi_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| *p != pi_file)
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    let copy = std::fs::read_to_string(&copies[0]).unwrap();
+    let header: Value = serde_json::from_str(copy.lines().next().unwrap()).unwrap();
+    assert_eq!(header["parentSession"], json!(pi_file.to_string_lossy()));
+    assert!(copy.contains("and now?"));
+}

@@ -220,5 +220,38 @@ fn servers_honour_the_session_flags() -> anyhow::Result<()> {
     assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
     assert!(offered_tools(&sandbox, 1).is_empty());
     acp.close();
+
+    // Without a flag an editor front door adds the search tools, which see unsaved buffers.
+    sandbox.answer(&Turn::text("ok"));
+    let mut acp = Acp::start_with(
+        &sandbox,
+        &["--model", "mock/mock-model"],
+        Box::new(|_, _| Value::Null),
+    );
+    let session = acp.new_session(&sandbox.cwd);
+    let answered = acp.prompt(&session, "hi");
+    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    assert_eq!(
+        offered_tools(&sandbox, 2),
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    acp.close();
+
+    // The language server also takes the tool set from the editor's `tools` setting.
+    sandbox.answer(&Turn::text("ok"));
+    let mut cmd = in_sandbox(&sandbox, &["lsp", "--model", "mock/mock-model"]);
+    cmd.stderr(Stdio::null());
+    let mut lsp = LspClient::spawn(cmd)?;
+    initialize(
+        &mut lsp,
+        &sandbox.cwd,
+        json!({"experimental": {"tandem": {"events": true}}}),
+        json!({"agentDir": sandbox.agent_dir, "tools": ["read", "grep"]}),
+    )?;
+    let r = lsp.request("tandem/prompt", json!({"text": "hi"}))?;
+    let session = r["session"].as_str().unwrap_or_default().to_string();
+    lsp.wait_settled(&session, 1)?;
+    assert_eq!(offered_tools(&sandbox, 3), ["read", "grep"]);
+    lsp.shutdown()?;
     Ok(())
 }

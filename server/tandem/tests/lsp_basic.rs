@@ -188,6 +188,69 @@ fn the_read_tool_sees_the_unsaved_buffer() -> anyhow::Result<()> {
 }
 
 #[test]
+fn grep_find_and_ls_see_the_unsaved_buffers_by_default() -> anyhow::Result<()> {
+    let call = |name: &str, arguments: Value| json!({"toolCalls": [{"name": name, "arguments": arguments}], "stopReason": "toolUse"});
+    let script = json!({"turns": [
+        call("grep", json!({"pattern": "needle"})),
+        call("find", json!({"pattern": "*.py"})),
+        call("ls", json!({})),
+        {"text": "ok"}]});
+    let mut lsp = ScriptedLsp::start(&script)?;
+    let options = lsp.options();
+    lsp.initialize_with(event_client(json!(["utf-8"])), options)?;
+    std::fs::write(
+        lsp.project().join("b.py"),
+        "old_needle = 1
+",
+    )?;
+    for (name, text) in [
+        (
+            "b.py",
+            "# edited
+new_needle = 2
+",
+        ),
+        (
+            "fresh.py",
+            "needle_in_a_new_file = 3
+",
+        ),
+    ] {
+        let uri = lsp.uri(name);
+        lsp.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python",
+                "version": 1, "text": text}}),
+        )?;
+    }
+    let session = prompt(&mut lsp, json!({"text": "look for the needle"}))?;
+    let events = lsp.next_run(&session)?;
+    // grep, find and ls, in order: each sees the buffers, not the disk.
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "tool_end")
+        .map(|e| {
+            assert_eq!(e["event"]["isError"], false, "{e}");
+            e["event"]["text"].as_str().unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "b.py:2: new_needle = 2\nfresh.py:1: needle_in_a_new_file = 3",
+            "b.py\nfresh.py",
+            "b.py\nfresh.py",
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(lsp.project().join("b.py"))?,
+        "old_needle = 1\n",
+        "nothing was saved"
+    );
+    Ok(())
+}
+
+#[test]
 fn a_prompt_to_a_busy_session_is_queued() -> anyhow::Result<()> {
     let slow = json!({"chunkSize": 1, "delayMs": 30, "turns": [
         {"text": "a slow first answer"}, {"text": "second"}]});
@@ -209,6 +272,46 @@ fn a_prompt_to_a_busy_session_is_queued() -> anyhow::Result<()> {
     let state = lsp.request("tandem/state", json!({"session": other}))?;
     assert_eq!(state["running"], false, "{state}");
     assert_eq!(state["messageCount"], 0, "{state}");
+    Ok(())
+}
+
+#[test]
+fn opening_a_session_another_process_holds_continues_in_a_copy_and_warns() -> anyhow::Result<()> {
+    let mut lsp = ScriptedLsp::started(&json!({"loop": true, "turns": [{"text": "noted"}]}))?;
+    let dir = lsp.dir().join("held");
+    std::fs::create_dir_all(&dir)?;
+    let held = dir.join("2026-11-30T07-13-25-974Z_01a22b4d.jsonl");
+    let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/reference/pi-0.73.1-session.jsonl");
+    std::fs::copy(&reference, &held)?;
+    let before = std::fs::read(&held)?;
+    // Another process writing the session holds its lock (std's lock is the same flock).
+    let holder = std::fs::OpenOptions::new().append(true).open(&held)?;
+    holder.try_lock()?;
+
+    let open = lsp.request("tandem/sessions/open", json!({"path": held}))?;
+    let session = open["session"].as_str().expect("a session id").to_string();
+    assert_ne!(
+        session, "01a22b4d-25d5-77de-8d60-df9ef5711e8b",
+        "a copy has its own id"
+    );
+    let warning = lsp.wait_for("the warning", |m| m.method == "window/showMessage")?;
+    let text = warning.params["message"].as_str().unwrap_or_default();
+    assert!(text.contains("in use by another process"), "{text}");
+    assert_eq!(warning.params["type"], 2, "a warning");
+    let state = lsp.request("tandem/state", json!({"session": session}))?;
+    assert_eq!(state["messageCount"], 6, "the history came along: {state}");
+    let r = lsp.request("tandem/prompt", json!({"session": session, "text": "more"}))?;
+    assert_eq!(r["queued"], false, "{r}");
+    lsp.next_run(&session)?;
+    drop(holder);
+    assert_eq!(std::fs::read(&held)?, before, "the held file is untouched");
+    let copies: Vec<_> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| *p != held)
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert!(text.contains(&*copies[0].to_string_lossy()), "{text}");
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! Delivery of a response body: pieces, pauses, and the cut and stall endings.
+//! Delivery of a response body: a gate it may wait for, pieces, pauses, and the cut and stall
+//! endings.
 //!
 //! hyper writes whatever a body yields into its buffer and flushes when the body is not ready,
 //! so [`ReplayBody`] yields to hyper between pieces to make each piece its own flush (and its
@@ -46,6 +47,8 @@ enum Gap {
     Due,
     /// Waiting out `chunk-delay-ms`.
     Sleeping(Pin<Box<Sleep>>),
+    /// Waiting for the response's [`Gate`](super::fixture::Gate) to open.
+    Gated(Pin<Box<dyn Future<Output = ()> + Send>>),
 }
 
 /// A response body that replays a [`MockResponse`] piece by piece.
@@ -70,7 +73,10 @@ impl ReplayBody {
         Self {
             pieces,
             delay: response.chunk_delay(),
-            gap: Gap::Open,
+            gap: match response.gate() {
+                Some(gate) => Gap::Gated(Box::pin(gate.opened())),
+                None => Gap::Open,
+            },
             ending: response.ending(),
             exact_len,
             cut,
@@ -99,6 +105,10 @@ impl Body for ReplayBody {
                 Gap::Due => this.gap = Gap::Sleeping(Box::pin(tokio::time::sleep(this.delay))),
                 Gap::Sleeping(sleep) => {
                     ready!(sleep.as_mut().poll(cx));
+                    this.gap = Gap::Open;
+                }
+                Gap::Gated(opened) => {
+                    ready!(opened.as_mut().poll(cx));
                     this.gap = Gap::Open;
                 }
             }

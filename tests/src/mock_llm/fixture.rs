@@ -8,11 +8,13 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::StatusCode;
+use tokio::sync::watch;
 
 /// Why a fixture could not be loaded. Every variant names the fixture and, for syntax errors,
 /// the 1-based line of the header block that is wrong.
@@ -113,6 +115,43 @@ pub struct MockResponse {
     chunk_size: Option<usize>,
     chunk_delay: Duration,
     ending: Ending,
+    gate: Option<Gate>,
+}
+
+/// Holds back the bodies of the responses built with [`MockResponse::held_until`] until the
+/// test opens it: a run is then known to be waiting on its model, for as long as the test needs
+/// (no sleeps, no timing). Cloning shares the gate.
+#[derive(Clone)]
+pub struct Gate {
+    open: Arc<watch::Sender<bool>>,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self {
+            open: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    /// Lets every response held by this gate send its body.
+    pub fn open(&self) {
+        self.open.send_replace(true);
+    }
+
+    /// Resolves once the gate is open.
+    pub(crate) fn opened(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut open = self.open.subscribe();
+        async move {
+            let _ = open.wait_for(|o| *o).await;
+        }
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl MockResponse {
@@ -178,6 +217,7 @@ impl MockResponse {
             chunk_size: None,
             chunk_delay: Duration::ZERO,
             ending: Ending::Complete,
+            gate: None,
         }
     }
 
@@ -217,6 +257,17 @@ impl MockResponse {
     pub fn with_cut(mut self) -> Self {
         self.ending = Ending::Cut;
         self
+    }
+
+    /// Sends the status and headers at once but the body only once `gate` is open.
+    pub fn held_until(mut self, gate: &Gate) -> Self {
+        self.gate = Some(gate.clone());
+        self
+    }
+
+    /// The gate the body waits for, if any.
+    pub(crate) fn gate(&self) -> Option<&Gate> {
+        self.gate.as_ref()
     }
 
     /// Keeps the connection open after the body, sending nothing more.

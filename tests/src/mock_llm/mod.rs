@@ -34,7 +34,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use fixture::{Ending, FixtureError, MockResponse};
+pub use fixture::{Ending, FixtureError, Gate, MockResponse};
 pub use request::RecordedRequest;
 
 use state::Shared;

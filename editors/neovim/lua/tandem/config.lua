@@ -21,6 +21,7 @@ local M = {}
 ---@field agent_dir? string  pi's agent dir (nil: $PI_CODING_AGENT_DIR, then ~/.pi/agent)
 ---@field edit_timeout_ms? integer  how long the server waits for an answer to an edit or a question
 ---@field save_before_commands? boolean  save the files Tandem changed before the agent runs a command (nil: the server's default, true)
+---@field tools? string[]  the agent's tools (nil: read, bash, edit, write, grep, find, ls)
 ---@field filetypes? string[]  attach only to buffers of these filetypes (nil: every file buffer)
 ---@field root_markers? string[]  files or folders that mark a project root
 ---@field autostart? boolean  start the server and attach file buffers automatically
@@ -126,6 +127,7 @@ function M.server_settings(options)
   put('agentDir', options.agent_dir and vim.fn.expand(options.agent_dir) or nil)
   put('editTimeoutMs', options.edit_timeout_ms)
   put('saveBeforeCommands', options.save_before_commands)
+  put('tools', options.tools)
   return settings
 end
 

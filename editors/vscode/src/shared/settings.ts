@@ -2,7 +2,7 @@
 // "Configuration"). Empty values mean "absent": the server then uses pi's own defaults, so
 // they are left out rather than sent as "" (which the server would report as a bad value).
 
-export const SERVER_KEYS = ["model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs", "saveBeforeCommands"] as const;
+export const SERVER_KEYS = ["model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs", "saveBeforeCommands", "tools"] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];
 
@@ -14,6 +14,7 @@ export interface ServerSettings {
     agentDir?: string;
     editTimeoutMs?: number;
     saveBeforeCommands?: boolean;
+    tools?: string[];
 }
 
 /** The defaults the extension itself declares (package.json): edits are confirmed, bash asks. */
@@ -42,5 +43,7 @@ export function toServerSettings(get: (key: ServerKey) => unknown): ServerSettin
     if (typeof timeout === "number" && Number.isInteger(timeout) && timeout > 0) out.editTimeoutMs = timeout;
     const save = get("saveBeforeCommands");
     if (typeof save === "boolean") out.saveBeforeCommands = save;
+    const tools = get("tools");
+    if (Array.isArray(tools) && tools.every((t) => typeof t === "string")) out.tools = tools;
     return out;
 }

@@ -22,7 +22,7 @@ describe("settings → server configuration", () => {
     });
 
     it("maps every server key", () => {
-        const values = { model: "anthropic/claude-sonnet-4-5", thinkingLevel: "low", editMode: "auto", bashPermission: "deny", agentDir: "~/.pi/agent", editTimeoutMs: 5000, saveBeforeCommands: false };
+        const values = { model: "anthropic/claude-sonnet-4-5", thinkingLevel: "low", editMode: "auto", bashPermission: "deny", agentDir: "~/.pi/agent", editTimeoutMs: 5000, saveBeforeCommands: false, tools: ["read", "grep"] };
         assert.deepEqual(toServerSettings((key) => values[key]), values);
     });
 
@@ -31,7 +31,7 @@ describe("settings → server configuration", () => {
     });
 
     it("declares every setting the README and the spec name", () => {
-        for (const key of ["path", "model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs", "saveBeforeCommands"]) {
+        for (const key of ["path", "model", "thinkingLevel", "editMode", "bashPermission", "agentDir", "editTimeoutMs", "saveBeforeCommands", "tools"]) {
             assert.ok(`tandem.${key}` in pkg.contributes.configuration.properties, key);
         }
     });

@@ -41,6 +41,17 @@ pub enum SessionError {
         /// The file that exists.
         path: PathBuf,
     },
+    /// The file changed since this process last wrote it: another program appended to it
+    /// (or cut it short). Nothing more is appended to it; the session moves to a new file.
+    #[error("Session file {path} was changed by another program (it is {found} bytes long; Tandem's last write ended at byte {expected}).")]
+    ChangedByAnother {
+        /// The session file.
+        path: PathBuf,
+        /// Where this process's last write ended.
+        expected: u64,
+        /// The file's length now.
+        found: u64,
+    },
     /// An entry id that is not in this session.
     #[error("Entry {id} is not in this session.")]
     EntryNotFound {

@@ -25,6 +25,7 @@ use super::entry::{EntryKind, SessionEntry, SessionHeader};
 use super::error::SessionError;
 use super::json::to_js_line;
 use super::lines::EntryLines;
+use super::lock::lock;
 use super::migrate::migrate_entries;
 use super::wire::{entry_from_map, parse_entry_line};
 
@@ -63,6 +64,8 @@ pub struct LoadedFile {
     /// False when the last byte is not `\n` (a torn last line): the next append must start a
     /// new line.
     pub ends_with_newline: bool,
+    /// The number of bytes read: where the file ended when it was loaded.
+    pub len: u64,
 }
 
 /// Reads and parses the session file at `path` (blocking).
@@ -72,6 +75,7 @@ pub fn load_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
         source,
     })?;
     let ends_with_newline = bytes.last().is_none_or(|b| *b == b'\n');
+    let len = bytes.len() as u64;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -120,6 +124,7 @@ pub fn load_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
         lines,
         report,
         ends_with_newline,
+        len,
     })
 }
 
@@ -201,18 +206,21 @@ fn load_old<'a>(
     Ok((entries, lines))
 }
 
-/// Appends whole lines to one session file.
+/// Appends whole lines to one session file, as its only writer (see `lock.rs`).
 #[derive(Debug)]
 pub struct SessionWriter {
     path: PathBuf,
     file: Option<File>,
     needs_newline: bool,
+    /// Where the file ended after this writer's last write (or when it was read): a different
+    /// length means someone else wrote to it.
+    end: u64,
 }
 
 impl SessionWriter {
     /// Creates the file at `path` (and its folder) with `lines`, each followed by `\n`, in one
-    /// write. Fails if the file exists. If the write fails the half-written file is removed, so
-    /// a retry starts clean.
+    /// write, and locks it. Fails if the file exists. If the write fails the half-written file
+    /// is removed, so a retry starts clean.
     pub fn create(path: &Path, lines: &[&str]) -> Result<SessionWriter, SessionError> {
         let write_err = |source| SessionError::Write {
             path: path.to_path_buf(),
@@ -231,6 +239,8 @@ impl SessionWriter {
                 },
                 _ => write_err(source),
             })?;
+        // A file this process just created: nobody else can hold it yet.
+        let _ = lock(&file);
         let mut content = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for line in lines {
             content.push_str(line);
@@ -248,22 +258,54 @@ impl SessionWriter {
             path: path.to_path_buf(),
             file: Some(file),
             needs_newline: false,
+            end: content.len() as u64,
         })
     }
 
-    /// A writer for an existing file; `ends_with_newline` says whether its last line is whole.
-    /// The file is opened at the first append.
-    pub fn existing(path: &Path, ends_with_newline: bool) -> SessionWriter {
+    /// The writer of an existing file that `file` (opened for appending) holds locked; `len`
+    /// and `ends_with_newline` describe the file as it was read after locking.
+    pub(crate) fn locked(path: &Path, file: File, len: u64, ends_with_newline: bool) -> Self {
+        SessionWriter {
+            path: path.to_path_buf(),
+            file: Some(file),
+            needs_newline: !ends_with_newline,
+            end: len,
+        }
+    }
+
+    /// A writer for an existing file that could not be opened for writing now, `len` bytes
+    /// long when read; `ends_with_newline` says whether its last line is whole. The file is
+    /// opened at the first append (which reports why it cannot be written, if it still cannot).
+    pub fn existing(path: &Path, len: u64, ends_with_newline: bool) -> SessionWriter {
         SessionWriter {
             path: path.to_path_buf(),
             file: None,
             needs_newline: !ends_with_newline,
+            end: len,
         }
     }
 
     /// The file written to.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Checks that the file still ends where this writer last left it: `Err` with
+    /// [`SessionError::ChangedByAnother`] when another program wrote to it (or truncated it)
+    /// since. A file that cannot be inspected is left to the append to report.
+    pub fn check_unchanged(&mut self) -> Result<(), SessionError> {
+        let len = match &self.file {
+            Some(file) => file.metadata(),
+            None => std::fs::metadata(&self.path),
+        };
+        match len {
+            Ok(meta) if meta.len() != self.end => Err(SessionError::ChangedByAnother {
+                path: self.path.clone(),
+                expected: self.end,
+                found: meta.len(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Appends `line` and `\n` in one write (preceded by `\n` after a torn last line).
@@ -289,11 +331,16 @@ impl SessionWriter {
         match file.write_all(record.as_bytes()).and_then(|_| file.flush()) {
             Ok(()) => {
                 self.needs_newline = false;
+                self.end += record.len() as u64;
                 Ok(())
             }
             Err(source) => {
-                // Part of the line may be in the file: start the next one on a fresh line.
+                // Part of the line may be in the file: start the next one on a fresh line, and
+                // count what did land as ours.
                 self.needs_newline = true;
+                if let Ok(meta) = file.metadata() {
+                    self.end = meta.len();
+                }
                 Err(SessionError::Write {
                     path: self.path.clone(),
                     source,

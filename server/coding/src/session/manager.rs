@@ -16,6 +16,22 @@
 //!   [`SessionManager::session_file`] names that not-yet-written file and
 //!   [`SessionManager::migrated_from`] the original.
 //! - a torn last line is skipped on load and left in place; the next entry starts on a new line.
+//! - one process writes a file at a time (`lock.rs`). A session file another process holds
+//!   is not appended to: [`SessionManager::open`] continues it in a new file of the same
+//!   folder, holding the same entries, with a new session id and `parentSession` naming the
+//!   original (written at the first append, as for a migrated file). The copy is the file as
+//!   it was when opened: when the other process is in the middle of a turn, its prompt (and
+//!   what it has saved of that turn) comes along. Waiting for the other process instead would
+//!   hang a `tandem -c` behind an editor that keeps its session open for hours.
+//! - a file that another program wrote to behind this writer's back (pi takes no lock) is
+//!   left alone from then on: the next append first forks the current branch into a new file,
+//!   as [`SessionManager::fork`] does, and goes there. Continuing from the other writer's
+//!   entries instead is not safe: the conversation the model has seen is this process's
+//!   branch, and the other writer may still be adding to its own. (A foreign line written
+//!   between the check and this process's own append is caught at the next append only.)
+//!
+//! Either way the session never branches silently: each move is a line in
+//! [`SessionManager::take_notices`] for the front door to show, naming the new file and why.
 //!
 //! All methods that touch the disk block; call them from synchronous code or `spawn_blocking`.
 
@@ -31,6 +47,7 @@ use super::ids::{new_entry_id, new_session_id};
 use super::json::to_js_line;
 use super::lines::EntryLines;
 use super::list::find_most_recent;
+use super::lock::{claim, Claim};
 use super::paths::{default_session_dir, session_file_name};
 use super::time::iso_now;
 
@@ -61,6 +78,8 @@ pub struct SessionManager {
     pub(super) store: Store,
     report: LoadReport,
     migrated_from: Option<PathBuf>,
+    /// Moves to a new file not yet shown to the user (see the module docs).
+    pub(super) notices: Vec<String>,
 }
 
 impl SessionManager {
@@ -110,12 +129,15 @@ impl SessionManager {
     /// Opens the session file at `path` (blocking read). Torn and malformed lines are skipped
     /// (see [`SessionManager::load_report`]); a missing, empty or header-less file is an error
     /// and is left untouched. The leaf is the file's last entry. New entries are appended to
-    /// the file, except for a migrated v1/v2 file (see the module docs). Forks go to the
-    /// file's folder.
+    /// the file, which this session holds locked until it is dropped, except for a migrated
+    /// v1/v2 file and a file another process holds: those continue in a new file (see the
+    /// module docs; the latter with a notice). Forks go to the file's folder.
     pub fn open(path: impl AsRef<Path>) -> Result<SessionManager, SessionError> {
         let path = &absolute(path.as_ref().to_path_buf());
+        // Locked before reading, so that what was read is where appends continue.
+        let claim = claim(path);
         let loaded = load_session_file(path)?;
-        Ok(Self::from_loaded(path, loaded))
+        Ok(Self::from_loaded(path, loaded, claim))
     }
 
     /// Opens the most recently modified session in `session_dir` (`--continue`), or creates a
@@ -153,14 +175,14 @@ impl SessionManager {
         Ok(manager)
     }
 
-    fn from_loaded(path: &Path, loaded: LoadedFile) -> SessionManager {
+    fn from_loaded(path: &Path, loaded: LoadedFile, claim: Claim) -> SessionManager {
         let cwd = if loaded.header.cwd.is_empty() {
             std::env::current_dir().unwrap_or_default()
         } else {
             PathBuf::from(&loaded.header.cwd)
         };
         let session_dir = parent_dir(path);
-        let (header, store, migrated_from) = if loaded.report.migrated_from.is_some() {
+        let copy = || {
             let header = SessionHeader::new(
                 new_session_id(),
                 iso_now(),
@@ -168,12 +190,39 @@ impl SessionManager {
                 Some(path.to_string_lossy().into_owned()),
             );
             let new_path = session_dir.join(session_file_name(&header.timestamp, &header.id));
-            (header, Store::Pending(new_path), Some(path.to_path_buf()))
-        } else {
-            let writer = SessionWriter::existing(path, loaded.ends_with_newline);
-            (loaded.header, Store::Open(writer), None)
+            (header, new_path)
+        };
+        let mut notices = Vec::new();
+        let (header, store, migrated_from) = match claim {
+            _ if loaded.report.migrated_from.is_some() => {
+                let (header, new_path) = copy();
+                (header, Store::Pending(new_path), Some(path.to_path_buf()))
+            }
+            Claim::Busy => {
+                let (header, new_path) = copy();
+                let notice = format!(
+                    "Session file {} is in use by another process, so this session continues \
+                     in a new file, {}, which copies its history (its parentSession names the \
+                     original). Close the other process before continuing the original.",
+                    path.display(),
+                    new_path.display()
+                );
+                tracing::warn!("{notice}");
+                notices.push(notice);
+                (header, Store::Pending(new_path), None)
+            }
+            Claim::Held(file) => {
+                let writer =
+                    SessionWriter::locked(path, file, loaded.len, loaded.ends_with_newline);
+                (loaded.header, Store::Open(writer), None)
+            }
+            Claim::Unavailable => {
+                let writer = SessionWriter::existing(path, loaded.len, loaded.ends_with_newline);
+                (loaded.header, Store::Open(writer), None)
+            }
         };
         let mut manager = Self::assemble(cwd, session_dir, header, store);
+        manager.notices = notices;
         manager.entries.reserve(loaded.entries.len());
         manager.index.reserve(loaded.entries.len());
         manager.lines = loaded.lines;
@@ -206,6 +255,7 @@ impl SessionManager {
             store,
             report: LoadReport::default(),
             migrated_from: None,
+            notices: Vec::new(),
         }
     }
 
@@ -259,6 +309,12 @@ impl SessionManager {
         self.migrated_from.as_deref()
     }
 
+    /// Takes the notices not yet shown: one line each time the session moved to a new file
+    /// because another process holds or changed its file (see the module docs).
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
     /// Records a new entry of `kind` as a child of the leaf, writes it (see the module docs),
     /// moves the leaf to it and returns its id. On a write error nothing changes.
     pub(super) fn append_kind(&mut self, kind: EntryKind) -> Result<String, SessionError> {
@@ -270,8 +326,17 @@ impl SessionManager {
     pub(super) fn append_under(
         &mut self,
         kind: EntryKind,
-        parent_id: Option<String>,
+        mut parent_id: Option<String>,
     ) -> Result<String, SessionError> {
+        if let Store::Open(writer) = &mut self.store {
+            if let Err(changed) = writer.check_unchanged() {
+                let follows_leaf = parent_id == self.leaf;
+                self.relocate(parent_id.as_deref(), &changed)?;
+                if follows_leaf {
+                    parent_id = self.leaf.clone();
+                }
+            }
+        }
         let entry = SessionEntry {
             id: new_entry_id(|id| self.index.contains_key(id)),
             parent_id,
@@ -311,6 +376,52 @@ impl SessionManager {
         }
         self.write_pending()?;
         Ok(true)
+    }
+
+    /// Moves this session to a new file holding the branch that ends at `at` (the leaf when
+    /// `None`), as [`SessionManager::fork`] makes it, because `why` (its file changed behind its
+    /// back). Adds the notice saying so.
+    fn relocate(&mut self, at: Option<&str>, why: &SessionError) -> Result<(), SessionError> {
+        let from = self
+            .session_file()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut moved = match self.fork(at) {
+            Ok(fork) => fork,
+            Err(SessionError::NothingToFork) => {
+                let header = SessionHeader::new(
+                    new_session_id(),
+                    iso_now(),
+                    self.header.cwd.clone(),
+                    Some(from.to_string_lossy().into_owned()),
+                );
+                let path = self
+                    .session_dir
+                    .join(session_file_name(&header.timestamp, &header.id));
+                Self::assemble(
+                    self.cwd.clone(),
+                    self.session_dir.clone(),
+                    header,
+                    Store::Pending(path),
+                )
+            }
+            Err(e) => return Err(e),
+        };
+        let to = moved
+            .session_file()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let notice = format!(
+            "{why} To keep both conversations whole, this session continues in a new file, {}, \
+             which copies its branch (its parentSession names the original).",
+            to.display()
+        );
+        tracing::warn!("{notice}");
+        moved.notices = std::mem::take(&mut self.notices);
+        moved.notices.push(notice);
+        moved.report = std::mem::take(&mut self.report);
+        *self = moved;
+        Ok(())
     }
 
     /// Writes the header and all entries now if the file does not exist yet.

@@ -10,6 +10,7 @@
 //! - [`manager`] ([`SessionManager`]): one open session; appends (`append.rs`), navigation,
 //!   labels, names, context and forks (`tree.rs`).
 //! - [`mod@file`]: loading (forgiving below the header) and the append-only writer.
+//! - `lock`: one writer per file (an advisory lock, and a check for writers that take none).
 //! - [`context`]: pi's `buildSessionContext`.
 //! - [`list`]: listings for `--resume` and the pick for `--continue`.
 //! - [`paths`], [`ids`], [`time`], [`json`], [`migrate`]: file layout, identifiers, timestamps,
@@ -27,6 +28,7 @@ pub mod ids;
 pub mod json;
 pub mod lines;
 pub mod list;
+mod lock;
 pub mod manager;
 pub mod migrate;
 pub mod paths;

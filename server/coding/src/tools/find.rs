@@ -13,9 +13,13 @@
 //! order changes from run to run). When the limit cuts the list, which entries make it depends on
 //! the parallel walk, as with fd's `--max-results`.
 //!
+//! Documents open in the editor that were never saved are listed too, when their folder is
+//! walked and the pattern matches them (see `buffers.rs`).
+//!
 //! The end of the file holds what `grep` shares with `find`: running a walk on the blocking pool
 //! under cancellation, path display, and pi's truncation details.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::aborted;
 use super::args::{parse, FindArgs};
+use super::buffers::{in_walk, Buffers};
 use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES, NO_LINE_LIMIT};
 use crate::env::ToolEnv;
 use crate::paths::{Access, ResolvedPath};
@@ -97,14 +102,22 @@ impl AgentTool for FindTool {
             let limit = limit.map_or(DEFAULT_LIMIT, |l| l.ceil().max(1.0) as usize);
             let resolved = self.env.resolve(&call.call_id, path, Access::Read).await?;
             let shown = resolved.absolute.display();
+            let buffers = Buffers::of(&self.env);
             match tokio::fs::metadata(&resolved.absolute).await {
+                // A folder that only unsaved documents hold so far.
+                Err(_)
+                    if buffers
+                        .new_under(&resolved.absolute)
+                        .iter()
+                        .any(|p| *p != resolved.absolute) => {}
                 Err(_) => return Err(ToolError::new(format!("Path not found: {shown}"))),
                 Ok(meta) if !meta.is_dir() => {
                     return Err(ToolError::new(format!("Not a directory: {shown}")))
                 }
                 Ok(_) => {}
             }
-            let find = Find::new(&pattern, walk_root(&resolved).await, limit)?;
+            let mut find = Find::new(&pattern, walk_root(&resolved).await, limit)?;
+            find.buffers = buffers;
             run_blocking(&call.cancel, "find", move |stop| find.run(stop)).await
         })
     }
@@ -117,6 +130,8 @@ struct Find {
     glob: Option<GlobMatcher>,
     full_path: bool,
     limit: usize,
+    /// The open documents: those not on disk yet are listed too.
+    buffers: Buffers,
 }
 
 /// A listed entry.
@@ -153,6 +168,7 @@ impl Find {
             glob,
             full_path,
             limit,
+            buffers: Buffers::default(),
         })
     }
 
@@ -179,8 +195,11 @@ impl Find {
         builder.add_custom_ignore_filename(".fdignore");
         let found = AtomicUsize::new(0);
         let entries = Mutex::new(Vec::new());
+        let unsaved = self.buffers.new_under(&self.root);
+        let walked = Mutex::new(HashSet::new());
         builder.build_parallel().run(|| {
-            let (found, entries) = (&found, &entries);
+            let (found, entries, walked) = (&found, &entries, &walked);
+            let track_folders = !unsaved.is_empty();
             Box::new(move |entry| {
                 if stop.load(Ordering::Relaxed) {
                     return WalkState::Quit;
@@ -188,6 +207,9 @@ impl Find {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
                 };
+                if track_folders && entry.file_type().is_some_and(|k| k.is_dir()) {
+                    lock(walked).insert(entry.path().to_path_buf());
+                }
                 if entry.depth() == 0 || !self.matches(entry.path(), entry.file_name()) {
                     return WalkState::Continue;
                 }
@@ -209,7 +231,21 @@ impl Find {
                 WalkState::Continue
             })
         });
-        entries.into_inner().unwrap_or_else(|p| p.into_inner())
+        let mut entries = entries.into_inner().unwrap_or_else(|p| p.into_inner());
+        let walked = walked.into_inner().unwrap_or_else(|p| p.into_inner());
+        for path in unsaved {
+            if entries.len() >= self.limit {
+                break;
+            }
+            let name = path.file_name().unwrap_or_default();
+            if self.matches(&path, name) && in_walk(&path, &self.root, &walked) {
+                entries.push(Entry {
+                    path,
+                    is_dir: false,
+                });
+            }
+        }
+        entries
     }
 
     /// fd's test: the glob against the entry's name, or against its absolute path when the

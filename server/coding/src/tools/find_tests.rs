@@ -245,3 +245,33 @@ async fn no_files_missing_paths_and_cancellation() {
         .expect_err("aborted");
     assert_eq!(err.0, "Operation aborted");
 }
+
+#[tokio::test]
+async fn unsaved_new_documents_are_listed_when_they_match() {
+    let tree = Tree::new();
+    tree.git()
+        .file(".gitignore", "target/\n")
+        .file("src/lib.rs", "")
+        .file("target/out.rs", "");
+    let root = tree.root();
+    let workspace = Arc::new(ScriptedWorkspace::new(&root));
+    workspace.open_buffer(root.join("src/new.rs"), "unsaved");
+    workspace.open_buffer(root.join("src/lib.rs"), "open and on disk: listed once");
+    workspace.open_buffer(root.join("target/gen.rs"), "in an ignored folder");
+    workspace.open_buffer(root.join("notes.md"), "does not match");
+    let tool = FindTool::new(Arc::new(ToolEnv::new(workspace, &root)));
+    let out = tool
+        .execute(ToolInvocation {
+            call_id: "call".into(),
+            args: json!({"pattern": "*.rs"}),
+            cancel: CancellationToken::new(),
+            updates: ToolUpdates::discard(),
+        })
+        .await
+        .expect("find succeeds");
+    let text = match out.content.first() {
+        Some(UserBlock::Text(t)) => t.text.clone(),
+        other => panic!("expected text, got {other:?}"),
+    };
+    assert_eq!(text, "src/lib.rs\nsrc/new.rs");
+}

@@ -16,7 +16,13 @@
 //! behaviour there is an accident rather than a feature: `.git` is never searched (rg `--hidden`
 //! would), files come sorted by path (rg's order changes from run to run), and an unreadable
 //! file is skipped instead of failing the whole call.
+//!
+//! Open editor documents are searched as the user sees them (see `buffers.rs`): a file that is
+//! open is searched in its buffer's text, with the buffer's line numbers, and a document not
+//! saved yet is searched when its folder is, and the glob lets it through.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -32,6 +38,7 @@ use tandem_agent::{AgentTool, BoxFuture, ToolError, ToolInvocation, ToolOutput};
 
 use super::aborted;
 use super::args::{parse, GrepArgs};
+use super::buffers::{in_walk, Buffers};
 use super::find::{posix, run_blocking, walk_root};
 use super::truncate::{
     format_size, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
@@ -100,11 +107,24 @@ impl AgentTool for GrepTool {
                 .env
                 .resolve(&call.call_id, &args.path, Access::Read)
                 .await?;
-            let meta = tokio::fs::metadata(&resolved.absolute).await.map_err(|_| {
-                ToolError::new(format!("Path not found: {}", resolved.absolute.display()))
-            })?;
-            let root = walk_root(&resolved).await;
-            let search = Search::new(&args, root, meta.is_dir(), &self.env.cwd)?;
+            let buffers = Arc::new(Buffers::of(&self.env));
+            let (root, root_is_dir) = match tokio::fs::metadata(&resolved.absolute).await {
+                Ok(meta) => (walk_root(&resolved).await, meta.is_dir()),
+                // A document open in the editor but never saved, or a folder holding some.
+                Err(_) if buffers.text(&resolved.absolute).is_some() => {
+                    (resolved.absolute.clone(), false)
+                }
+                Err(_) if !buffers.new_under(&resolved.absolute).is_empty() => {
+                    (resolved.absolute.clone(), true)
+                }
+                Err(_) => {
+                    return Err(ToolError::new(format!(
+                        "Path not found: {}",
+                        resolved.absolute.display()
+                    )))
+                }
+            };
+            let search = Search::new(&args, root, root_is_dir, &self.env.cwd, buffers)?;
             run_blocking(&call.cancel, "grep", move |stop| search.run(stop)).await
         })
     }
@@ -149,6 +169,8 @@ struct Search {
     overrides: Option<Override>,
     context: usize,
     limit: usize,
+    /// The open documents, searched instead of the disk.
+    buffers: Arc<Buffers>,
 }
 
 /// A matching line: its 1-based number and (without context) its text.
@@ -166,7 +188,13 @@ struct FileHits {
 impl Search {
     /// Compiles the pattern with rg's settings and the glob as rg's override, rooted like rg's
     /// at the working directory.
-    fn new(args: &Grep, root: PathBuf, root_is_dir: bool, cwd: &Path) -> Result<Self, ToolError> {
+    fn new(
+        args: &Grep,
+        root: PathBuf,
+        root_is_dir: bool,
+        cwd: &Path,
+        buffers: Arc<Buffers>,
+    ) -> Result<Self, ToolError> {
         let matcher = RegexMatcherBuilder::new()
             .multi_line(true)
             .unicode(true)
@@ -199,6 +227,7 @@ impl Search {
             overrides,
             context: args.context,
             limit: args.limit,
+            buffers,
         })
     }
 
@@ -228,8 +257,12 @@ impl Search {
         }
         let found = AtomicUsize::new(0);
         let files = Mutex::new(Vec::new());
+        // Documents not on disk yet join the walk when their folder is walked.
+        let unsaved = self.buffers.new_under(&self.root);
+        let walked = Mutex::new(HashSet::new());
         builder.build_parallel().run(|| {
-            let (found, files) = (&found, &files);
+            let (found, files, walked) = (&found, &files, &walked);
+            let track_folders = !unsaved.is_empty();
             let mut searcher = SearcherBuilder::new().line_number(true).build();
             let matcher = self.matcher.clone();
             Box::new(move |entry| {
@@ -240,6 +273,9 @@ impl Search {
                     return WalkState::Continue;
                 };
                 let kind = entry.file_type();
+                if track_folders && kind.is_some_and(|k| k.is_dir()) {
+                    lock(walked).insert(entry.path().to_path_buf());
+                }
                 let explicit = entry.depth() == 0;
                 let searchable = kind.is_some_and(|k| k.is_file())
                     || (explicit && !kind.is_some_and(|k| k.is_dir()));
@@ -260,7 +296,10 @@ impl Search {
                     hits: Vec::new(),
                 };
                 // An unreadable file is skipped, like one without matches.
-                let _ = searcher.search_path(&matcher, entry.path(), &mut sink);
+                let _ = match self.buffers.text(entry.path()) {
+                    Some(text) => searcher.search_slice(&matcher, text.as_bytes(), &mut sink),
+                    None => searcher.search_path(&matcher, entry.path(), &mut sink),
+                };
                 if !sink.hits.is_empty() {
                     let hits = FileHits {
                         path: entry.into_path(),
@@ -271,7 +310,43 @@ impl Search {
                 WalkState::Continue
             })
         });
-        files.into_inner().unwrap_or_else(|p| p.into_inner())
+        let mut files = files.into_inner().unwrap_or_else(|p| p.into_inner());
+        let walked = walked.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::none())
+            .build();
+        for path in unsaved {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let explicit = path == self.root;
+            let filtered_out = self
+                .overrides
+                .as_ref()
+                .is_some_and(|o| o.matched(&path, false).is_ignore());
+            if !explicit && (filtered_out || !in_walk(&path, &self.root, &walked)) {
+                continue;
+            }
+            let Some(text) = self.buffers.text(&path) else {
+                continue;
+            };
+            let mut sink = Collect {
+                limit: self.limit,
+                found: &found,
+                stop,
+                keep_text: self.context == 0,
+                hits: Vec::new(),
+            };
+            let _ = searcher.search_slice(&self.matcher, text.as_bytes(), &mut sink);
+            if !sink.hits.is_empty() {
+                files.push(FileHits {
+                    path,
+                    hits: sink.hits,
+                });
+            }
+        }
+        files
     }
 
     fn render(&self, files: &[FileHits]) -> ToolOutput {
@@ -288,14 +363,21 @@ impl Search {
                 }
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&file.path) else {
-                for hit in &file.hits {
-                    out.lines
-                        .push(format!("{name}:{}: (unable to read file)", hit.line));
+            let bytes;
+            let content = match self.buffers.text(&file.path) {
+                Some(text) => Cow::Borrowed(text),
+                None => {
+                    let Ok(read) = std::fs::read(&file.path) else {
+                        for hit in &file.hits {
+                            out.lines
+                                .push(format!("{name}:{}: (unable to read file)", hit.line));
+                        }
+                        continue;
+                    };
+                    bytes = read;
+                    String::from_utf8_lossy(&bytes)
                 }
-                continue;
             };
-            let content = String::from_utf8_lossy(&bytes);
             // pi splits on '\n', so a final newline adds an empty last line.
             let lines: Vec<&str> = content.split('\n').collect();
             for hit in &file.hits {

@@ -362,3 +362,108 @@ async fn missing_path_and_cancellation() {
         .expect_err("aborted");
     assert_eq!(err.0, "Operation aborted");
 }
+
+/// grep in `tree` with editor buffers open: (path relative to the root, unsaved text).
+async fn grep_with_buffers(tree: &Tree, buffers: &[(&str, &str)], args: Value) -> String {
+    let root = tree.root();
+    let workspace = Arc::new(ScriptedWorkspace::new(&root));
+    for (rel, text) in buffers {
+        workspace.open_buffer(root.join(rel), *text);
+    }
+    let tool = GrepTool::new(Arc::new(ToolEnv::new(workspace, &root)));
+    let out = tool
+        .execute(ToolInvocation {
+            call_id: "call".into(),
+            args,
+            cancel: CancellationToken::new(),
+            updates: ToolUpdates::discard(),
+        })
+        .await
+        .expect("grep succeeds");
+    match out.content.first() {
+        Some(UserBlock::Text(t)) => t.text.clone(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_open_buffer_is_searched_instead_of_the_disk() {
+    let tree = Tree::new();
+    tree.file("a.rs", "fn saved() {}\nlet old_name = 1;\n")
+        .file("b.rs", "old_name here\n");
+    let buffers = [("a.rs", "fn saved() {}\n// added\nlet fresh_name = 1;\n")];
+    // A string only in the buffer is found, at the buffer's line.
+    let out = grep_with_buffers(&tree, &buffers, json!({"pattern": "fresh_name"})).await;
+    assert_eq!(out, "a.rs:3: let fresh_name = 1;");
+    // A string deleted in the buffer but still on disk is not.
+    let out = grep_with_buffers(&tree, &buffers, json!({"pattern": "old_name"})).await;
+    assert_eq!(out, "b.rs:1: old_name here");
+    // Context lines come from the buffer too.
+    let out = grep_with_buffers(&tree, &buffers, json!({"pattern": "fresh", "context": 1})).await;
+    assert_eq!(
+        out,
+        "a.rs-2- // added\na.rs:3: let fresh_name = 1;\na.rs-4- "
+    );
+    // A file named explicitly is its buffer as well.
+    let out = grep_with_buffers(&tree, &buffers, json!({"pattern": "added", "path": "a.rs"})).await;
+    assert_eq!(out, "a.rs:2: // added");
+}
+
+#[tokio::test]
+async fn unsaved_new_documents_are_searched_with_the_walks_filters() {
+    let tree = Tree::new();
+    tree.git()
+        .file(".gitignore", "target/\n")
+        .file("src/lib.rs", "nothing\n")
+        .file("target/out.rs", "nothing\n");
+    let buffers = [
+        ("src/new.rs", "needle in a new file\n"),
+        ("src/fresh/deeper.rs", "needle deeper\n"),
+        ("target/gen.rs", "needle in an ignored folder\n"),
+        ("notes.md", "needle in markdown\n"),
+    ];
+    let out = grep_with_buffers(&tree, &buffers, json!({"pattern": "needle"})).await;
+    assert_eq!(
+        out,
+        "notes.md:1: needle in markdown\nsrc/fresh/deeper.rs:1: needle deeper\nsrc/new.rs:1: needle in a new file"
+    );
+    let out = grep_with_buffers(
+        &tree,
+        &buffers,
+        json!({"pattern": "needle", "glob": "*.rs"}),
+    )
+    .await;
+    assert_eq!(
+        out,
+        "src/fresh/deeper.rs:1: needle deeper\nsrc/new.rs:1: needle in a new file"
+    );
+    let out = grep_with_buffers(
+        &tree,
+        &buffers,
+        json!({"pattern": "needle", "path": "src/new.rs"}),
+    )
+    .await;
+    assert_eq!(out, "new.rs:1: needle in a new file");
+    let out = grep_with_buffers(&tree, &buffers, json!({"pattern": "needle", "path": "src"})).await;
+    assert_eq!(
+        out,
+        "fresh/deeper.rs:1: needle deeper\nnew.rs:1: needle in a new file"
+    );
+}
+
+#[tokio::test]
+async fn a_folder_only_unsaved_documents_hold_can_be_searched() {
+    let tree = Tree::new();
+    tree.file("a.txt", "needle on disk\n");
+    let buffers = [
+        ("fresh/one.rs", "needle one\n"),
+        ("fresh/sub/two.rs", "needle two\n"),
+    ];
+    let out = grep_with_buffers(
+        &tree,
+        &buffers,
+        json!({"pattern": "needle", "path": "fresh"}),
+    )
+    .await;
+    assert_eq!(out, "one.rs:1: needle one\nsub/two.rs:1: needle two");
+}

@@ -2,9 +2,9 @@
 //! after directories, at most `limit` entries (500) and 50 KB, with pi's notices and errors.
 //!
 //! Like pi, entries are stat'ed through symlinks: a link to a directory shows as `name/`, a
-//! dangling link (or anything that cannot be stat'ed) is left out. The listing comes from disk:
-//! the `Workspace` has no directory listing, so a file that exists only in an unsaved editor
-//! buffer is not shown.
+//! dangling link (or anything that cannot be stat'ed) is left out. The listing comes from disk,
+//! plus the documents open in the editor that were never saved (see `buffers.rs`): such a
+//! document shows as a file, or as the folder holding it when that folder does not exist yet.
 //!
 //! The order is pi's: lower-cased names compared with JavaScript's `localeCompare`, which is
 //! ICU's root collation (whitespace, then punctuation and symbols in ICU's order, then digits,
@@ -27,6 +27,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::aborted;
 use super::args::{parse, LsArgs};
+use super::buffers::Buffers;
 use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES, NO_LINE_LIMIT};
 use crate::env::ToolEnv;
 use crate::paths::Access;
@@ -75,9 +76,13 @@ impl LsTool {
             .await?
             .absolute;
         let cancel = call.cancel.clone();
-        let listing = tokio::task::spawn_blocking(move || list(&dir, limit, &cancel))
-            .await
-            .map_err(|e| ToolError::new(format!("Listing the directory failed: {e}")))??;
+        let buffers = Buffers::of(&self.env);
+        let listing = tokio::task::spawn_blocking(move || {
+            let unsaved = buffers.new_under(&dir);
+            list(&dir, &unsaved, limit, &cancel)
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("Listing the directory failed: {e}")))??;
         Ok(render(&listing, limit))
     }
 }
@@ -106,37 +111,72 @@ struct Listing {
     limit_reached: bool,
 }
 
-/// Reads, sorts and stats the entries of `dir` (blocking).
-fn list(dir: &Path, limit: usize, cancel: &CancellationToken) -> Result<Listing, ToolError> {
+/// Reads, sorts and stats the entries of `dir` (blocking), with the entries that `unsaved`
+/// (open documents under `dir` not on disk) add.
+fn list(
+    dir: &Path,
+    unsaved: &[PathBuf],
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<Listing, ToolError> {
     let shown = dir.display();
-    match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => {}
+    let on_disk = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => true,
+        // A folder that only unsaved documents hold so far.
+        Err(_) if unsaved.iter().any(|p| p != dir) => false,
         Ok(_) => return Err(ToolError::new(format!("Not a directory: {shown}"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ToolError::new(format!("Path not found: {shown}")))
         }
         Err(e) => return Err(ToolError::new(format!("Cannot access {shown}: {e}"))),
-    }
+    };
     let cannot_read =
         |e: std::io::Error| ToolError::new(format!("Cannot read directory: {shown}: {e}"));
-    let mut names: Vec<(String, OsString)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(cannot_read)? {
+    // (shown name, raw name, whether an unsaved document makes it a folder (`Some(true)`) or a
+    // file (`Some(false)`); `None` for what is on disk).
+    let mut names: Vec<(String, OsString, Option<bool>)> = Vec::new();
+    let on_disk = if on_disk {
+        std::fs::read_dir(dir).map_err(cannot_read)?.collect()
+    } else {
+        Vec::new()
+    };
+    for entry in on_disk {
         if cancel.is_cancelled() {
             return Err(aborted());
         }
         let raw = entry.map_err(cannot_read)?.file_name();
-        names.push((raw.to_string_lossy().into_owned(), raw));
+        names.push((raw.to_string_lossy().into_owned(), raw, None));
     }
-    names.sort_by_cached_key(|(name, raw)| (collation_key(name), raw.as_encoded_bytes().to_vec()));
+    for path in unsaved {
+        let mut parts = path
+            .strip_prefix(dir)
+            .into_iter()
+            .flat_map(Path::components);
+        let Some(first) = parts.next() else {
+            continue;
+        };
+        let raw = first.as_os_str().to_os_string();
+        if !names.iter().any(|(_, seen, _)| *seen == raw) {
+            let is_dir = parts.next().is_some();
+            names.push((raw.to_string_lossy().into_owned(), raw, Some(is_dir)));
+        }
+    }
+    names.sort_by_cached_key(|(name, raw, _)| {
+        (collation_key(name), raw.as_encoded_bytes().to_vec())
+    });
     let mut entries = Vec::new();
     let mut limit_reached = false;
-    for (name, raw) in names {
+    for (name, raw, unsaved) in names {
         if entries.len() >= limit {
             limit_reached = true;
             break;
         }
         if cancel.is_cancelled() {
             return Err(aborted());
+        }
+        if let Some(is_dir) = unsaved {
+            entries.push(if is_dir { format!("{name}/") } else { name });
+            continue;
         }
         let full: PathBuf = dir.join(raw);
         match std::fs::metadata(&full) {

@@ -294,3 +294,38 @@ fn order_matches_javascript_locale_compare() {
     ];
     assert_eq!(ordered(&symbols), node);
 }
+
+#[tokio::test]
+async fn unsaved_new_documents_show_as_entries() {
+    let f = fixture();
+    f.files(&["b.txt"]);
+    f.dirs(&["src"]);
+    f.workspace.open_buffer(f.root.join("a.txt"), "unsaved");
+    f.workspace
+        .open_buffer(f.root.join("b.txt"), "open and on disk: listed once");
+    f.workspace.open_buffer(
+        f.root.join("docs/guide.md"),
+        "its folder does not exist yet",
+    );
+    f.workspace
+        .open_buffer(f.root.join("src/new.rs"), "inside src");
+    assert_eq!(f.text(json!({})).await, "a.txt\nb.txt\ndocs/\nsrc/");
+    assert_eq!(f.text(json!({"path": "src"})).await, "new.rs");
+}
+
+#[tokio::test]
+async fn a_folder_only_unsaved_documents_hold_can_be_listed() {
+    let f = fixture();
+    f.workspace.open_buffer(
+        f.root.join("docs/guide.md"),
+        "its folder does not exist yet",
+    );
+    f.workspace
+        .open_buffer(f.root.join("docs/api/index.md"), "deeper");
+    assert_eq!(f.text(json!({"path": "docs"})).await, "api/\nguide.md");
+    let err = f
+        .call(json!({"path": "docs/guide.md"}))
+        .await
+        .expect_err("a document is not a folder");
+    assert!(err.to_string().contains("Path not found"), "{err}");
+}

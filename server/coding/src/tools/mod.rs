@@ -6,6 +6,7 @@
 
 pub mod args;
 mod bash;
+mod buffers;
 mod edit;
 mod edit_diff;
 mod edit_match;

@@ -4,7 +4,8 @@
 //! open (possibly unsaved) editor buffers and turns changes into edits the user accepts; ACP goes
 //! through the client's file system and permission prompts. The tools ask the workspace to read a
 //! file, *propose* a change (and learn whether it was applied or rejected), and ask permission
-//! for actions the user may not want (a shell command, a path outside the workspace).
+//! for actions the user may not want (a shell command, a path outside the workspace). The
+//! search tools also ask it for the open documents, so that they search what the user sees.
 
 mod change_set;
 mod disk;
@@ -28,6 +29,16 @@ pub enum FileContent {
     Text(String),
     /// Read it from disk at this path (large files are then streamed, not loaded).
     Disk(PathBuf),
+}
+
+/// A document open in the editor, with the text the user sees (saved or not). The search tools
+/// (grep, find, ls) look at these instead of, or besides, the disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenBuffer {
+    /// The document's absolute path.
+    pub path: PathBuf,
+    /// Its text in the editor.
+    pub text: String,
 }
 
 /// One replaced range of the old text.
@@ -318,6 +329,11 @@ pub trait Workspace: Send + Sync {
     /// default does nothing (the disk is the truth).
     fn before_command<'a>(&'a self, _call: &'a str, _command: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(async {})
+    }
+    /// The documents open in the editor, with their text: what grep, find and ls see besides
+    /// the disk. None by default (the disk is all there is).
+    fn open_buffers(&self) -> Vec<OpenBuffer> {
+        Vec::new()
     }
     /// Runs call `call`'s shell command where the user sees it (an ACP client's terminal), or `None` when
     /// commands run locally (the default). `cancel` fires on abort: kill the command, answer

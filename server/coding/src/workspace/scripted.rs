@@ -12,8 +12,8 @@ use tandem_ai::sync::lock;
 use tandem_agent::BoxFuture;
 
 use super::{
-    ChangeOutcome, DiskWorkspace, FileChange, FileContent, PermissionDecision, PermissionPolicy,
-    PermissionRequest, Workspace, WorkspaceError,
+    ChangeOutcome, DiskWorkspace, FileChange, FileContent, OpenBuffer, PermissionDecision,
+    PermissionPolicy, PermissionRequest, Workspace, WorkspaceError,
 };
 
 /// A scriptable workspace for tests.
@@ -81,6 +81,16 @@ impl Workspace for ScriptedWorkspace {
             return Box::pin(std::future::ready(Ok(FileContent::Text(text))));
         }
         self.disk.read(path)
+    }
+
+    fn open_buffers(&self) -> Vec<OpenBuffer> {
+        lock(&self.buffers)
+            .iter()
+            .map(|(path, text)| OpenBuffer {
+                path: path.clone(),
+                text: text.clone(),
+            })
+            .collect()
     }
 
     fn propose<'a>(

@@ -61,8 +61,9 @@ pub struct AcpSession {
 }
 
 impl AcpSession {
-    /// Wraps `session` and starts forwarding its events.
+    /// Wraps `session`, known to the client as `id`, and starts forwarding its events.
     pub fn start(
+        id: String,
         session: AgentSession,
         workspace: Arc<AcpWorkspace>,
         cwd: PathBuf,
@@ -70,7 +71,6 @@ impl AcpSession {
         mcp: McpTools,
         cx: ClientConnection,
     ) -> Arc<AcpSession> {
-        let id = session.with_session(|s| s.session_id().to_string());
         let records = session.calls().clone();
         let live = Live::start(
             session,

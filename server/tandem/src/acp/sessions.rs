@@ -41,7 +41,7 @@ impl AcpAgent {
         let cwd = absolute_dir(&request.cwd)?;
         let servers = mcp_servers(&request.mcp_servers)?;
         let extra = request.additional_directories.clone();
-        self.start_session(Origin::New, cwd, extra, servers, cx)
+        self.start_session(Origin::New, None, cwd, extra, servers, cx)
             .await
     }
 
@@ -68,7 +68,9 @@ impl AcpAgent {
                 }
                 .ok_or_else(|| unknown_session(&id))?;
                 let extra = request.additional_directories.clone();
-                self.start_session(Origin::Open(path), cwd, extra, servers, cx)
+                // The client keeps the id it asked for, even when the file is held by another
+                // process and the session continues in a copy with an id of its own.
+                self.start_session(Origin::Open(path), Some(id), cwd, extra, servers, cx)
                     .await?
             }
         };
@@ -81,10 +83,13 @@ impl AcpAgent {
 
     /// Sets the session up (the host's setup over the client's workspace, with the MCP servers
     /// of settings and of the request) and registers it. A folder whose trust needs a question
-    /// gets an untrusted session; its first turn asks ([`AcpAgent::first_turn`]).
+    /// gets an untrusted session; its first turn asks ([`AcpAgent::first_turn`]). `client_id`
+    /// is the id the client knows the session by (`session/load`'s); by default the session
+    /// file's.
     async fn start_session(
         &self,
         origin: Origin,
+        client_id: Option<String>,
         cwd: PathBuf,
         extra_roots: Vec<PathBuf>,
         servers: Vec<McpServerConfig>,
@@ -112,7 +117,7 @@ impl AcpAgent {
             .map_err(|e| internal(format!("setting up the session failed: {e}")))?
             .map_err(setup_error)?
         };
-        let id = prepared.session_id().to_string();
+        let id = client_id.unwrap_or_else(|| prepared.session_id().to_string());
         let mut roots = vec![cwd.clone()];
         roots.extend(extra_roots.into_iter().filter(|r| r.is_absolute()));
         let caps = *lock(&self.caps);
@@ -132,6 +137,7 @@ impl AcpAgent {
             tracing::warn!("{p}");
         }
         let session = AcpSession::start(
+            id,
             started.session,
             workspace.clone(),
             cwd,
@@ -256,6 +262,17 @@ fn show_problems(session: &AcpSession, problems: &[String]) {
     session.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
         ContentBlock::Text(TextContent::new(text)),
     )));
+}
+
+/// Shows the session's notices (it moved to a new file because another program wrote to its
+/// own) as a message chunk, the way configuration problems are shown.
+pub(super) fn show_notices(session: &AcpSession, notices: &[String]) {
+    for notice in notices {
+        tracing::warn!("{notice}");
+        session.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::Text(TextContent::new(format!("Tandem: {notice}\n\n"))),
+        )));
+    }
 }
 
 fn agent_dir() -> Result<AgentDir, Error> {

@@ -60,6 +60,8 @@ impl AcpAgent {
             },
             before,
             move |result| {
+                // Said before the answer, like the configuration problems before a first turn.
+                super::sessions::show_notices(&answered, &answered.live.take_notices());
                 let cancelled = answered.cancelled.load(Ordering::Acquire);
                 reply(responder, turn_answer(&answered, result, cancelled));
             },

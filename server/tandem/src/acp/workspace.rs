@@ -11,6 +11,8 @@
 //!   `current_mode_update`. Applied edits are written through `fs/write_text_file` when the
 //!   client can, to disk otherwise.
 //! - Commands and paths outside the workspace always ask.
+//! - grep, find and ls search the disk: ACP has no method listing the client's open buffers
+//!   (`fs/read_text_file` reads one named file), so unsaved text is seen by read only.
 //! - Bash runs in a client terminal (`terminal/create` … `wait_for_exit` … `output` …
 //!   `release`) when the client has them; its id is sent as the call's content at once.
 //!

@@ -101,7 +101,8 @@ struct SessionArgs {
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
 
-    /// Comma-separated tools to enable (default: read,bash,edit,write)
+    /// Comma-separated tools to enable (default: read,bash,edit,write; in `tandem lsp` and
+    /// `tandem acp` also grep,find,ls)
     #[arg(short = 't', long, value_name = "TOOLS")]
     tools: Option<String>,
 
@@ -443,10 +444,10 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             match sub {
                 Sub::Lsp {
                     max_message_bytes, ..
-                } => Command::Lsp(run.options, max_message_bytes),
+                } => Command::Lsp(run.options.in_editor(), max_message_bytes),
                 Sub::Acp {
                     max_message_bytes, ..
-                } => Command::Acp(run.options, max_message_bytes),
+                } => Command::Acp(run.options.in_editor(), max_message_bytes),
                 Sub::Demo { real, .. } => Command::Demo { real, mode, run },
                 Sub::Undo {
                     session,

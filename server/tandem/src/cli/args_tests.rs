@@ -269,19 +269,47 @@ fn servers_refuse_what_only_a_run_can_use_and_trust_refuses_every_run_option() {
 
 #[test]
 fn subcommands_take_the_shared_options_before_or_after() {
-    assert_eq!(
-        command(&["lsp"]),
-        Command::Lsp(SessionOptions::default(), None)
-    );
+    let editor = SessionOptions {
+        tools: ToolSelection::Editor,
+        ..SessionOptions::default()
+    };
+    assert_eq!(command(&["lsp"]), Command::Lsp(editor.clone(), None));
     // vscode-languageclient appends --stdio for its stdio transport.
     assert_eq!(
         command(&["lsp", "--stdio"]),
-        Command::Lsp(SessionOptions::default(), None)
+        Command::Lsp(editor.clone(), None)
     );
-    assert_eq!(
-        command(&["acp"]),
-        Command::Acp(SessionOptions::default(), None)
-    );
+    assert_eq!(command(&["acp"]), Command::Acp(editor, None));
+    // The editor front doors take --tools and --no-tools as the CLI does.
+    let only = |names: &[&str]| ToolSelection::Only(names.iter().map(|n| n.to_string()).collect());
+    for (sub, build) in [
+        (
+            "lsp",
+            Command::Lsp as fn(SessionOptions, Option<u64>) -> Command,
+        ),
+        ("acp", Command::Acp),
+    ] {
+        assert_eq!(
+            command(&[sub, "--tools", "read,grep"]),
+            build(
+                SessionOptions {
+                    tools: only(&["read", "grep"]),
+                    ..SessionOptions::default()
+                },
+                None
+            )
+        );
+        assert_eq!(
+            command(&[sub, "--no-tools"]),
+            build(
+                SessionOptions {
+                    tools: only(&[]),
+                    ..SessionOptions::default()
+                },
+                None
+            )
+        );
+    }
     assert_eq!(
         run(&["--model", "gpt-5", "lsp"]).options.model.as_deref(),
         Some("gpt-5")

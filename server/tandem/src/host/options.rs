@@ -8,12 +8,18 @@ use tandem_ai::registry::AgentDir;
 use tandem_ai::ThinkingLevel;
 use tandem_coding::session;
 
+/// The editor front doors' default tools: pi's default set plus the read-only search tools,
+/// because they see the editor's unsaved buffers and bash's own grep cannot.
+pub const EDITOR_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
 /// Which built-in tools the agent gets.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ToolSelection {
-    /// pi's default set: read, bash, edit, write.
+    /// pi's default set: read, bash, edit, write (`tandem -p`).
     #[default]
     Default,
+    /// [`EDITOR_TOOLS`] (`tandem lsp`, `tandem acp`).
+    Editor,
     /// Exactly these (empty for `--no-tools`).
     Only(Vec<String>),
 }
@@ -61,6 +67,15 @@ impl SessionOptions {
         self.session_dir
             .clone()
             .unwrap_or_else(|| session::default_session_dir(agent_dir, cwd))
+    }
+
+    /// These options in an editor front door: without `--tools` / `--no-tools`, the
+    /// [`ToolSelection::Editor`] set.
+    pub fn in_editor(mut self) -> SessionOptions {
+        if self.tools == ToolSelection::Default {
+            self.tools = ToolSelection::Editor;
+        }
+        self
     }
 
     /// Whether a model was asked for by name (then a folder trusted later keeps it).

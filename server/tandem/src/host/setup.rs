@@ -18,7 +18,7 @@
 //!
 //! Every non-fatal problem (a broken settings.json, models.json, auth.json or trust.json, an MCP
 //! server that did not start, a resource that did not load, a skipped session line, a model
-//! that could not be restored) is collected as one line in [`Started::problems`], for the front
+//! that could not be restored, a session file held by another process and continued in a copy) is collected as one line in [`Started::problems`], for the front
 //! door to show its user. A folder trusted after its session was built (a question answered
 //! later) gets the project's configuration through [`apply_trust`], with the same assembly.
 
@@ -39,7 +39,7 @@ use tandem_coding::trust::{self, ProtectedResources, TrustDecision, TrustInputs}
 use tandem_coding::{BashPolicy, ShellSettings, ToolEnv, Workspace};
 
 use super::models::{self, require_key, ModelDefaults, ModelError, ResumedSession};
-use super::options::{Origin, SessionOptions, ToolSelection};
+use super::options::{Origin, SessionOptions, ToolSelection, EDITOR_TOOLS};
 use crate::mcp::{connect_for_session, McpServerConfig, McpTools};
 
 /// Whether `cwd`'s protected project configuration may be used, as far as that can be decided
@@ -245,7 +245,9 @@ pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {
     let loaded = settings::load(agent_dir.path(), &cwd, trusted);
     problems.extend(loaded.errors.iter().map(ToString::to_string));
     let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
-    let manager = open_history(&origin, options, &agent_dir, &cwd)?;
+    let mut manager = open_history(&origin, options, &agent_dir, &cwd)?;
+    // A session file another process holds is continued in a copy: the user hears which.
+    problems.extend(manager.take_notices());
     let model = match model {
         Some(model) => ChosenModel {
             thinking_level: model.effective_thinking(options.thinking.unwrap_or_default()),
@@ -613,6 +615,7 @@ fn assemble(
     );
     let mut tool_names: Vec<String> = match &options.tools {
         ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
+        ToolSelection::Editor => EDITOR_TOOLS.iter().map(|s| s.to_string()).collect(),
         ToolSelection::Only(names) => names.clone(),
     };
     let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();

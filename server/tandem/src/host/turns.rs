@@ -111,6 +111,13 @@ impl Live {
         }
     }
 
+    /// The session's notices not yet shown: each time it moved to a new file because another
+    /// program wrote to its file. A front door shows them after a turn, as it shows the
+    /// configuration problems found at setup.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.session.with_session(|s| s.take_notices())
+    }
+
     /// Whether a turn is running.
     pub fn is_busy(&self) -> bool {
         *self.busy.borrow()

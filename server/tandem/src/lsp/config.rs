@@ -28,7 +28,7 @@ use super::documents::DocumentStore;
 use super::position::PositionEncoding;
 use super::trust::ProjectTrust;
 use super::workspace::{EditorClient, UnsavedEdits, WorkspaceSettings};
-use crate::host::SessionOptions;
+use crate::host::{SessionOptions, ToolSelection};
 
 /// The current configuration, shared by the server's handlers.
 #[derive(Default)]
@@ -135,7 +135,8 @@ impl ServerConfig {
 
     /// The options of a session: the command line's (`tandem lsp --model …` pins the model),
     /// with the editor's `model` and `thinkingLevel` as the defaults for a session that has no
-    /// model of its own (a reopened session keeps its own).
+    /// model of its own (a reopened session keeps its own), and the editor's `tools` unless
+    /// `--tools` / `--no-tools` chose.
     pub fn session_options(&self) -> SessionOptions {
         let c = self.get();
         let mut options = self.command_line.clone();
@@ -144,6 +145,10 @@ impl ServerConfig {
             options.default_model = Some(model.id.clone());
         }
         options.default_thinking = c.thinking_level.map(to_core);
+        // The editor's tool set, unless the command line chose one.
+        if let (ToolSelection::Editor, Some(tools)) = (&options.tools, c.tools) {
+            options.tools = ToolSelection::Only(tools);
+        }
         options
     }
 }
@@ -213,6 +218,24 @@ pub fn from_core(level: CoreThinking) -> Thinking {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_editors_tools_apply_unless_the_command_line_chose() {
+        let editor = ServerConfig::new(SessionOptions::default().in_editor());
+        assert_eq!(editor.session_options().tools, ToolSelection::Editor);
+        let settings = json!({"tools": ["read", "grep"]});
+        assert!(editor.apply_section(&settings).is_empty());
+        let chosen = ToolSelection::Only(vec!["read".into(), "grep".into()]);
+        assert_eq!(editor.session_options().tools, chosen);
+
+        let flag = ToolSelection::Only(vec!["read".into()]);
+        let pinned = ServerConfig::new(SessionOptions {
+            tools: flag.clone(),
+            ..SessionOptions::default()
+        });
+        assert!(pinned.apply_section(&settings).is_empty());
+        assert_eq!(pinned.session_options().tools, flag);
+    }
 
     #[test]
     fn each_configuration_replaces_the_last_as_a_whole() {

@@ -257,6 +257,31 @@ impl Sessions {
         }
     }
 
+    /// What a turn does with its result: shows the session's notices (it moved to a new file
+    /// because another program wrote to its own), as warnings like configuration problems.
+    fn notices(
+        &self,
+        entry: Arc<SessionEntry>,
+    ) -> impl FnOnce(Result<(), tandem_coding::agent_session::SessionError>) + Send + 'static {
+        let editor = self.deps.editor.clone();
+        move |_| {
+            let notices = entry.live.take_notices();
+            if notices.is_empty() {
+                return;
+            }
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    for notice in notices {
+                        tracing::warn!("{notice}");
+                        editor
+                            .show_message(MessageType::WARNING, format!("Tandem: {notice}"))
+                            .await;
+                    }
+                });
+            }
+        }
+    }
+
     /// Shows each configuration problem not shown before, as a warning.
     fn report(&self, problems: &[String]) {
         for problem in problems {
@@ -294,7 +319,8 @@ impl Sessions {
                 images,
                 context: context.clone(),
             };
-            match entry.live.spawn_turn(prompt, before, |_| {}) {
+            let notices = self.notices(entry.clone());
+            match entry.live.spawn_turn(prompt, before, notices) {
                 Ok(()) => return Ok(false),
                 // Another prompt started it meanwhile: this one joins the queue.
                 Err(_busy) => {}

@@ -1,6 +1,7 @@
 //! Session files across runs: `--continue`, `--session` (path or id prefix), `--fork`,
-//! `--no-session`, a damaged file that still loads and is only appended to, and the thinking
-//! level a session records.
+//! `--no-session`, a damaged file that still loads and is only appended to, the thinking
+//! level a session records, and one writer per file (two `tandem -c` at once; pi appending
+//! mid-run).
 
 use serde_json::{json, Value};
 use tandem_tests::wire::{Turn, WireApi};
@@ -224,4 +225,193 @@ fn the_session_records_the_thinking_level_the_model_supports() {
     assert_eq!(body["thinking"]["type"], "enabled", "{body}");
     let budget: Value = body["thinking"]["budget_tokens"].clone();
     assert!(budget.as_u64().is_some_and(|b| b > 0), "{body}");
+}
+
+/// Each entry's `parentId` is the entry before it: one branch, nothing forked silently.
+fn assert_one_branch(path: &std::path::Path) {
+    let lines = read_jsonl(path);
+    for pair in lines[1..].windows(2) {
+        assert_eq!(
+            pair[1]["parentId"],
+            pair[0]["id"],
+            "{}: {} does not follow {}",
+            path.display(),
+            pair[1],
+            pair[0]
+        );
+    }
+}
+
+/// The user texts of a session file, in order.
+fn user_texts(path: &std::path::Path) -> Vec<String> {
+    read_jsonl(path)
+        .iter()
+        .filter(|e| e["message"]["role"] == "user")
+        .map(|e| match &e["message"]["content"] {
+            Value::String(s) => s.clone(),
+            blocks => blocks[0]["text"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn two_processes_continuing_one_session_never_branch_it_silently() {
+    use crate::support::process::{command, wait_or_fail, HANG_GUARD};
+    use tandem_tests::mock_llm::Gate;
+
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let (original, _) = first_session(&sandbox);
+    // The first process's answer is held back until the second has run, so the two overlap
+    // for certain: the first holds the session while it waits on its model.
+    let gate = Gate::new();
+    sandbox.enqueue(
+        tandem_tests::wire::response(sandbox.api, &Turn::text("Alpha.")).held_until(&gate),
+    );
+    sandbox.answer(&Turn::text("Beta."));
+    let mut first = command(
+        &sandbox,
+        &[
+            "--model",
+            crate::support::MODEL,
+            "-c",
+            "-p",
+            "from the first",
+        ],
+        "first.stderr",
+    )
+    .spawn()
+    .expect("spawns tandem");
+    // No piped prompt: the message is the whole prompt.
+    drop(first.stdin.take());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime
+        .block_on(sandbox.mock.wait_for_requests(2))
+        .expect("the first process asks its model");
+
+    let second = sandbox.run(&["-c", "-p", "from the second"]);
+    second.expect_code(0);
+    assert_eq!(second.stdout, "Beta.\n");
+    let files = sandbox.session_files();
+    assert_eq!(
+        files.len(),
+        2,
+        "the second process wrote a new file: {files:?}"
+    );
+    let copy = files
+        .iter()
+        .find(|f| **f != original)
+        .expect("the new file")
+        .clone();
+    assert!(
+        second.stderr.contains("in use by another process")
+            && second.stderr.contains(&*original.to_string_lossy())
+            && second.stderr.contains(&*copy.to_string_lossy()),
+        "stderr names both files and why: {}",
+        second.stderr
+    );
+
+    gate.open();
+    let status = wait_or_fail(&mut first, HANG_GUARD, "the first tandem -c");
+    assert!(status.success(), "the first process failed");
+    let first_stderr = std::fs::read_to_string(sandbox.home.join("first.stderr")).expect("stderr");
+    assert!(!first_stderr.contains("Warning"), "{first_stderr}");
+
+    // Each file holds one whole conversation; the copy names the original as its parent.
+    assert_one_branch(&original);
+    assert_one_branch(&copy);
+    assert_eq!(user_texts(&original), ["first", "from the first"]);
+    // The copy is the original as the second process found it (with the first process's
+    // prompt when that was already written), then the second's own exchange.
+    let (copied, kept) = (read_jsonl(&copy), read_jsonl(&original));
+    let found = copied.len() - 3;
+    assert_eq!(copied[1..=found], kept[1..=found]);
+    assert_eq!(
+        user_texts(&copy).last().map(String::as_str),
+        Some("from the second")
+    );
+    assert!(!copied.iter().any(|e| e.to_string().contains("Alpha.")));
+    assert_eq!(
+        read_jsonl(&copy)[0]["parentSession"],
+        json!(original.to_string_lossy())
+    );
+
+    // The next --continue takes the latest file (the first process wrote last) and sees one
+    // consistent history.
+    sandbox.answer(&Turn::text("Gamma."));
+    let third = sandbox.run(&["-c", "-p", "third"]);
+    third.expect_code(0);
+    assert!(!third.stderr.contains("Warning"), "{}", third.stderr);
+    let request = sandbox.requests().last().cloned().expect("a request");
+    assert!(body_mentions(&request, "from the first") && body_mentions(&request, "Alpha."));
+    assert!(!body_mentions(&request, "from the second"));
+    assert_one_branch(&original);
+    assert_eq!(user_texts(&original), ["first", "from the first", "third"]);
+}
+
+#[test]
+fn a_session_file_another_program_appends_to_mid_run_is_left_alone_and_the_run_moves() {
+    use crate::support::process::{command, wait_or_fail, HANG_GUARD};
+    use std::io::Write;
+    use tandem_tests::mock_llm::Gate;
+
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let (original, _) = first_session(&sandbox);
+    let gate = Gate::new();
+    sandbox.enqueue(
+        tandem_tests::wire::response(sandbox.api, &Turn::text("Alpha.")).held_until(&gate),
+    );
+    let mut run = command(
+        &sandbox,
+        &["--model", crate::support::MODEL, "-c", "-p", "from tandem"],
+        "run.stderr",
+    )
+    .spawn()
+    .expect("spawns tandem");
+    drop(run.stdin.take());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime
+        .block_on(sandbox.mock.wait_for_requests(2))
+        .expect("the run asks its model");
+
+    // pi (which takes no lock) appends to the session while tandem waits on its model.
+    let last = read_jsonl(&original).last().cloned().expect("an entry");
+    let foreign = json!({"type": "message", "id": "0000beef", "parentId": last["id"],
+        "timestamp": "2026-12-02T00:00:00.000Z",
+        "message": {"role": "user", "content": "from pi", "timestamp": 5}});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&original)
+        .expect("opens");
+    writeln!(file, "{foreign}").expect("appends");
+    drop(file);
+    gate.open();
+    let status = wait_or_fail(&mut run, HANG_GUARD, "tandem -c");
+    assert!(status.success(), "the run failed");
+    let stderr = std::fs::read_to_string(sandbox.home.join("run.stderr")).expect("stderr");
+
+    let files = sandbox.session_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let moved = files.iter().find(|f| **f != original).expect("a new file");
+    assert!(
+        stderr.contains("changed by another program") && stderr.contains(&*moved.to_string_lossy()),
+        "{stderr}"
+    );
+    // The original ends with pi's line: tandem wrote nothing after it.
+    assert_eq!(read_jsonl(&original).last(), Some(&foreign));
+    // The new file holds tandem's branch, whole, and names the original.
+    assert_one_branch(moved);
+    assert_eq!(user_texts(moved), ["first", "from tandem"]);
+    assert!(read_jsonl(moved)
+        .iter()
+        .any(|e| e.to_string().contains("Alpha.")));
+    assert_eq!(
+        read_jsonl(moved)[0]["parentSession"],
+        json!(original.to_string_lossy())
+    );
 }

@@ -388,7 +388,8 @@ fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() -> anyhow:
     let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
     sandbox.answer(&Turn::text("A first, complete answer."));
     let session = start_run(&mut lsp, "first")?;
-    settled(&mut lsp, &session, 1)?;
+    // Taken, so that the text_delta waited for below is the second run's.
+    lsp.next_run(&session)?;
     let file = session_file(&mut lsp, &session)?;
     let before = std::fs::read(&file).unwrap();
 

@@ -4,9 +4,9 @@
 //! `existing.txt`. Inside the project, `link` is a symlink to `../outside` and `link-file.txt`
 //! one to `../outside/existing.txt`. The scripted model tries, one call per turn: read with
 //! `..`, an absolute path and the escaping symlink; write with `..`, an absolute path and
-//! through the symlink; edit and overwrite the symlinked file. (`ls`, `grep` and `find` check
-//! their path the same way, `ToolEnv::resolve`, but the editor front doors do not offer them:
-//! their tools are pi's default set, read, bash, edit, write.)
+//! through the symlink; edit and overwrite the symlinked file. (`ls`, `grep` and `find`, which
+//! the editor front doors offer too, check their path the same way, `ToolEnv::resolve`; they
+//! are not called here.)
 //!
 //! - LSP (`editMode: "auto"`, so the permission is the only guard): each call asks with
 //!   `window/showMessageRequest`; the editor answers Deny → a tool error, no

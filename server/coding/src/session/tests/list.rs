@@ -118,7 +118,10 @@ fn continue_picks_the_latest_valid_file_by_mtime() {
     set_mtime(&bad, now + Duration::from_secs(60));
 
     assert_eq!(find_most_recent(dir.path()).as_deref(), a.session_file());
+    let a_id = a.session_id().to_string();
+    // Released, so that continuing writes to it rather than to a copy.
+    drop(a);
     let resumed = SessionManager::continue_recent("/p", dir.path()).expect("continue");
-    assert_eq!(resumed.session_id(), a.session_id());
+    assert_eq!(resumed.session_id(), a_id);
     assert_eq!(find_most_recent(&dir.path().join("missing")), None);
 }

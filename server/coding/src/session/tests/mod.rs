@@ -7,6 +7,7 @@ mod format;
 mod list;
 mod migration;
 mod tree;
+mod writers;
 mod writes;
 
 use std::path::{Path, PathBuf};

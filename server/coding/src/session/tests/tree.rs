@@ -204,6 +204,8 @@ fn fork_from_copies_everything_and_continue_picks_the_latest() {
     assert_eq!(&lines[1..], &lines_of(&source)[1..]);
     assert_eq!(forked.header().cwd, "/b");
     assert_eq!(forked.cwd(), Path::new("/b"));
+    // The fork holds its file until it is dropped; a second holder would move to a new file.
+    drop(forked);
 
     let resumed = SessionManager::continue_recent("/b", &target_dir).expect("continue");
     assert_eq!(resumed.session_file(), Some(file.as_path()));

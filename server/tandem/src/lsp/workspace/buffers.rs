@@ -1,7 +1,8 @@
 //! Where the workspace finds the editor's open buffers: a read-only view of the document store.
 //!
-//! The workspace needs a snapshot of one document (text, version, the URI the client used)
-//! and the negotiated position encoding, nothing more; it never changes a document. Rather
+//! The workspace needs a snapshot of one document (text, version, the URI the client used),
+//! the list of open documents (for grep, find and ls) and the negotiated position encoding,
+//! nothing more; it never changes a document. Rather
 //! than fixing the server's lock type, it asks an [`OpenDocuments`] provider, implemented
 //! here for `std::sync::Mutex<DocumentStore>` and `std::sync::RwLock<DocumentStore>`. A
 //! snapshot is a cheap rope clone taken under the lock, which is released at once, so
@@ -11,7 +12,7 @@
 //! slightly different ways, so when the exact string is not open the open URIs are compared
 //! by the path they decode to.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 use tandem_ai::sync::{lock, read_lock};
 
@@ -35,6 +36,9 @@ pub struct OpenDocument {
 pub trait OpenDocuments: Send + Sync {
     /// The open document at `path`, if any.
     fn find(&self, path: &Path) -> Option<OpenDocument>;
+    /// Every open `file:` document: its path and the text the user sees (a rope clone each,
+    /// taken under the lock; the text is copied out after it is released).
+    fn all(&self) -> Vec<(PathBuf, Rope)>;
     /// The negotiated position encoding.
     fn encoding(&self) -> PositionEncoding;
     /// The recent texts of the open document at `path` by version, oldest first (empty when
@@ -65,6 +69,17 @@ fn uri_in_store(store: &DocumentStore, path: &Path) -> Option<String> {
     }
 }
 
+/// The open `file:` documents of `store` with their texts.
+fn all_in_store(store: &DocumentStore) -> Vec<(PathBuf, Rope)> {
+    store
+        .uris()
+        .filter_map(|uri| {
+            let path = crate::uri::to_path(uri)?;
+            Some((path, store.get(uri)?.text().clone()))
+        })
+        .collect()
+}
+
 /// Whether the `file:` URI `uri` designates `path`.
 fn uri_names_path(uri: &str, path: &Path) -> bool {
     crate::uri::to_path(uri).is_some_and(|p| p == path)
@@ -74,6 +89,10 @@ impl OpenDocuments for Mutex<DocumentStore> {
     fn find(&self, path: &Path) -> Option<OpenDocument> {
         let store = lock(self);
         find_in_store(&store, path)
+    }
+
+    fn all(&self) -> Vec<(PathBuf, Rope)> {
+        all_in_store(&lock(self))
     }
 
     fn encoding(&self) -> PositionEncoding {
@@ -92,6 +111,10 @@ impl OpenDocuments for RwLock<DocumentStore> {
     fn find(&self, path: &Path) -> Option<OpenDocument> {
         let store = read_lock(self);
         find_in_store(&store, path)
+    }
+
+    fn all(&self) -> Vec<(PathBuf, Rope)> {
+        all_in_store(&read_lock(self))
     }
 
     fn encoding(&self) -> PositionEncoding {

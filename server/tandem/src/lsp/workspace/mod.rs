@@ -35,8 +35,8 @@ use tandem_ai::sync::read_lock;
 
 use tandem_agent::BoxFuture;
 use tandem_coding::workspace::{
-    ChangeOutcome, ChangeSet, FileChange, FileContent, PermissionDecision, PermissionRequest,
-    Workspace, WorkspaceError,
+    ChangeOutcome, ChangeSet, FileChange, FileContent, OpenBuffer, PermissionDecision,
+    PermissionRequest, Workspace, WorkspaceError,
 };
 use tandem_protocol::config::{BashPermission, EditMode};
 
@@ -233,6 +233,17 @@ impl Workspace for LspWorkspace {
             }
             Ok(FileContent::Disk(path.to_path_buf()))
         })
+    }
+
+    fn open_buffers(&self) -> Vec<OpenBuffer> {
+        self.documents
+            .all()
+            .into_iter()
+            .map(|(path, text)| OpenBuffer {
+                path,
+                text: text.to_string(),
+            })
+            .collect()
     }
 
     fn propose<'a>(
