@@ -301,7 +301,21 @@ async fn model_and_thinking_changes_are_recorded_and_a_session_resumes() {
     let path = s.session_file().expect("file");
     drop(s);
 
-    let reopened = SessionManager::open(&path).expect("reopen");
+    // The dropped session's tasks release the file (and its lock) as they end; until then a
+    // reopen in this process would continue in a copy (a copy not written yet: dropped here).
+    let mut reopened = SessionManager::open(&path).expect("reopen");
+    for _ in 0..500 {
+        if reopened.session_file() == Some(path.as_path()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        reopened = SessionManager::open(&path).expect("reopen");
+    }
+    assert_eq!(
+        reopened.session_file(),
+        Some(path.as_path()),
+        "the lock was released"
+    );
     let s = session(&f, reopened, model(&f, 128_000), Settings::default());
     // The history came back; the second scripted turn answers.
     let history = s.agent().messages();

@@ -11,6 +11,8 @@ mod consent;
 mod harness;
 #[path = "lsp_edits/proposals.rs"]
 mod proposals;
+#[path = "lsp_edits/races.rs"]
+mod races;
 #[path = "lsp_edits/robustness.rs"]
 mod robustness;
 #[path = "lsp_edits/saving.rs"]

@@ -318,7 +318,7 @@ async fn tandem_ask_streams_the_whole_answer_into_the_chat() {
     assert_eq!(r["status_after"], "", "no status once settled\n{ctx}");
     assert_eq!(
         r["client_capabilities"]["tandem"],
-        json!({"events": true}),
+        json!({"events": true, "saveDocuments": true}),
         "the client opted in to tandem/event\n{ctx}"
     );
     assert_eq!(r["offset_encoding"], "utf-8", "{ctx}");
