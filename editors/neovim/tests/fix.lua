@@ -10,14 +10,7 @@ H.run(function()
   local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 
   local answer = vim.env.TANDEM_ANSWER or 'Apply'
-  H.stub_select(function(titles)
-    for i, title in ipairs(titles) do
-      if title == answer or vim.startswith(title, 'Ask Tandem to fix: ') then
-        return i
-      end
-    end
-    return nil
-  end)
+  H.stub_fix_select(answer)
 
   H.set_linter_diagnostic(buf)
 

@@ -75,6 +75,20 @@ function H.stub_select(pick, delay_ms)
   end
 end
 
+--- Stubs vim.ui.select (H.stub_select) to choose the "Ask Tandem to fix: …" code action and,
+--- when the server asks to confirm the edit, `answer` (e.g. 'Apply').
+---@param answer string
+function H.stub_fix_select(answer)
+  H.stub_select(function(titles)
+    for i, title in ipairs(titles) do
+      if title == answer or vim.startswith(title, 'Ask Tandem to fix: ') then
+        return i
+      end
+    end
+    return nil
+  end)
+end
+
 --- Opens `file` (relative to the project) and waits until the plugin's client attached it.
 ---@return integer buf
 function H.open(file)

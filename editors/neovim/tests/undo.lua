@@ -8,14 +8,7 @@ H.init()
 H.run(function()
   local buf = H.open('main.py')
   local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  H.stub_select(function(titles)
-    for i, title in ipairs(titles) do
-      if title == 'Apply' or vim.startswith(title, 'Ask Tandem to fix: ') then
-        return i
-      end
-    end
-    return nil
-  end)
+  H.stub_fix_select('Apply')
   H.set_linter_diagnostic(buf)
 
   H.step('run the fix code action')

@@ -73,16 +73,11 @@ fn undo(
         session_dir,
         back_to,
     };
-    let ok = rt.block_on(cli::undo::run(
+    succeeded(rt.block_on(cli::undo::run(
         request,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
-    ));
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    )))
 }
 
 /// `tandem trust [--deny | --status] [DIR]`.
@@ -95,13 +90,17 @@ fn trust(dir: Option<std::path::PathBuf>, action: cli::TrustAction) -> ExitCode 
         }
     };
     let dir = dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-    let ok = cli::trust::run(
+    succeeded(cli::trust::run(
         &agent_dir,
         &dir,
         action,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
-    );
+    ))
+}
+
+/// The exit status of a command that reported its own outcome: 0 when it succeeded, else 1.
+fn succeeded(ok: bool) -> ExitCode {
     if ok {
         ExitCode::SUCCESS
     } else {

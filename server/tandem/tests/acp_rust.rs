@@ -13,9 +13,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest, NewSessionRequest,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionConfigOptionValue, SessionNotification,
-    SetSessionConfigOptionRequest, StopReason, TextContent,
+    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionConfigOptionValue,
+    SessionNotification, SetSessionConfigOptionRequest, StopReason, TextContent,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent, Client, Error};
@@ -175,6 +175,27 @@ fn prompt(session: &str, text: &str) -> PromptRequest {
     )
 }
 
+/// Prompts `text` and answers the permission request the turn raises with "allow_always"; the
+/// turn's response.
+async fn prompt_allowing_always(
+    cx: &ConnectionTo<Agent>,
+    seen: &Seen,
+    session: &str,
+    text: &str,
+) -> Result<PromptResponse, Error> {
+    let turn = cx.send_request(prompt(session, text)).block_task();
+    let answer = async {
+        wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+        let (_, responder) = seen.held.lock().unwrap().remove(0);
+        responder.respond(RequestPermissionResponse::new(
+            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow_always")),
+        ))
+    };
+    let (result, answered) = tokio::join!(turn, answer);
+    answered?;
+    result
+}
+
 async fn wait_until(mut ok: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + GUARD;
     while !ok() {
@@ -292,17 +313,8 @@ async fn an_allowed_edit_applies_and_always_allow_switches_to_accept_edits() {
     let cwd = setup.project();
     with_agent(&setup, async |cx, seen| {
         let id = new_session(&cx, &cwd).await?;
-        let turn = cx.send_request(prompt(&id, "write both")).block_task();
-        let answer = async {
-            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
-            let (_, responder) = seen.held.lock().unwrap().remove(0);
-            responder.respond(RequestPermissionResponse::new(
-                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow_always")),
-            ))
-        };
-        let (result, answered) = tokio::join!(turn, answer);
-        answered?;
-        assert_eq!(result?.stop_reason, StopReason::EndTurn);
+        let result = prompt_allowing_always(&cx, &seen, &id, "write both").await?;
+        assert_eq!(result.stop_reason, StopReason::EndTurn);
         // Only the first write asked; the second went through in accept-edits mode.
         assert!(seen.held.lock().unwrap().is_empty());
         let updates = seen.updates_of(&id);
@@ -332,17 +344,8 @@ async fn the_undo_slash_command_takes_the_last_turn_back_around_the_users_edits(
     std::fs::write(cwd.join("a.txt"), "one\ntwo\nthree\n").unwrap();
     with_agent(&setup, async |cx, seen| {
         let id = new_session(&cx, &cwd).await?;
-        let turn = cx.send_request(prompt(&id, "shout two")).block_task();
-        let answer = async {
-            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
-            let (_, responder) = seen.held.lock().unwrap().remove(0);
-            responder.respond(RequestPermissionResponse::new(
-                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new("allow_always")),
-            ))
-        };
-        let (result, answered) = tokio::join!(turn, answer);
-        answered?;
-        assert_eq!(result?.stop_reason, StopReason::EndTurn);
+        let result = prompt_allowing_always(&cx, &seen, &id, "shout two").await?;
+        assert_eq!(result.stop_reason, StopReason::EndTurn);
         assert_eq!(
             std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
             "one\nTWO\nthree\n"
@@ -646,18 +649,24 @@ async fn mcp_servers_of_session_new_offer_their_tools_to_the_model() {
     .await;
 }
 
-#[tokio::test]
-async fn session_load_replays_a_pi_session_and_the_session_goes_on() {
-    let a = json!({"loop": true, "turns": [{"text": "continuing"}]});
-    let setup = Setup::new(&a, &a);
-    let cwd = setup.project();
-    // pi 0.73.1's own session file, where pi keeps the sessions of another directory.
+/// Copies pi 0.73.1's own session file where pi keeps the sessions of another directory; its
+/// path.
+fn copy_pi_session(setup: &Setup) -> PathBuf {
     let pi_dir = setup.agent_dir().join("sessions/--home-user-project--");
     std::fs::create_dir_all(&pi_dir).unwrap();
     let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/reference/pi-0.73.1-session.jsonl");
     let pi_file = pi_dir.join("2026-11-30T07-13-25-974Z_01a22b4d.jsonl");
     std::fs::copy(&reference, &pi_file).unwrap();
+    pi_file
+}
+
+#[tokio::test]
+async fn session_load_replays_a_pi_session_and_the_session_goes_on() {
+    let a = json!({"loop": true, "turns": [{"text": "continuing"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    let pi_file = copy_pi_session(&setup);
     let before = std::fs::read(&pi_file).unwrap();
     with_agent(&setup, async |cx, seen| {
         let id = "01a22b4d-25d5-77de-8d60-df9ef5711e8b";
@@ -721,12 +730,7 @@ async fn session_load_of_a_session_another_process_holds_continues_in_a_copy_and
     let a = json!({"loop": true, "turns": [{"text": "continuing"}]});
     let setup = Setup::new(&a, &a);
     let cwd = setup.project();
-    let pi_dir = setup.agent_dir().join("sessions/--home-user-project--");
-    std::fs::create_dir_all(&pi_dir).unwrap();
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/reference/pi-0.73.1-session.jsonl");
-    let pi_file = pi_dir.join("2026-11-30T07-13-25-974Z_01a22b4d.jsonl");
-    std::fs::copy(&reference, &pi_file).unwrap();
+    let pi_file = copy_pi_session(&setup);
     let before = std::fs::read(&pi_file).unwrap();
     // Another process writing the session holds its lock (std's lock is the same flock).
     let holder = std::fs::OpenOptions::new()
@@ -764,7 +768,7 @@ async fn session_load_of_a_session_another_process_holds_continues_in_a_copy_and
         before,
         "the held file is untouched"
     );
-    let copies: Vec<_> = std::fs::read_dir(&pi_dir)
+    let copies: Vec<_> = std::fs::read_dir(pi_file.parent().expect("pi's session folder"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| *p != pi_file)

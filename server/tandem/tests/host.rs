@@ -112,15 +112,7 @@ fn a_non_fatal_problem_reaches_the_user_of_every_front_door() -> anyhow::Result<
     assert_eq!(shown.params["type"], 2, "a warning: {}", shown.params);
     lsp.shutdown()?;
 
-    sandbox.answer(&Turn::text("ok"));
-    let mut acp = Acp::start_with(
-        &sandbox,
-        &["--model", "mock/mock-model"],
-        Box::new(|_, _| Value::Null),
-    );
-    let session = acp.new_session(&sandbox.cwd);
-    let answered = acp.prompt(&session, "hi");
-    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    let mut acp = acp_said_hi(&sandbox, &["--model", "mock/mock-model"]);
     let told = acp.updates().iter().any(|u| {
         u["sessionUpdate"] == "agent_message_chunk"
             && u["content"]["text"]
@@ -170,6 +162,17 @@ fn servers_refuse_what_they_cannot_use_at_start() {
     }
 }
 
+/// `tandem acp ARGS` (permission requests left unanswered) after a new session's "hi" was
+/// answered "ok", to the end of the turn.
+fn acp_said_hi(sandbox: &Sandbox, args: &[&str]) -> Acp {
+    sandbox.answer(&Turn::text("ok"));
+    let mut acp = Acp::start_with(sandbox, args, Box::new(|_, _| Value::Null));
+    let session = acp.new_session(&sandbox.cwd);
+    let answered = acp.prompt(&session, "hi");
+    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    acp
+}
+
 /// The tools the model was offered in the mock's `index`th request.
 fn offered_tools(sandbox: &Sandbox, index: usize) -> Vec<String> {
     let body = sandbox.requests()[index].json().expect("a JSON request");
@@ -184,53 +187,47 @@ fn offered_tools(sandbox: &Sandbox, index: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[test]
-fn servers_honour_the_session_flags() -> anyhow::Result<()> {
-    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
-
-    // tandem lsp --tools read --model …: the editor sets no model, the flag does.
+/// `tandem lsp ARGS` (events on, `settings` as its initialization options) after a new
+/// session's "hi" was answered "ok" and the run settled.
+fn lsp_said_hi(sandbox: &Sandbox, args: &[&str], settings: Value) -> anyhow::Result<LspClient> {
     sandbox.answer(&Turn::text("ok"));
-    let mut cmd = in_sandbox(
-        &sandbox,
-        &["lsp", "--tools", "read", "--model", "mock/mock-model"],
-    );
+    let mut argv = vec!["lsp"];
+    argv.extend_from_slice(args);
+    let mut cmd = in_sandbox(sandbox, &argv);
     cmd.stderr(Stdio::null());
     let mut lsp = LspClient::spawn(cmd)?;
     initialize(
         &mut lsp,
         &sandbox.cwd,
         json!({"experimental": {"tandem": {"events": true}}}),
-        json!({"agentDir": sandbox.agent_dir}),
+        settings,
     )?;
     let r = lsp.request("tandem/prompt", json!({"text": "hi"}))?;
     let session = r["session"].as_str().unwrap_or_default().to_string();
     lsp.wait_settled(&session, 1)?;
+    Ok(lsp)
+}
+
+#[test]
+fn servers_honour_the_session_flags() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+
+    // tandem lsp --tools read --model …: the editor sets no model, the flag does.
+    let mut lsp = lsp_said_hi(
+        &sandbox,
+        &["--tools", "read", "--model", "mock/mock-model"],
+        json!({"agentDir": sandbox.agent_dir}),
+    )?;
     assert_eq!(offered_tools(&sandbox, 0), ["read"]);
     lsp.shutdown()?;
 
     // tandem acp --no-tools --model …
-    sandbox.answer(&Turn::text("ok"));
-    let mut acp = Acp::start_with(
-        &sandbox,
-        &["--no-tools", "--model", "mock/mock-model"],
-        Box::new(|_, _| Value::Null),
-    );
-    let session = acp.new_session(&sandbox.cwd);
-    let answered = acp.prompt(&session, "hi");
-    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    let mut acp = acp_said_hi(&sandbox, &["--no-tools", "--model", "mock/mock-model"]);
     assert!(offered_tools(&sandbox, 1).is_empty());
     acp.close();
 
     // Without a flag an editor front door adds the search tools, which see unsaved buffers.
-    sandbox.answer(&Turn::text("ok"));
-    let mut acp = Acp::start_with(
-        &sandbox,
-        &["--model", "mock/mock-model"],
-        Box::new(|_, _| Value::Null),
-    );
-    let session = acp.new_session(&sandbox.cwd);
-    let answered = acp.prompt(&session, "hi");
-    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    let mut acp = acp_said_hi(&sandbox, &["--model", "mock/mock-model"]);
     assert_eq!(
         offered_tools(&sandbox, 2),
         ["read", "bash", "edit", "write", "grep", "find", "ls"]
@@ -238,19 +235,11 @@ fn servers_honour_the_session_flags() -> anyhow::Result<()> {
     acp.close();
 
     // The language server also takes the tool set from the editor's `tools` setting.
-    sandbox.answer(&Turn::text("ok"));
-    let mut cmd = in_sandbox(&sandbox, &["lsp", "--model", "mock/mock-model"]);
-    cmd.stderr(Stdio::null());
-    let mut lsp = LspClient::spawn(cmd)?;
-    initialize(
-        &mut lsp,
-        &sandbox.cwd,
-        json!({"experimental": {"tandem": {"events": true}}}),
+    let mut lsp = lsp_said_hi(
+        &sandbox,
+        &["--model", "mock/mock-model"],
         json!({"agentDir": sandbox.agent_dir, "tools": ["read", "grep"]}),
     )?;
-    let r = lsp.request("tandem/prompt", json!({"text": "hi"}))?;
-    let session = r["session"].as_str().unwrap_or_default().to_string();
-    lsp.wait_settled(&session, 1)?;
     assert_eq!(offered_tools(&sandbox, 3), ["read", "grep"]);
     lsp.shutdown()?;
     Ok(())

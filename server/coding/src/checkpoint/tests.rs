@@ -26,6 +26,15 @@ fn applied(path: &Path, old: Option<&str>, new: &str) -> AppliedChange {
     }
 }
 
+/// The step of a run that changed the existing file `path` from `old` to `new`.
+fn modified(path: &str, old: &str, new: &str) -> Step {
+    Step {
+        path: path.into(),
+        created: false,
+        hunks: hunks_of(old, new),
+    }
+}
+
 fn numbered(lines: std::ops::Range<usize>) -> String {
     lines.map(|i| format!("line {i}\n")).collect()
 }
@@ -99,11 +108,7 @@ fn undo_after_user_edits_elsewhere_in_the_file_still_applies() {
     let new = old
         .replace("line 10\n", "ten\n")
         .replace("line 30\n", "thirty\nthirty-one\n");
-    let step = Step {
-        path: "/w/a.txt".into(),
-        created: false,
-        hunks: hunks_of(&old, &new),
-    };
+    let step = modified("/w/a.txt", &old, &new);
     // The user added lines at the top and edited line 20 after the turn.
     let now = format!(
         "// header\n// more\n{}",
@@ -126,11 +131,7 @@ fn a_hunk_the_user_changed_is_refused_and_the_others_reversed() {
     let new = old
         .replace("line 10\n", "ten\n")
         .replace("line 30\n", "thirty\n");
-    let step = Step {
-        path: "/w/a.txt".into(),
-        created: false,
-        hunks: hunks_of(&old, &new),
-    };
+    let step = modified("/w/a.txt", &old, &new);
     let now = new.replace("thirty\n", "thirty, edited by the user\n");
     let (text, refused) = reverse_step(&now, &step);
     assert_eq!(
@@ -148,11 +149,7 @@ fn a_hunk_the_user_changed_is_refused_and_the_others_reversed() {
 fn a_hunk_whose_neighbour_the_user_edited_is_found_by_its_own_lines() {
     let old = numbered(0..10);
     let new = old.replace("line 5\n", "five\n");
-    let step = Step {
-        path: "/w/a".into(),
-        created: false,
-        hunks: hunks_of(&old, &new),
-    };
+    let step = modified("/w/a", &old, &new);
     let now = new.replace("line 4\n", "four (user)\n");
     let (text, refused) = reverse_step(&now, &step);
     assert!(refused.is_empty(), "{refused:?}");
@@ -163,11 +160,7 @@ fn a_hunk_whose_neighbour_the_user_edited_is_found_by_its_own_lines() {
 fn of_repeated_lines_the_one_where_the_hunk_was_is_reversed() {
     let old = "a\nx\nb\nc\nd\ne\nf\nx\ng\n";
     let new = "a\nx\nb\nc\nd\ne\nf\nY\ng\n";
-    let step = Step {
-        path: "/w/a".into(),
-        created: false,
-        hunks: hunks_of(old, new),
-    };
+    let step = modified("/w/a", old, new);
     // Its context is gone, and "Y" now occurs twice: the one near line 7 wins.
     let now = "Y\na\nx\nb\nc\nd\ne\nF\nY\nG\n";
     let (text, refused) = reverse_step(now, &step);

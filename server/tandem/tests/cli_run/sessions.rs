@@ -254,43 +254,47 @@ fn user_texts(path: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn two_processes_continuing_one_session_never_branch_it_silently() {
-    use crate::support::process::{command, wait_or_fail, HANG_GUARD};
-    use tandem_tests::mock_llm::Gate;
-
-    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
-    let (original, _) = first_session(&sandbox);
-    // The first process's answer is held back until the second has run, so the two overlap
-    // for certain: the first holds the session while it waits on its model.
-    let gate = Gate::new();
+/// Starts `tandem -c -p PROMPT` (its stderr in `stderr_file`) with its answer, "Alpha.", held
+/// back until the gate opens, and waits until it has asked its model: from then on it holds the
+/// session, waiting.
+fn continue_held(
+    sandbox: &Sandbox,
+    prompt: &str,
+    stderr_file: &str,
+) -> (std::process::Child, tandem_tests::mock_llm::Gate) {
+    let gate = tandem_tests::mock_llm::Gate::new();
     sandbox.enqueue(
         tandem_tests::wire::response(sandbox.api, &Turn::text("Alpha.")).held_until(&gate),
     );
-    sandbox.answer(&Turn::text("Beta."));
-    let mut first = command(
-        &sandbox,
-        &[
-            "--model",
-            crate::support::MODEL,
-            "-c",
-            "-p",
-            "from the first",
-        ],
-        "first.stderr",
+    let mut child = crate::support::process::command(
+        sandbox,
+        &["--model", crate::support::MODEL, "-c", "-p", prompt],
+        stderr_file,
     )
     .spawn()
     .expect("spawns tandem");
     // No piped prompt: the message is the whole prompt.
-    drop(first.stdin.take());
+    drop(child.stdin.take());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime
         .block_on(sandbox.mock.wait_for_requests(2))
-        .expect("the first process asks its model");
+        .expect("the held run asks its model");
+    (child, gate)
+}
 
+#[test]
+fn two_processes_continuing_one_session_never_branch_it_silently() {
+    use crate::support::process::{wait_or_fail, HANG_GUARD};
+
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let (original, _) = first_session(&sandbox);
+    // The first process's answer is held back until the second has run, so the two overlap
+    // for certain: the first holds the session while it waits on its model.
+    let (mut first, gate) = continue_held(&sandbox, "from the first", "first.stderr");
+    sandbox.answer(&Turn::text("Beta."));
     let second = sandbox.run(&["-c", "-p", "from the second"]);
     second.expect_code(0);
     assert_eq!(second.stdout, "Beta.\n");
@@ -353,31 +357,12 @@ fn two_processes_continuing_one_session_never_branch_it_silently() {
 
 #[test]
 fn a_session_file_another_program_appends_to_mid_run_is_left_alone_and_the_run_moves() {
-    use crate::support::process::{command, wait_or_fail, HANG_GUARD};
+    use crate::support::process::{wait_or_fail, HANG_GUARD};
     use std::io::Write;
-    use tandem_tests::mock_llm::Gate;
 
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
     let (original, _) = first_session(&sandbox);
-    let gate = Gate::new();
-    sandbox.enqueue(
-        tandem_tests::wire::response(sandbox.api, &Turn::text("Alpha.")).held_until(&gate),
-    );
-    let mut run = command(
-        &sandbox,
-        &["--model", crate::support::MODEL, "-c", "-p", "from tandem"],
-        "run.stderr",
-    )
-    .spawn()
-    .expect("spawns tandem");
-    drop(run.stdin.take());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime
-        .block_on(sandbox.mock.wait_for_requests(2))
-        .expect("the run asks its model");
+    let (mut run, gate) = continue_held(&sandbox, "from tandem", "run.stderr");
 
     // pi (which takes no lock) appends to the session while tandem waits on its model.
     let last = read_jsonl(&original).last().cloned().expect("an entry");

@@ -4,13 +4,13 @@
 //! `error` event when it failed for good), the server keeps answering, nothing panics, and the
 //! session files load with every entry.
 
-use std::time::Duration;
+use std::process::ExitStatus;
 
 use serde_json::{json, Value};
 use tandem_tests::lsp_client::{event_type, ClientError, LspClient};
-use tandem_tests::wire::{self, Turn, WireApi};
+use tandem_tests::wire::Turn;
 
-use super::harness::{check_session, enqueue_fixture};
+use super::harness::{check_first_turn_saved, check_session, enqueue_fixture, enqueue_slow};
 use crate::support::lsp::{prompt, sandbox_lsp, session_file, state, stderr_of};
 use crate::support::process::{assert_no_panic, HANG_GUARD};
 use crate::support::Sandbox;
@@ -24,6 +24,22 @@ fn settled(lsp: &mut LspClient, session: &str, runs: usize) -> Result<Vec<Value>
 /// Starts a run in a new session; the session.
 fn start_run(lsp: &mut LspClient, text: &str) -> Result<String, ClientError> {
     prompt(lsp, json!({"text": text}))
+}
+
+/// Waits for a text delta of `session`'s answer, then closes stdin (the editor goes away) and
+/// waits for the server to exit, which it must do without a panic; its status and stderr.
+fn close_mid_answer(
+    lsp: &mut LspClient,
+    session: &str,
+) -> Result<(ExitStatus, String), ClientError> {
+    lsp.wait_for("a text_delta", |m| {
+        m.params["session"] == session && event_type(&m.params) == "text_delta"
+    })?;
+    lsp.close_input();
+    let status = lsp.wait_exit(HANG_GUARD)?;
+    let stderr = stderr_of(lsp);
+    assert_no_panic(&stderr);
+    Ok((status, stderr))
 }
 
 /// The events' `type`s.
@@ -394,23 +410,12 @@ fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() -> anyhow:
     let before = std::fs::read(&file).unwrap();
 
     let slow = "a slow answer that is still streaming when the editor goes away ".repeat(20);
-    sandbox.enqueue(
-        wire::response(WireApi::OpenAiCompletions, &Turn::text(slow))
-            .with_chunk(16)
-            .with_chunk_delay(Duration::from_millis(20)),
-    );
+    enqueue_slow(&sandbox, &slow);
     lsp.request(
         "tandem/prompt",
         json!({"session": session, "text": "second"}),
     )?;
-    let s = session.clone();
-    lsp.wait_for("a text_delta", |m| {
-        m.params["session"] == s && event_type(&m.params) == "text_delta"
-    })?;
-    lsp.close_input();
-    let status = lsp.wait_exit(HANG_GUARD)?;
-    let stderr = stderr_of(&lsp);
-    assert_no_panic(&stderr);
+    let (status, _) = close_mid_answer(&mut lsp, &session)?;
     assert!(status.code().is_some(), "exited, not killed: {status:?}");
 
     let after = std::fs::read(&file).unwrap();
@@ -439,43 +444,12 @@ fn closing_stdin_in_a_new_sessions_first_turn_saves_the_prompt_and_the_partial_a
     let sandbox = Sandbox::with_quick_retries();
     let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
     let slow = "the first answer, still streaming when the editor goes away ".repeat(60);
-    sandbox.enqueue(
-        wire::response(WireApi::OpenAiCompletions, &Turn::text(slow.clone()))
-            .with_chunk(16)
-            .with_chunk_delay(Duration::from_millis(20)),
-    );
+    enqueue_slow(&sandbox, &slow);
     let session = start_run(&mut lsp, "my first prompt")?;
-    let s = session.clone();
-    lsp.wait_for("a text_delta", |m| {
-        m.params["session"] == s && event_type(&m.params) == "text_delta"
-    })?;
-    lsp.close_input();
-    let status = lsp.wait_exit(HANG_GUARD)?;
-    let stderr = stderr_of(&lsp);
-    assert_no_panic(&stderr);
+    let (status, stderr) = close_mid_answer(&mut lsp, &session)?;
     // Gone without `shutdown`: status 1 (protocol-ext/README.md, "shutdown and exit").
     assert_eq!(status.code(), Some(1), "{stderr}");
 
-    let checked = check_session(&sandbox.only_session());
-    let user = checked
-        .kinds
-        .iter()
-        .position(|k| k == "message:user")
-        .unwrap_or_else(|| panic!("no user message: {:?}", checked.kinds));
-    assert_eq!(
-        crate::support::content_text(&checked.message(user)["content"], ""),
-        "my first prompt"
-    );
-    assert_eq!(
-        checked.kinds.last().map(String::as_str),
-        Some("message:assistant")
-    );
-    assert_eq!(checked.stop_reasons(), ["aborted"]);
-    let partial = checked.message(checked.kinds.len() - 1);
-    let text = crate::support::content_text(&partial["content"], "");
-    assert!(
-        !text.is_empty() && slow.starts_with(&text),
-        "partial answer: {text:?}"
-    );
+    check_first_turn_saved(&sandbox.only_session(), "my first prompt", &slow);
     Ok(())
 }

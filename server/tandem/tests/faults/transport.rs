@@ -28,16 +28,12 @@
 //! ACP (newline-delimited): a line that is not UTF-8 (-32700, id null), a line above the limit
 //! (-32600 with its id), and invalid JSON (the ACP crate's own -32700).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{self, Receiver};
-use std::time::Instant;
-
 use serde_json::{json, Value};
 use tandem_tests::lsp_client::LspClient;
 
+use super::harness::RawAcp;
 use crate::support::lsp::{sandbox_lsp, sandbox_lsp_args, stderr_of};
-use crate::support::process::{assert_no_panic, command, wait_or_fail, HANG_GUARD};
+use crate::support::process::{assert_no_panic, HANG_GUARD};
 use crate::support::Sandbox;
 
 /// The limit the tests run with, so that an oversized frame is cheap to send.
@@ -315,71 +311,6 @@ fn the_exit_status_says_whether_shutdown_came_first() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `tandem acp` over raw lines.
-struct RawAcp {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Value>,
-    seen: Vec<Value>,
-}
-
-impl RawAcp {
-    fn start(sandbox: &Sandbox, args: &[&str]) -> RawAcp {
-        let mut all = vec!["acp"];
-        all.extend_from_slice(args);
-        let mut child = command(sandbox, &all, "acp.stderr")
-            .spawn()
-            .expect("spawns tandem acp");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let v: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        });
-        RawAcp {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn send_bytes(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    fn send(&mut self, message: Value) {
-        self.send_bytes(format!("{message}\n").as_bytes());
-    }
-
-    /// Waits for the response to `id`; every message seen so far is in `seen`.
-    fn response(&mut self, id: i64) -> Value {
-        let deadline = Instant::now() + HANG_GUARD;
-        loop {
-            if let Some(r) = self
-                .seen
-                .iter()
-                .find(|m| m["id"] == id && m.get("method").is_none())
-            {
-                return r.clone();
-            }
-            let m = self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("no response {id} within {HANG_GUARD:?}"));
-            self.seen.push(m);
-        }
-    }
-}
-
 #[test]
 fn malformed_acp_lines_are_answered_and_the_agent_keeps_serving() {
     let sandbox = Sandbox::with_quick_retries();
@@ -431,11 +362,7 @@ fn malformed_acp_lines_are_answered_and_the_agent_keeps_serving() {
             "{name}: expected {code} with id {id}; got {errors:?}"
         );
     }
-    acp.stdin = None;
-    let status = wait_or_fail(&mut acp.child, HANG_GUARD, "tandem acp after stdin closed");
-    let stderr = std::fs::read_to_string(sandbox.home.join("acp.stderr")).unwrap();
-    assert_no_panic(&stderr);
-    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    let stderr = acp.close(&sandbox);
     assert!(
         stderr.contains("refused a message from the client"),
         "{stderr}"

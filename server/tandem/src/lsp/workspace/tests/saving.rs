@@ -12,6 +12,14 @@ fn saves(f: &Fixture) -> usize {
         .count()
 }
 
+/// Opens `name` ("x"), edits it ("y") and runs a command; what the model is told.
+async fn edit_then_command(f: &Fixture, name: &str) -> Vec<String> {
+    let path = f.open(name, 1, "x\n");
+    f.propose(edit(&path, "x\n", &[("x", "y")])).await;
+    f.ws.before_command("call-2", "make").await;
+    f.ws.take_notices()
+}
+
 const SAVING: EditCapabilities = EditCapabilities {
     save_documents: true,
     ..VERSIONED
@@ -59,35 +67,21 @@ async fn a_document_the_editor_cannot_save_is_named_to_the_model() {
 async fn an_editor_that_cannot_save_or_the_setting_off_gets_the_list_of_unsaved_files() {
     // Helix declares no saveDocuments.
     let f = auto(VERSIONED);
-    let path = f.open("a.txt", 1, "x\n");
-    f.propose(edit(&path, "x\n", &[("x", "y")])).await;
-    f.ws.before_command("call-2", "make").await;
-    let notices = f.ws.take_notices();
+    let notices = edit_then_command(&f, "a.txt").await;
     assert!(
         notices[0].contains("a.txt (this editor cannot be asked to save)"),
         "{notices:?}"
     );
-    assert!(!f
-        .client
-        .sent()
-        .iter()
-        .any(|s| matches!(s, Sent::Save { .. })));
+    assert_eq!(saves(&f), 0);
 
     let f = auto(SAVING);
     f.settings.write().expect("settings").save_before_commands = false;
-    let path = f.open("b.txt", 1, "x\n");
-    f.propose(edit(&path, "x\n", &[("x", "y")])).await;
-    f.ws.before_command("call-2", "make").await;
-    let notices = f.ws.take_notices();
+    let notices = edit_then_command(&f, "b.txt").await;
     assert!(
         notices[0].contains("b.txt (saveBeforeCommands is off)"),
         "{notices:?}"
     );
-    assert!(!f
-        .client
-        .sent()
-        .iter()
-        .any(|s| matches!(s, Sent::Save { .. })));
+    assert_eq!(saves(&f), 0);
 }
 
 #[tokio::test]
@@ -97,10 +91,6 @@ async fn nothing_is_asked_when_no_edit_was_applied() {
     f.client.reply_edits([Reply::Applied(false, Some("no"))]);
     f.propose(edit(&path, "x\n", &[("x", "y")])).await;
     f.ws.before_command("call-2", "make").await;
-    assert!(!f
-        .client
-        .sent()
-        .iter()
-        .any(|s| matches!(s, Sent::Save { .. })));
+    assert_eq!(saves(&f), 0);
     assert!(f.ws.take_notices().is_empty());
 }
