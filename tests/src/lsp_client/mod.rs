@@ -138,6 +138,12 @@ impl LspClient {
         self
     }
 
+    /// From now on, server requests go to `handler` as they arrive (`None`: kept for the test
+    /// to answer).
+    pub fn set_handler(&mut self, handler: Option<Handler>) {
+        self.handler = handler;
+    }
+
     /// Server requests go to `handler` as they arrive.
     pub fn with_handler(mut self, handler: Handler) -> LspClient {
         self.handler = Some(handler);

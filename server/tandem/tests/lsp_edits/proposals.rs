@@ -247,11 +247,13 @@ fn concurrent_edits_of_two_sessions_get_their_own_answers() -> anyhow::Result<()
     let refused: Vec<bool> = ends.iter().map(|e| e["event"]["isError"] == true).collect();
     assert_eq!(refused.iter().filter(|r| **r).count(), 1, "{ends:?}");
     let refused_end = ends.iter().find(|e| e["event"]["isError"] == true).unwrap();
+    // The refusal is reported as the editor's, or — when the other session's edit reached the
+    // document while the refusal was looked at, so the server placed it again — as the
+    // document having changed under it (the region is gone): nothing applied either way.
+    let text = refused_end["event"]["text"].as_str().unwrap();
     assert!(
-        refused_end["event"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("second refused"),
+        text.contains("second refused")
+            || text.contains("changed m.rs while the change was pending"),
         "{refused_end}"
     );
     for events in [&events_a, &events_b] {

@@ -266,8 +266,19 @@ impl LspWorkspace {
     }
 
     /// Whether the document changed since `placed` was computed (the editor then refused a
-    /// stale edit: place it again).
+    /// stale edit: place it again). The editor's `didChange` may still be on its way when its
+    /// answer arrives, so the store is watched for [`ECHO_POLL`] × 30 before saying no.
     async fn moved(&self, path: &Path, placed: &Placed) -> bool {
+        for _ in 0..30 {
+            if self.moved_now(path, placed).await {
+                return true;
+            }
+            tokio::time::sleep(ECHO_POLL).await;
+        }
+        false
+    }
+
+    async fn moved_now(&self, path: &Path, placed: &Placed) -> bool {
         match self.documents.find(path) {
             Some(doc) => {
                 placed.planned.version != Some(doc.version)
