@@ -210,6 +210,29 @@ fn to_lsp(p: position::Position) -> lsp::Position {
     lsp::Position::new(p.line, p.character)
 }
 
+/// One document's `TextDocumentEdit` at `version`, every edit marked with the annotation
+/// `annotation` when given.
+pub(super) fn document_edit(
+    uri: Uri,
+    version: Option<i32>,
+    edits: Vec<lsp::TextEdit>,
+    annotation: Option<&str>,
+) -> TextDocumentEdit {
+    TextDocumentEdit {
+        text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
+        edits: edits
+            .into_iter()
+            .map(|text_edit| match annotation {
+                Some(id) => OneOf::Right(AnnotatedTextEdit {
+                    text_edit,
+                    annotation_id: id.to_owned(),
+                }),
+                None => OneOf::Left(text_edit),
+            })
+            .collect(),
+    }
+}
+
 /// Whether `planned` can carry a change annotation for this client: annotations live in
 /// `documentChanges`, and a new file needs the client's create operation.
 pub fn can_annotate(planned: &PlannedChange, caps: &EditCapabilities) -> bool {
@@ -232,20 +255,7 @@ pub fn workspace_edit(
         edits,
         ..
     } = planned;
-    let document_edit = |uri: Uri| TextDocumentEdit {
-        text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
-        edits: edits
-            .iter()
-            .cloned()
-            .map(|text_edit| match &id {
-                Some(id) => OneOf::Right(AnnotatedTextEdit {
-                    text_edit,
-                    annotation_id: id.clone(),
-                }),
-                None => OneOf::Left(text_edit),
-            })
-            .collect(),
-    };
+    let document_edit = |uri: Uri| document_edit(uri, version, edits.clone(), id.as_deref());
     let document_changes = if create && caps.create_files {
         let create = ResourceOp::Create(CreateFile {
             uri: uri.clone(),

@@ -13,9 +13,8 @@ use tandem_coding::workspace::{ChangeOutcome, ChangeSet, WorkspaceError};
 use tandem_protocol::config::EditMode;
 use tandem_protocol::interaction::{self, EditAnswer};
 use tower_lsp_server::ls_types::{
-    self as lsp, AnnotatedTextEdit, ChangeAnnotation, DeleteFile, DeleteFileOptions,
-    DocumentChangeOperation, DocumentChanges, MessageType, OneOf,
-    OptionalVersionedTextDocumentIdentifier, ResourceOp, TextDocumentEdit, WorkspaceEdit,
+    self as lsp, ChangeAnnotation, DeleteFile, DeleteFileOptions, DocumentChangeOperation,
+    DocumentChanges, MessageType, ResourceOp, WorkspaceEdit,
 };
 
 use super::client::{with_timeout, APPLY_EDIT};
@@ -185,23 +184,12 @@ fn one_edit(
     let mut operations: Vec<DocumentChangeOperation> = planned
         .into_iter()
         .map(|p| {
-            DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier {
-                    uri: p.uri,
-                    version: p.version,
-                },
-                edits: p
-                    .edits
-                    .into_iter()
-                    .map(|text_edit| match &id {
-                        Some(id) => OneOf::Right(AnnotatedTextEdit {
-                            text_edit,
-                            annotation_id: id.clone(),
-                        }),
-                        None => OneOf::Left(text_edit),
-                    })
-                    .collect(),
-            })
+            DocumentChangeOperation::Edit(edits::document_edit(
+                p.uri,
+                p.version,
+                p.edits,
+                id.as_deref(),
+            ))
         })
         .collect();
     operations.extend(deletions.into_iter().map(|uri| {
