@@ -339,11 +339,11 @@ fn kill_9_during_streaming_and_tool_execution_never_loses_or_rewrites_entries() 
         let stderr =
             std::fs::read_to_string(sandbox.home.join(format!("run-{run}.stderr"))).unwrap();
         assert_no_panic(&stderr);
+        // The process may exit on its own between the last look and the kill (the signal
+        // then hits a zombie): an exit status means it finished, not that it was killed.
+        let killed = killed.filter(|_| status.code().is_none());
         match killed {
-            Some(phase) => {
-                assert_eq!(status.code(), None, "{label}: killed by a signal");
-                kills.push(phase);
-            }
+            Some(phase) => kills.push(phase),
             None => {
                 assert!(status.success(), "{label} failed: {stderr}");
                 finished += 1;
