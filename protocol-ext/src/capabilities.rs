@@ -24,6 +24,14 @@ pub struct ClientCapability {
     /// True → the client answers `tandem/saveDocuments` (saves documents before commands).
     #[serde(default)]
     pub save_documents: bool,
+    /// True → the client answers `tandem/diagnostics` (its diagnostics from all its language
+    /// servers).
+    #[serde(default)]
+    pub diagnostics: bool,
+    /// True → the client answers `tandem/languageRequest` (definition, references, symbols,
+    /// hover, rename from its other language servers).
+    #[serde(default)]
+    pub language_requests: bool,
 }
 
 impl ClientCapability {

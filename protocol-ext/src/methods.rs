@@ -47,6 +47,13 @@ pub const UNDO: &str = "tandem/undo";
 /// `tandem/saveDocuments` (server → client): save the documents Tandem changed, before a
 /// command runs. Only to clients declaring `experimental.tandem.saveDocuments`.
 pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
+/// `tandem/diagnostics` (server → client): the editor's diagnostics, from all its language
+/// servers. Only to clients declaring `experimental.tandem.diagnostics`.
+pub const DIAGNOSTICS: &str = "tandem/diagnostics";
+/// `tandem/languageRequest` (server → client): a standard LSP request answered by the
+/// editor's other language servers. Only to clients declaring
+/// `experimental.tandem.languageRequests`.
+pub const LANGUAGE_REQUEST: &str = "tandem/languageRequest";
 
 /// Every request method, in the order the spec lists them.
 pub const REQUESTS: [&str; 13] = [

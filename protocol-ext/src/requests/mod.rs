@@ -11,9 +11,11 @@
 //! - [`state`]: a session's state.
 //! - [`models`]: models list / set and the thinking level.
 //! - [`editor`]: requests the server sends the editor (`tandem/saveDocuments`).
+//! - [`language`]: the editor's diagnostics and language intelligence (server → client).
 //! - [`undo`]: take back a turn's file changes.
 
 pub mod editor;
+pub mod language;
 pub mod models;
 pub mod run;
 pub mod sessions;
@@ -21,6 +23,10 @@ pub mod state;
 pub mod undo;
 
 pub use editor::{SaveDocumentsParams, SaveDocumentsResult, SaveFailure};
+pub use language::{
+    DiagnosticsParams, DiagnosticsResult, DocumentDiagnostics, LanguageRequestParams,
+    LanguageRequestResult, LANGUAGE_METHODS,
+};
 pub use models::{
     ModelEntry, ModelInfo, ModelsListParams, ModelsSetParams, ThinkingLevel, ThinkingSetParams,
     ThinkingSetResult,

@@ -10,8 +10,10 @@ use tandem_ai::sync::lock;
 use tandem_agent::ToolError;
 
 use crate::calls::{CallRecords, ProposedChange};
+use crate::intel::LanguageIntel;
 use crate::mutation::FileMutationQueue;
 use crate::paths::{self, Access, ResolvedPath};
+use crate::settings::DiagnosticsConfig;
 use crate::workspace::{
     ChangeOutcome, FileChange, PermissionDecision, PermissionRequest, Workspace, WorkspaceError,
 };
@@ -51,6 +53,10 @@ pub struct ToolEnv {
     pub shell: ShellSettings,
     /// What each call did (the session's records).
     pub calls: Arc<CallRecords>,
+    /// Language intelligence (the editor's, or Tandem's own language servers), when any.
+    pub intel: Option<Arc<dyn LanguageIntel>>,
+    /// What the agent is told about diagnostics after its edits.
+    pub diagnostics: DiagnosticsConfig,
     bash_always: AtomicBool,
     outside_always: Mutex<BTreeSet<PathBuf>>,
 }
@@ -74,6 +80,8 @@ impl ToolEnv {
             mutations: FileMutationQueue::new(),
             shell: ShellSettings::default(),
             calls: Arc::new(CallRecords::new()),
+            intel: None,
+            diagnostics: DiagnosticsConfig::default(),
             bash_always: AtomicBool::new(false),
             outside_always: Mutex::new(BTreeSet::new()),
         }
@@ -88,6 +96,18 @@ impl ToolEnv {
     /// Recording into `calls` (the session's records, see [`crate::agent_session::AgentSession::calls`]).
     pub fn with_calls(mut self, calls: Arc<CallRecords>) -> Self {
         self.calls = calls;
+        self
+    }
+
+    /// With language intelligence from `intel`, and `diagnostics` deciding what is reported
+    /// after edits.
+    pub fn with_intel(
+        mut self,
+        intel: Option<Arc<dyn LanguageIntel>>,
+        diagnostics: DiagnosticsConfig,
+    ) -> Self {
+        self.intel = intel;
+        self.diagnostics = diagnostics;
         self
     }
 

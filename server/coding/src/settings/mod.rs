@@ -17,10 +17,12 @@
 //! servers to start, in Claude Desktop's format) is read here as plain data; connecting to them
 //! is the front doors' business.
 
+mod language;
 mod load;
 mod mcp;
 mod schema;
 
+pub use language::{DiagnosticsConfig, DiagnosticsSettings, LanguageServerSettings};
 pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
 pub use mcp::McpServerSettings;
 
@@ -102,6 +104,13 @@ pub struct Settings {
     /// agent directory's settings only: a project cannot vouch for itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_project_trust: Option<DefaultProjectTrust>,
+    /// What the agent is told about diagnostics after its edits (Tandem's key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticsSettings>,
+    /// Language servers Tandem starts itself where no editor provides language intelligence,
+    /// by name (Tandem's key). A project's entries are read only when it is trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language_servers: Option<BTreeMap<String, Option<LanguageServerSettings>>>,
     /// Every other key, as written: pi's UI settings and Tandem keys not read yet.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -258,6 +267,11 @@ impl Settings {
     /// `defaultProjectTrust` with pi's default (`ask`).
     pub fn default_project_trust(&self) -> DefaultProjectTrust {
         self.default_project_trust.unwrap_or_default()
+    }
+
+    /// `diagnostics` with its defaults.
+    pub fn diagnostics(&self) -> DiagnosticsConfig {
+        self.diagnostics.clone().unwrap_or_default().config()
     }
 
     /// The prompt-template entries (paths and patterns), empty when unset.

@@ -78,6 +78,18 @@ const SCHEMA: &[(&str, Kind)] = &[
     ("quietStartup", Kind::Bool),
     ("theme", Kind::Text),
     (
+        "diagnostics",
+        Kind::Object(&[
+            ("afterEdit", Kind::Bool),
+            ("maxItems", Kind::Count),
+            ("settleMs", Kind::Count),
+            ("quietMs", Kind::Count),
+            ("sources", Kind::TextList),
+            ("ignoreSources", Kind::TextList),
+            ("minSeverity", Kind::OneOf(&["error", "warning"])),
+        ]),
+    ),
+    (
         "defaultProjectTrust",
         Kind::OneOf(&["ask", "always", "never"]),
     ),

@@ -43,6 +43,35 @@ pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
 /// Names of every built-in tool.
 pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
+/// Names of the language-intelligence tools, offered when a source answers them
+/// ([`language_tools`]).
+pub const LANGUAGE_TOOLS: [&str; 6] = [
+    "diagnostics",
+    "definition",
+    "references",
+    "symbols",
+    "hover",
+    "rename",
+];
+
+/// The language tools a source with `features` answers.
+pub fn language_tools(features: crate::intel::Features) -> Vec<&'static str> {
+    let wanted = [
+        features.diagnostics,
+        features.definition,
+        features.references,
+        features.symbols,
+        features.hover,
+        features.rename,
+    ];
+    LANGUAGE_TOOLS
+        .iter()
+        .zip(wanted)
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| *name)
+        .collect()
+}
+
 /// The error of a call cancelled by an abort (pi's wording).
 pub(crate) fn aborted() -> ToolError {
     ToolError::new("Operation aborted")

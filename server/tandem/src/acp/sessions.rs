@@ -192,6 +192,7 @@ impl AcpAgent {
                 workspace: session.workspace.clone(),
                 bash_policy: BashPolicy::Ask,
                 servers: &servers,
+                intel: None,
             },
         )
         .await;

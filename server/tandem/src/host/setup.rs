@@ -31,6 +31,7 @@ use tandem_ai::sync::lock;
 use tandem_ai::{Model, StreamOptions, ThinkingLevel};
 use tandem_coding::agent_session::{AgentSession, AgentSessionOptions, Reconfiguration};
 use tandem_coding::calls::CallRecords;
+use tandem_coding::intel::LanguageIntel;
 use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
 use tandem_coding::session::SessionManager;
 use tandem_coding::settings::{self, LoadedSettings};
@@ -223,6 +224,7 @@ pub struct Prepared {
     trusted: bool,
     pending: Option<ProtectedResources>,
     problems: Vec<String>,
+    intel: Option<Arc<dyn LanguageIntel>>,
 }
 
 /// Decides everything a session needs before anything starts (blocking: reads the
@@ -288,6 +290,7 @@ pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {
         trusted,
         pending,
         problems,
+        intel: None,
     })
 }
 
@@ -331,6 +334,13 @@ pub struct Started {
 }
 
 impl Prepared {
+    /// With the editor's language intelligence (its diagnostics, definitions, …) rather than
+    /// language servers of Tandem's own.
+    pub fn with_intel(mut self, intel: Option<Arc<dyn LanguageIntel>>) -> Self {
+        self.intel = intel;
+        self
+    }
+
     /// The id of the session that will be started.
     pub fn session_id(&self) -> &str {
         self.manager.session_id()
@@ -389,6 +399,7 @@ impl Prepared {
             trusted,
             pending,
             mut problems,
+            intel,
         } = self;
         let calls = Arc::new(CallRecords::new());
         let parts = assemble(
@@ -400,6 +411,7 @@ impl Prepared {
                 workspace,
                 bash_policy,
                 calls: calls.clone(),
+                intel: intel.clone(),
             },
             extra_tools,
             &mut problems,
@@ -445,6 +457,8 @@ pub struct TrustLater<'a> {
     pub bash_policy: BashPolicy,
     /// The client's MCP servers, started again with the project's.
     pub servers: &'a [McpServerConfig],
+    /// The session's language intelligence.
+    pub intel: Option<Arc<dyn LanguageIntel>>,
 }
 
 /// Gives `session` (built untrusted while its folder's trust was pending) the project's
@@ -476,8 +490,12 @@ pub async fn apply_trust(
             later.cwd.to_path_buf(),
             later.options.clone(),
         );
-        let (workspace, bash_policy, problems) =
-            (later.workspace, later.bash_policy, problems.clone());
+        let (workspace, bash_policy, problems, intel) = (
+            later.workspace,
+            later.bash_policy,
+            problems.clone(),
+            later.intel,
+        );
         tokio::task::spawn_blocking(move || {
             let mut found = Vec::new();
             let registry = ModelRegistry::load(agent_dir.clone());
@@ -491,6 +509,7 @@ pub async fn apply_trust(
                     workspace,
                     bash_policy,
                     calls: session.calls().clone(),
+                    intel,
                 },
                 &registry,
                 tools,
@@ -527,6 +546,8 @@ struct Project<'a> {
     bash_policy: BashPolicy,
     /// The session's call records (kept across a reconfiguration).
     calls: Arc<CallRecords>,
+    /// Language intelligence, when any.
+    intel: Option<Arc<dyn LanguageIntel>>,
 }
 
 fn reconfigure(
@@ -589,6 +610,7 @@ fn assemble(
         workspace,
         bash_policy,
         calls,
+        intel,
     } = project;
     let merged = &loaded.merged;
     let resources = Resources::load(
@@ -611,12 +633,30 @@ fn assemble(
                 command_prefix: merged.shell_command_prefix.clone(),
                 policy: *bash_policy,
             })
-            .with_calls(calls.clone()),
+            .with_calls(calls.clone())
+            .with_intel(intel.clone(), merged.diagnostics()),
     );
+    let features = intel.as_ref().map(|i| i.features()).unwrap_or_default();
+    let offered = tools::language_tools(features);
     let mut tool_names: Vec<String> = match &options.tools {
-        ToolSelection::Default => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
-        ToolSelection::Editor => EDITOR_TOOLS.iter().map(|s| s.to_string()).collect(),
-        ToolSelection::Only(names) => names.clone(),
+        ToolSelection::Default => DEFAULT_TOOLS
+            .iter()
+            .chain(&offered)
+            .map(|s| s.to_string())
+            .collect(),
+        ToolSelection::Editor => EDITOR_TOOLS
+            .iter()
+            .chain(&offered)
+            .map(|s| s.to_string())
+            .collect(),
+        // Named language tools without a source to answer them are left out.
+        ToolSelection::Only(names) => names
+            .iter()
+            .filter(|n| {
+                !tools::LANGUAGE_TOOLS.contains(&n.as_str()) || offered.contains(&n.as_str())
+            })
+            .cloned()
+            .collect(),
     };
     let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
     let mut tools = tools::tools(&env, &name_refs);

@@ -373,6 +373,7 @@ impl Sessions {
                     workspace: entry.workspace.clone(),
                     bash_policy: BashPolicy::Ask,
                     servers: &[],
+                    intel: None,
                 },
             )
             .await;
