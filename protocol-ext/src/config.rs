@@ -110,14 +110,29 @@ pub struct TandemConfig {
     /// true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub save_before_commands: Option<bool>,
-    /// The built-in tools of new sessions, by name ([`TOOL_NAMES`]); absent → all seven. The
-    /// server's `--tools` / `--no-tools` win over it.
+    /// The built-in tools of new sessions, by name ([`TOOL_NAMES`]); absent → all seven, plus
+    /// the language tools a source answers. The server's `--tools` / `--no-tools` win over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
 }
 
-/// The built-in tools a `tools` setting may name.
-pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// The built-in tools a `tools` setting may name (the language tools are offered only when the
+/// editor or a language server of Tandem's answers them).
+pub const TOOL_NAMES: [&str; 13] = [
+    "read",
+    "bash",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "diagnostics",
+    "definition",
+    "references",
+    "symbols",
+    "hover",
+    "rename",
+];
 
 /// The `initializationOptions` key carrying the editor's own workspace trust (VS Code's
 /// `workspace.isTrusted`, Neovim's `vim.secure` decision). Read from `initializationOptions`

@@ -10,7 +10,7 @@ use tandem_ai::sync::lock;
 use tandem_agent::ToolError;
 
 use crate::calls::{CallRecords, ProposedChange};
-use crate::intel::LanguageIntel;
+use crate::intel::{after, report, LanguageIntel};
 use crate::mutation::FileMutationQueue;
 use crate::paths::{self, Access, ResolvedPath};
 use crate::settings::DiagnosticsConfig;
@@ -136,6 +136,65 @@ impl ToolEnv {
         Ok(outcome)
     }
 
+    /// [`ToolEnv::propose`] with the diagnostics report: the file's diagnostics are read
+    /// before, and once the change is applied the report of what is new follows (`None` when
+    /// there is nothing to say, the change was not applied, or `cancel` fired meanwhile).
+    pub async fn propose_with_diagnostics(
+        &self,
+        call: &str,
+        change: FileChange,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<(ChangeOutcome, Option<String>), WorkspaceError> {
+        let before = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            before = self.diagnostics_before(&change) => before,
+        };
+        let outcome = self.propose(call, change.clone()).await?;
+        let report = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            report = self.diagnostics_after(before, &change, &outcome) => report,
+        };
+        Ok((outcome, report))
+    }
+
+    /// The diagnostics of `change`'s file before it is proposed, for
+    /// [`ToolEnv::diagnostics_after`]; `None` when nothing will be reported.
+    pub async fn diagnostics_before(&self, change: &FileChange) -> Option<DiagnosticsBefore> {
+        let intel = self.intel.as_ref()?;
+        let text = change.old_text.clone().unwrap_or_default();
+        match after::before(&**intel, &self.diagnostics, change.path.clone(), text).await {
+            Ok(None) => None,
+            Ok(Some(before)) => Some(DiagnosticsBefore(Ok(before))),
+            Err(e) => Some(DiagnosticsBefore(Err(e))),
+        }
+    }
+
+    /// The paragraph that ends an edit's or write's result once `change` had `outcome`: the
+    /// errors and warnings the language servers report for the file that are new since
+    /// `before` (or why they could not be read); `None` when the change was not applied.
+    pub async fn diagnostics_after(
+        &self,
+        before: Option<DiagnosticsBefore>,
+        change: &FileChange,
+        outcome: &ChangeOutcome,
+    ) -> Option<String> {
+        let text = match outcome {
+            ChangeOutcome::Applied => change.new_text.as_str(),
+            ChangeOutcome::Rebased(made) => made.new_text.as_str(),
+            _ => return None,
+        };
+        let shown = self.display_path(&change.path);
+        match before?.0 {
+            Err(e) => Some(report::unavailable(&shown, &e)),
+            Ok(before) => {
+                let intel = self.intel.as_ref()?;
+                after::after(&**intel, &self.diagnostics, before, text, &shown).await
+            }
+        }
+    }
+
     /// Resolves a path argument (`@` prefix, `~`, relative to the working directory). A path
     /// holding NUL or another control character is refused. A path outside the workspace roots
     /// (every symlink followed, dangling ones included) needs the user's permission, and so does
@@ -236,3 +295,8 @@ impl ToolEnv {
         paths::display(path, &self.cwd)
     }
 }
+
+/// A file's diagnostics just before a change ([`ToolEnv::diagnostics_before`]), or why they
+/// could not be read.
+#[derive(Debug)]
+pub struct DiagnosticsBefore(Result<after::Before, String>);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::paths;
-use crate::tools::args::ToolArgs;
+use crate::tools::args::{LanguageArgs, ToolArgs};
 
 /// The kind of a tool call (ACP's set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -145,6 +145,38 @@ pub fn describe_tool_call(tool: &str, args: &Value, cwd: &Path) -> ToolCallInfo 
             ToolKind::Read,
             location(None),
         ),
+        (_, Some(ToolArgs::Language(LanguageArgs::At(a)))) => {
+            let at = format!("{}:{}:{}", shown("file"), a.line, a.column);
+            let (title, kind) = match tool {
+                "definition" => (format!("Definition at {at}"), ToolKind::Search),
+                "references" => (format!("References at {at}"), ToolKind::Search),
+                "rename" => (
+                    format!(
+                        "Rename at {at} to `{}`",
+                        short(a.new_name.as_deref().unwrap_or_default(), 60)
+                    ),
+                    ToolKind::Edit,
+                ),
+                _ => (format!("Hover at {at}"), ToolKind::Read),
+            };
+            info(title, kind, location(Some(a.line.max(1.0) as u64)))
+        }
+        (_, Some(ToolArgs::Language(LanguageArgs::Symbols(a)))) => {
+            let title = match (&a.query, path_arg) {
+                (Some(q), None) => format!("Symbols matching `{}`", short(q, 60)),
+                (Some(q), Some(_)) => {
+                    format!("Symbols matching `{}` in {}", short(q, 60), shown("."))
+                }
+                (None, _) => format!("Symbols in {}", shown("the workspace")),
+            };
+            info(title, ToolKind::Search, location(None))
+        }
+        (_, Some(ToolArgs::Language(LanguageArgs::Diagnostics(_)))) => info(
+            format!("Diagnostics of {}", shown("the workspace")),
+            ToolKind::Read,
+            location(None),
+        ),
+        ("rename", None) => info("Rename".into(), ToolKind::Edit, location(None)),
         ("read", None) => info("Read file".into(), ToolKind::Read, location(Some(1))),
         (other, None) => info(other.to_string(), ToolKind::Other, location(None)),
     }

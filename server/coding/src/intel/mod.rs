@@ -10,6 +10,8 @@
 //! to and from what the model sees (one-based line and column in characters, as the read tool
 //! numbers lines) with the document's text ([`Pos::from_user`], [`Pos::to_user`]).
 
+pub mod after;
+pub mod report;
 mod scripted;
 
 use std::collections::BTreeMap;
@@ -327,3 +329,6 @@ pub trait LanguageIntel: Send + Sync {
         new_name: String,
     ) -> BoxFuture<'a, Result<Vec<FileEdits>, IntelError>>;
 }
+
+#[cfg(test)]
+mod tests;

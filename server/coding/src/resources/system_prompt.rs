@@ -48,6 +48,12 @@ fn builtin_line(tool: &str) -> Option<&'static str> {
         "grep" => "search file contents by pattern (skips files ignored by .gitignore)",
         "find" => "find files by glob pattern (skips files ignored by .gitignore)",
         "ls" => "list the entries of a directory",
+        "diagnostics" => "list the errors and warnings the language servers report",
+        "definition" => "find where the symbol at a position is defined (language servers)",
+        "references" => "find every use of the symbol at a position (language servers)",
+        "symbols" => "outline a file, or find symbols by name in the project",
+        "hover" => "show the type and documentation of the symbol at a position",
+        "rename" => "rename a symbol everywhere it is used, as one proposed edit",
         _ => return None,
     })
 }
@@ -133,6 +139,12 @@ fn default_prompt(options: &SystemPromptOptions<'_>) -> String {
     }
     if has("write") {
         add("Use write only for new files or for rewriting a file completely.");
+    }
+    if has("definition") || has("references") || has("rename") {
+        add("To navigate code use definition and references, and rename symbols with rename: they follow the language's rules, which grep and edit do not.");
+    }
+    if (has("edit") || has("write")) && has("diagnostics") {
+        add("After an edit or write, its result lists the errors and warnings it introduced: fix them before you go on.");
     }
     if has("edit") || has("write") {
         add("To report what you changed, write it in your answer; do not print files with bash.");

@@ -106,6 +106,58 @@ pub struct LsArgs {
     pub limit: Option<f64>,
 }
 
+/// `definition`, `references`, `hover` and `rename`: a place in a file, as the read tool
+/// numbers it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtArgs {
+    /// The file.
+    pub path: String,
+    /// One-based line.
+    pub line: f64,
+    /// One-based column, in characters.
+    pub column: f64,
+    /// `references`: count the declaration too (default false).
+    #[serde(default)]
+    pub include_declaration: Option<bool>,
+    /// `rename`: the new name.
+    #[serde(default)]
+    pub new_name: Option<String>,
+}
+
+/// `symbols`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SymbolsArgs {
+    /// A file: its outline.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// A name to look for (in the file, or the whole workspace without `path`).
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// `diagnostics`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct DiagnosticsArgs {
+    /// A file or folder (default: every file the language servers report on).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `error`, `warning` (the default: errors and warnings) or `all`.
+    #[serde(default)]
+    pub severity: Option<String>,
+}
+
+/// A language tool's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LanguageArgs {
+    /// `definition`, `references`, `hover`, `rename`.
+    At(AtArgs),
+    /// `symbols`.
+    Symbols(SymbolsArgs),
+    /// `diagnostics`.
+    Diagnostics(DiagnosticsArgs),
+}
+
 /// A built-in tool's arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolArgs {
@@ -123,6 +175,9 @@ pub enum ToolArgs {
     Find(FindArgs),
     /// `ls`.
     Ls(LsArgs),
+    /// A language tool (`diagnostics`, `definition`, `references`, `symbols`, `hover`,
+    /// `rename`).
+    Language(LanguageArgs),
 }
 
 impl ToolArgs {
@@ -138,6 +193,13 @@ impl ToolArgs {
             "grep" => parse(tool, value()).map(ToolArgs::Grep),
             "find" => parse(tool, value()).map(ToolArgs::Find),
             "ls" => parse(tool, value()).map(ToolArgs::Ls),
+            "definition" | "references" | "hover" | "rename" => {
+                parse(tool, value()).map(|a| ToolArgs::Language(LanguageArgs::At(a)))
+            }
+            "symbols" => parse(tool, value()).map(|a| ToolArgs::Language(LanguageArgs::Symbols(a))),
+            "diagnostics" => {
+                parse(tool, value()).map(|a| ToolArgs::Language(LanguageArgs::Diagnostics(a)))
+            }
             _ => return None,
         })
     }
@@ -151,6 +213,9 @@ impl ToolArgs {
             ToolArgs::Grep(a) => a.path.as_deref(),
             ToolArgs::Find(a) => a.path.as_deref(),
             ToolArgs::Ls(a) => a.path.as_deref(),
+            ToolArgs::Language(LanguageArgs::At(a)) => Some(&a.path),
+            ToolArgs::Language(LanguageArgs::Symbols(a)) => a.path.as_deref(),
+            ToolArgs::Language(LanguageArgs::Diagnostics(a)) => a.path.as_deref(),
             ToolArgs::Bash(_) => None,
         }
     }

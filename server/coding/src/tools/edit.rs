@@ -160,9 +160,9 @@ impl EditTool {
             edits: plan.edits,
         };
         let blocks = change.edits.len();
-        let outcome = self
+        let (outcome, diagnostics) = self
             .env
-            .propose(&call.call_id, change)
+            .propose_with_diagnostics(&call.call_id, change, &call.cancel)
             .await
             .map_err(|e| ToolError::new(e.to_string()))?;
         if let Some(error) = outcome.failure("the edit to", &path) {
@@ -184,8 +184,9 @@ impl EditTool {
             json_details["firstChangedLine"] = json!(line);
         }
         let text = format!(
-            "Successfully replaced {blocks} block(s) in {path}.{}",
-            outcome.note().unwrap_or_default()
+            "Successfully replaced {blocks} block(s) in {path}.{}{}",
+            outcome.note().unwrap_or_default(),
+            diagnostics.map(|d| format!("\n\n{d}")).unwrap_or_default()
         );
         Ok(ToolOutput::text(text).with_details(json_details))
     }

@@ -13,6 +13,7 @@ mod edit_match;
 mod edit_normalize;
 mod find;
 mod grep;
+mod lang;
 mod ls;
 mod process;
 mod read;
@@ -28,6 +29,7 @@ pub use edit::fuzz_plan_edit;
 pub use edit::EditTool;
 pub use find::FindTool;
 pub use grep::GrepTool;
+pub use lang::{LanguageTool, Which};
 pub use ls::LsTool;
 pub use read::{image_mime, ReadTool};
 pub use write::WriteTool;
@@ -88,7 +90,7 @@ pub fn tool(env: &Arc<ToolEnv>, name: &str) -> Option<Arc<dyn AgentTool>> {
         "grep" => Arc::new(GrepTool::new(inner)),
         "find" => Arc::new(FindTool::new(inner)),
         "ls" => Arc::new(LsTool::new(inner)),
-        _ => return None,
+        other => Arc::new(LanguageTool::new(inner, Which::named(other)?)),
     };
     Some(Arc::new(WithNotices {
         tool,

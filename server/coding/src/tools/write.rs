@@ -102,17 +102,18 @@ impl WriteTool {
             new_text: content,
             edits: Vec::new(),
         };
-        let outcome = self
+        let (outcome, diagnostics) = self
             .env
-            .propose(&call.call_id, change)
+            .propose_with_diagnostics(&call.call_id, change, &call.cancel)
             .await
             .map_err(|e| ToolError::new(e.to_string()))?;
         if let Some(error) = outcome.failure("writing", &path) {
             return Err(ToolError::new(error));
         }
         Ok(ToolOutput::text(format!(
-            "Successfully wrote {size} bytes to {path}{}",
-            outcome.note().unwrap_or_default()
+            "Successfully wrote {size} bytes to {path}{}{}",
+            outcome.note().unwrap_or_default(),
+            diagnostics.map(|d| format!("\n\n{d}")).unwrap_or_default()
         )))
     }
 }

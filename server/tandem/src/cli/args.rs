@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 use tandem_ai::ThinkingLevel;
-use tandem_coding::tools::ALL_TOOLS;
+use tandem_coding::tools::{ALL_TOOLS, LANGUAGE_TOOLS};
 
 use crate::host::{SessionOptions, ToolSelection};
 use crate::logging::LogOptions;
@@ -515,12 +515,13 @@ fn tool_selection(
         Some(list) => {
             let mut names = Vec::new();
             for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                if ALL_TOOLS.contains(&name) {
+                if ALL_TOOLS.contains(&name) || LANGUAGE_TOOLS.contains(&name) {
                     names.push(name.to_string());
                 } else {
                     warnings.push(format!(
-                        "Unknown tool \"{name}\". Valid tools: {}",
-                        ALL_TOOLS.join(", ")
+                        "Unknown tool \"{name}\". Valid tools: {}, {}",
+                        ALL_TOOLS.join(", "),
+                        LANGUAGE_TOOLS.join(", ")
                     ));
                 }
             }

@@ -134,7 +134,10 @@ fn tools() {
     let parsed = parse(&["--tools", "read,fly"]).expect("parses");
     assert_eq!(
         parsed.warnings,
-        vec!["Unknown tool \"fly\". Valid tools: read, bash, edit, write, grep, find, ls"]
+        vec![
+            "Unknown tool \"fly\". Valid tools: read, bash, edit, write, grep, find, ls, \
+             diagnostics, definition, references, symbols, hover, rename"
+        ]
     );
     let Command::Print(r) = parsed.command else {
         panic!("print")
