@@ -67,31 +67,35 @@ fn kind(d: &Diagnostic) -> Kind<'_> {
 /// The diagnostics of `after` that `before` did not have (by kind and count), and those of
 /// `before` that `after` no longer has, each in its list's order.
 pub fn compare<'a>(
-    before: &'a [Diagnostic],
-    after: &'a [Diagnostic],
+    before: &[&'a Diagnostic],
+    after: &[&'a Diagnostic],
 ) -> (Vec<&'a Diagnostic>, Vec<&'a Diagnostic>) {
-    let mut left: HashMap<Kind<'_>, usize> = HashMap::new();
+    // Per kind: how many before, how many after; then each list keeps its surplus.
+    let mut counts: HashMap<Kind<'a>, (usize, usize)> = HashMap::with_capacity(before.len());
     for d in before {
-        *left.entry(kind(d)).or_default() += 1;
+        counts.entry(kind(d)).or_default().0 += 1;
     }
-    let mut new = Vec::new();
     for d in after {
-        match left.get_mut(&kind(d)) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => new.push(d),
-        }
+        counts.entry(kind(d)).or_default().1 += 1;
     }
-    let mut right: HashMap<Kind<'_>, usize> = HashMap::new();
-    for d in after {
-        *right.entry(kind(d)).or_default() += 1;
-    }
-    let mut gone = Vec::new();
-    for d in before {
-        match right.get_mut(&kind(d)) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => gone.push(d),
-        }
-    }
+    let surplus = |list: &[&'a Diagnostic],
+                   mine: fn(&(usize, usize)) -> usize,
+                   theirs: fn(&(usize, usize)) -> usize| {
+        let mut seen: HashMap<Kind<'a>, usize> = HashMap::new();
+        list.iter()
+            .filter(|d| {
+                let k = kind(d);
+                let (own, other) = counts.get(&k).map_or((0, 0), |c| (mine(c), theirs(c)));
+                let n = seen.entry(k).or_default();
+                *n += 1;
+                // The first `other` of this kind are matched; the rest (own - other) are not.
+                own > other && *n > other
+            })
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let new = surplus(after, |c| c.1, |c| c.0);
+    let gone = surplus(before, |c| c.0, |c| c.1);
     (new, gone)
 }
 
@@ -118,17 +122,11 @@ pub fn after_edit(config: &DiagnosticsConfig, file: &EditedFile<'_>) -> Option<S
     if !now.analyzed {
         return None;
     }
-    let before: Vec<Diagnostic> = file
-        .before
-        .iter()
-        .filter(|d| wanted(config, d))
-        .cloned()
-        .collect();
-    let after: Vec<Diagnostic> = now
+    let before: Vec<&Diagnostic> = file.before.iter().filter(|d| wanted(config, d)).collect();
+    let after: Vec<&Diagnostic> = now
         .diagnostics
         .iter()
         .filter(|d| wanted(config, d))
-        .cloned()
         .collect();
     let (new, gone) = compare(&before, &after);
     let mut out = String::new();
@@ -189,7 +187,7 @@ pub fn after_edit(config: &DiagnosticsConfig, file: &EditedFile<'_>) -> Option<S
 }
 
 /// "2 errors, 1 warning remain" or "none remain".
-fn standing(diagnostics: &[Diagnostic]) -> String {
+fn standing(diagnostics: &[&Diagnostic]) -> String {
     let errors = diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)

@@ -85,6 +85,10 @@ fn positions_convert_between_the_models_columns_and_utf16() {
     );
 }
 
+fn refs(v: &[Diagnostic]) -> Vec<&Diagnostic> {
+    v.iter().collect()
+}
+
 #[test]
 fn compare_matches_by_what_a_diagnostic_says_not_where() {
     let before = vec![
@@ -96,12 +100,12 @@ fn compare_matches_by_what_a_diagnostic_says_not_where() {
         diag(5, 0, Severity::Error, "Pyright", "x is not defined"),
         diag(6, 2, Severity::Error, "Pyright", "y is not defined"),
     ];
-    let (new, gone) = compare(&before, &after);
+    let (new, gone) = compare(&refs(&before), &refs(&after));
     assert_eq!(new, vec![&after[1]]);
     assert_eq!(gone, vec![&before[1]]);
     // Counts matter: a second copy of a message is new.
     let after = vec![before[0].clone(), before[0].clone()];
-    let (new, gone) = compare(&before[..1], &after);
+    let (new, gone) = compare(&refs(&before[..1]), &refs(&after));
     assert_eq!(new.len(), 1);
     assert!(gone.is_empty());
 }
