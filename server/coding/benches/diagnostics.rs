@@ -24,7 +24,7 @@ fn diagnostic(i: usize) -> Diagnostic {
                 character: 9,
             },
         },
-        severity: if i % 3 == 0 {
+        severity: if i.is_multiple_of(3) {
             Severity::Error
         } else {
             Severity::Warning
