@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::join_all;
 use tandem_agent::BoxFuture;
@@ -36,7 +37,16 @@ struct Clients {
     errors: Vec<IntelError>,
 }
 
+/// How much longer than a start's own bound a request waits for it (the start's failure,
+/// rather than "still starting", is then the answer).
+const START_MARGIN: Duration = Duration::from_millis(500);
+
 impl LanguageServers {
+    /// The deadline of a request that may start its servers.
+    fn start_deadline(&self) -> Instant {
+        Instant::now() + self.limits.initialize + START_MARGIN
+    }
+
     /// The entries for `path` and their roots; `NoServer` when none handles it.
     fn entries_for(&self, path: &Path) -> Result<Vec<(usize, PathBuf)>, IntelError> {
         let no_server = |hint: String| IntelError::NoServer {
@@ -123,7 +133,7 @@ impl LanguageServers {
         F: Fn(Arc<Client>) -> Fut,
         Fut: Future<Output = Result<T, IntelError>>,
     {
-        let deadline = Instant::now() + self.limits.initialize;
+        let deadline = self.start_deadline();
         let Clients {
             clients,
             starting,
@@ -489,8 +499,7 @@ impl LanguageIntel for LanguageServers {
         new_name: String,
     ) -> BoxFuture<'a, Result<Vec<FileEdits>, IntelError>> {
         Box::pin(async move {
-            let deadline = Instant::now() + self.limits.initialize;
-            let clients = self.clients(&document, deadline).await?;
+            let clients = self.clients(&document, self.start_deadline()).await?;
             let Some(client) = clients
                 .clients
                 .iter()
