@@ -23,7 +23,7 @@ use super::updates;
 use super::workspace::{AcpWorkspace, ClientConnection};
 use super::AcpAgent;
 use crate::host::setup::{
-    apply_trust, decide_trust, prepare, SessionRequest, SetupError, TrustLater,
+    apply_trust, decide_trust, prepare, SessionRequest, SetupError, TrustLater, Trusted,
 };
 use crate::host::Origin;
 use crate::mcp::McpServerConfig;
@@ -143,6 +143,7 @@ impl AcpAgent {
             cwd,
             started.registry,
             started.mcp,
+            started.languages,
             cx,
         );
         *lock(&session.first_turn) = FirstTurn {
@@ -197,9 +198,17 @@ impl AcpAgent {
         )
         .await;
         match applied {
-            Ok((mcp, problems)) => {
+            Ok(Trusted {
+                mcp,
+                languages,
+                problems,
+            }) => {
                 let old = std::mem::replace(&mut *lock(&session.mcp), mcp);
                 old.shutdown().await;
+                let old = std::mem::replace(&mut *lock(&session.languages), languages);
+                if let Some(old) = old {
+                    old.shutdown().await;
+                }
                 show_problems(session, &problems);
                 session.notify(SessionUpdate::AvailableCommandsUpdate(
                     session.available_commands(),
