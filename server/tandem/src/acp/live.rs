@@ -73,7 +73,6 @@ impl AcpSession {
         cwd: PathBuf,
         registry: Arc<ModelRegistry>,
         mcp: McpTools,
-        languages: Option<Arc<LanguageServers>>,
         cx: ClientConnection,
     ) -> Arc<AcpSession> {
         let records = session.calls().clone();
@@ -98,7 +97,7 @@ impl AcpSession {
             cwd,
             registry,
             mcp: Mutex::new(mcp),
-            languages: Mutex::new(languages),
+            languages: Mutex::new(None),
             first_turn: Mutex::new(FirstTurn::default()),
             cancelled: AtomicBool::new(false),
             cx,

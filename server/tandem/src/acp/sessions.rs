@@ -143,9 +143,9 @@ impl AcpAgent {
             cwd,
             started.registry,
             started.mcp,
-            started.languages,
             cx,
         );
+        *lock(&session.languages) = started.languages;
         *lock(&session.first_turn) = FirstTurn {
             trust: started.pending.map(|resources| (resources, servers)),
             problems: started.problems,

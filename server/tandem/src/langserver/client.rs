@@ -220,6 +220,12 @@ impl Client {
         self.process.exited().is_none() && !self.main_loop.is_finished()
     }
 
+    /// Its process id (its process group's), while known.
+    #[cfg(test)]
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
     /// How its process exited, once it did.
     pub(super) fn exit_status(&self) -> Option<String> {
         self.process.exited()

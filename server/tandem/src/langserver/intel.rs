@@ -427,9 +427,8 @@ impl LanguageIntel for LanguageServers {
                 None => {
                     let running: Vec<Arc<Client>> = self
                         .pool
-                        .running(None)
+                        .running()
                         .into_iter()
-                        .map(|(_, c)| c)
                         .filter(|c| offers(c.capabilities()))
                         .collect();
                     if running.is_empty() {
@@ -534,12 +533,7 @@ impl LanguageIntel for LanguageServers {
 impl LanguageServers {
     /// Every file a running server reported on; with `settle`, once the open ones settled.
     async fn known_diagnostics(&self, settle: Option<&Settle>) -> DiagnosticsAnswer {
-        let running: Vec<Arc<Client>> = self
-            .pool
-            .running(None)
-            .into_iter()
-            .map(|(_, c)| c)
-            .collect();
+        let running = self.pool.running();
         let mut paths: Vec<PathBuf> = running.iter().flat_map(|c| c.reported()).collect();
         paths.sort();
         paths.dedup();

@@ -165,13 +165,12 @@ impl Pool {
         rx
     }
 
-    /// The running servers of entry `index`, any root.
-    pub(super) fn running(&self, index: Option<usize>) -> Vec<(usize, Arc<Client>)> {
+    /// The running servers.
+    pub(super) fn running(&self) -> Vec<Arc<Client>> {
         lock(&self.slots)
-            .iter()
-            .filter(|((i, _), _)| index.is_none_or(|want| want == *i))
-            .filter_map(|((i, _), slot)| match &slot.state {
-                SlotState::Ready(client) if client.alive() => Some((*i, client.clone())),
+            .values()
+            .filter_map(|slot| match &slot.state {
+                SlotState::Ready(client) if client.alive() => Some(client.clone()),
                 _ => None,
             })
             .collect()

@@ -106,6 +106,12 @@ impl ServerProcess {
         })
     }
 
+    /// Its process id.
+    #[cfg(test)]
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
     /// How it exited ("exit status 3"), once it did.
     pub(super) fn exited(&self) -> Option<String> {
         self.exit.borrow().clone()

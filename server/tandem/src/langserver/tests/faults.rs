@@ -210,9 +210,9 @@ async fn shutdown_stops_the_servers_and_later_requests_fail() {
         .references(document.clone(), Pos::default(), false)
         .await
         .expect("references");
-    let running = servers.pool.running(None);
+    let running = servers.pool.running();
     assert_eq!(running.len(), 1);
-    let client = running[0].1.clone();
+    let client = running[0].clone();
     let started = Instant::now();
     servers.shutdown().await;
     assert!(

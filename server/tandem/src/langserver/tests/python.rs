@@ -202,3 +202,120 @@ async fn python_definition_references_symbols_hover_and_rename() {
         .all(|(_, text)| text == "sum_of_areas"));
     servers.shutdown().await;
 }
+
+/// `field` of /proc/PID/status (`VmRSS:`, `RssAnon:`) in KiB: of this process, or summed over
+/// every process in the groups led by `pids`.
+fn rss_kib(field: &str, pids: Option<&[u32]>) -> u64 {
+    let status = |pid: &str| -> u64 {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with(field))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(0)
+    };
+    let Some(groups) = pids else {
+        return status("self");
+    };
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{name}/stat")) else {
+            continue;
+        };
+        // pgrp is the 5th field, after the parenthesised command.
+        let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or_default();
+        let pgrp: u32 = after
+            .split_whitespace()
+            .nth(2)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if groups.contains(&pgrp) {
+            total += status(&name);
+        }
+    }
+    total
+}
+
+/// Figures for the report (not a test of speed): the client's memory with ruff and
+/// basedpyright warm, the servers' own, a didChange to settled diagnostics, and a definition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "prints measurements; run with --ignored --nocapture"]
+async fn measure_warm_clients_settling_and_definitions() {
+    let (_temp, root) = workspace("python");
+    let before = (rss_kib("VmRSS:", None), rss_kib("RssAnon:", None));
+    let servers = servers(&root, json!({}), Limits::default());
+    let main = document(&root.join("main.py"));
+    let first = Instant::now();
+    servers
+        .diagnostics(Some(vec![main.clone()]), settle(BTreeMap::new()))
+        .await
+        .expect("diagnostics");
+    let started = first.elapsed();
+    let warm = (rss_kib("VmRSS:", None), rss_kib("RssAnon:", None));
+    let pids: Vec<u32> = servers
+        .pool
+        .running()
+        .iter()
+        .filter_map(|c| c.pid())
+        .collect();
+    let servers_rss = rss_kib("VmRSS:", Some(&pids));
+    let mut settles = Vec::new();
+    let mut generation = 0;
+    for i in 0..10 {
+        let text = main
+            .text
+            .replace("count: int = \"two\"", &format!("count: int = {i}"));
+        let changed = Document {
+            path: main.path.clone(),
+            text,
+        };
+        let t = Instant::now();
+        let answer = servers
+            .diagnostics(
+                Some(vec![changed]),
+                Some(Settle {
+                    after: BTreeMap::from([(main.path.clone(), generation)]),
+                    wait: Duration::from_secs(10),
+                    quiet: Duration::from_millis(0),
+                }),
+            )
+            .await
+            .expect("diagnostics");
+        assert!(answer.settled);
+        generation = answer.files[0].generation;
+        settles.push(t.elapsed());
+    }
+    let at_use = pos_of(&main.text, "total_area", 1);
+    let mut definitions = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        servers
+            .definition(main.clone(), at_use)
+            .await
+            .expect("definition");
+        definitions.push(t.elapsed());
+    }
+    settles.sort();
+    definitions.sort();
+    eprintln!(
+        "first diagnostics (start + analysis): {started:?}\n\
+         this process: RSS {} KiB before, {} KiB with ruff and basedpyright warm; of it \
+         anonymous (heap, stacks) {} KiB before, {} KiB warm (the rest is the binary's code \
+         pages)\n\
+         the servers' processes: {servers_rss} KiB\n\
+         didChange to settled diagnostics (quiet 0), 10 runs: median {:?}, max {:?}\n\
+         definition, 20 runs: median {:?}, max {:?}",
+        before.0,
+        warm.0,
+        before.1,
+        warm.1,
+        settles[5],
+        settles[9],
+        definitions[10],
+        definitions[19],
+    );
+    servers.shutdown().await;
+}
