@@ -9,6 +9,7 @@ pub mod demo;
 mod demo_editor;
 pub mod entry;
 pub mod host;
+pub mod langserver;
 pub mod logging;
 pub mod lsp;
 pub mod mcp;

@@ -211,6 +211,9 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
             let started = setup(&run, &cwd, None, true).await?;
             let outcome = execute(started.session, prompts, mode).await;
             started.mcp.shutdown().await;
+            if let Some(languages) = &started.languages {
+                languages.shutdown().await;
+            }
             outcome
         })
     })();

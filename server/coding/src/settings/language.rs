@@ -1,12 +1,22 @@
 //! Tandem's language-intelligence keys: `diagnostics` (what the agent is told after its edits)
 //! and `languageServers` (the servers Tandem starts itself where no editor provides language
 //! intelligence: the CLI, ACP, Helix).
+//!
+//! `languageServers` is checked entry by entry, as `mcpServers` is: an entry of the wrong shape
+//! is removed and reported, the others stay. A project entry replaces the global entry of its
+//! name as a whole, and an entry set to `null` stays in the merge (it removes a global entry,
+//! or one of Tandem's built-in servers, by name).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use super::schema::describe;
+
+/// The settings key of the language servers.
+pub(super) const KEY: &str = "languageServers";
 
 /// `diagnostics` as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,16 +108,20 @@ impl DiagnosticsConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LanguageServerSettings {
-    /// The program (searched on PATH when it has no `/`).
+    /// The program (searched on PATH when it has no `/`). Empty: the built-in server of the
+    /// same name's (an entry that only changes a built-in server's `settings`, say).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// Its arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// File extensions it handles, without the dot (`py`, `pyi`).
+    /// File extensions it handles, without the dot (`py`, `pyi`); the built-in server's when
+    /// left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_types: Vec<String>,
     /// Files or folders whose nearest ancestor folder is the server's root (`pyproject.toml`,
-    /// `package.json`); the workspace root when none is found.
+    /// `package.json`); the workspace root when none is found. The built-in server's when left
+    /// out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub root_markers: Vec<String>,
     /// Environment variables added to Tandem's own.
@@ -122,4 +136,130 @@ pub struct LanguageServerSettings {
     /// `false` keeps the entry without starting the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+}
+
+impl LanguageServerSettings {
+    /// Whether the server may be started (`enabled` is not `false`).
+    pub fn enabled(&self) -> bool {
+        self.enabled != Some(false)
+    }
+}
+
+/// Removes the `languageServers` entries of the wrong shape from a file's keys and returns
+/// `(name, problem)` for each; `languageServers` itself of the wrong kind is removed and
+/// reported with the name empty. Entries set to `null` stay (they remove an entry by name).
+pub(super) fn check(root: &mut Map<String, Value>) -> Vec<(String, String)> {
+    let Some(servers) = root.get_mut(KEY) else {
+        return Vec::new();
+    };
+    if servers.is_null() {
+        return Vec::new();
+    }
+    let Some(servers) = servers.as_object_mut() else {
+        let problem = format!(
+            "expected an object from server name to {{\"command\", \"args\", \"fileTypes\", \
+             \"rootMarkers\"}}, found {}",
+            describe(servers)
+        );
+        root.remove(KEY);
+        return vec![(String::new(), problem)];
+    };
+    let mut bad = Vec::new();
+    servers.retain(|name, entry| match check_entry(entry) {
+        Ok(()) => true,
+        Err(problem) => {
+            bad.push((name.clone(), problem));
+            false
+        }
+    });
+    bad
+}
+
+fn check_entry(entry: &mut Value) -> Result<(), String> {
+    if entry.is_null() {
+        return Ok(());
+    }
+    if let Some(fields) = entry.as_object_mut() {
+        // `null` fields mean "not set".
+        fields.retain(|_, value| !value.is_null());
+    }
+    let Some(fields) = entry.as_object() else {
+        return Err(format!(
+            "expected an object with \"command\" (and optionally \"args\", \"fileTypes\", \
+             \"rootMarkers\", \"env\", \"initializationOptions\", \"settings\", \"enabled\"), \
+             or null to remove the server, found {}",
+            describe(entry)
+        ));
+    };
+    match fields.get("command") {
+        None => {}
+        Some(Value::String(command)) if !command.trim().is_empty() => {}
+        Some(Value::String(_)) => return Err("\"command\" is empty".to_string()),
+        Some(other) => {
+            return Err(format!(
+                "command: expected a string, found {}",
+                describe(other)
+            ))
+        }
+    }
+    for list in ["args", "fileTypes", "rootMarkers"] {
+        let Some(value) = fields.get(list) else {
+            continue;
+        };
+        let Some(items) = value.as_array() else {
+            return Err(format!(
+                "{list}: expected an array of strings, found {}",
+                describe(value)
+            ));
+        };
+        if let Some((index, item)) = items.iter().enumerate().find(|(_, i)| !i.is_string()) {
+            return Err(format!(
+                "{list}[{index}]: expected a string, found {}",
+                describe(item)
+            ));
+        }
+    }
+    if let Some(env) = fields.get("env") {
+        let Some(vars) = env.as_object() else {
+            return Err(format!(
+                "env: expected an object of strings, found {}",
+                describe(env)
+            ));
+        };
+        if let Some((key, value)) = vars.iter().find(|(_, v)| !v.is_string()) {
+            // The value itself is not shown: environment variables often hold secrets.
+            let kind = match value {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::Array(_) => "an array",
+                _ => "an object",
+            };
+            return Err(format!("env.{key}: expected a string, found {kind}"));
+        }
+    }
+    if let Some(value) = fields.get("enabled") {
+        if !value.is_boolean() {
+            return Err(format!(
+                "enabled: expected true or false, found {}",
+                describe(value)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// After the project file was deep-merged over the global one: puts each project entry back
+/// whole, so that it replaces the global entry of its name instead of merging into it.
+pub(super) fn replace_merged_entries(
+    merged: &mut Map<String, Value>,
+    project: &Map<String, Value>,
+) {
+    let (Some(Value::Object(project_servers)), Some(Value::Object(merged_servers))) =
+        (project.get(KEY), merged.get_mut(KEY))
+    else {
+        return;
+    };
+    for (name, entry) in project_servers {
+        merged_servers.insert(name.clone(), entry.clone());
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! Each file is parsed to JSON, migrated from pi's older layouts, checked (values of the wrong
 //! kind are dropped and reported), then the project file is merged over the global one (an
-//! `mcpServers` entry of the project replaces the global one of its name whole). The
+//! `mcpServers` or `languageServers` entry of the project replaces the global one of its name
+//! whole). The
 //! reads are blocking: this runs once at startup, before any async work.
 
 use std::collections::BTreeMap;
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::schema::{check, describe};
-use super::{mcp, McpServerSettings, Settings};
+use super::{language, mcp, McpServerSettings, Settings};
 
 /// Where the settings files live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +108,30 @@ pub enum SettingsError {
         /// What is wrong.
         problem: String,
     },
+    /// A `languageServers` entry of the wrong shape; Tandem does not start that server.
+    #[error("{}: {}: {problem}. {}", .file.display(), language_key(.name), language_consequence(.name))]
+    InvalidLanguageServer {
+        /// The file.
+        file: PathBuf,
+        /// The server's name; empty when `languageServers` itself is not an object.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+fn language_key(name: &str) -> String {
+    match name {
+        "" => language::KEY.to_string(),
+        name => format!("{}.{name}", language::KEY),
+    }
+}
+
+fn language_consequence(name: &str) -> &'static str {
+    match name {
+        "" => "No language server from this file is used.",
+        _ => "This entry is ignored until it is fixed.",
+    }
 }
 
 fn mcp_key(name: &str) -> String {
@@ -181,6 +206,7 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
     deep_merge(&mut merged, Value::Object(project.clone()));
     if let Value::Object(merged) = &mut merged {
         mcp::replace_merged_entries(merged, &project);
+        language::replace_merged_entries(merged, &project);
     }
     let named_by_project = |name: &str| {
         project
@@ -273,6 +299,15 @@ pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>
                 file: file.to_path_buf(),
                 name: bad.name,
                 problem: bad.problem,
+            }),
+    );
+    errors.extend(
+        language::check(&mut map)
+            .into_iter()
+            .map(|(name, problem)| SettingsError::InvalidLanguageServer {
+                file: file.to_path_buf(),
+                name,
+                problem,
             }),
     );
     (map, errors)

@@ -11,6 +11,10 @@
 //! (`<agentDir>/mcp.json`, the project's `.pi/mcp.json` when trusted), gathered in
 //! [`LoadedSettings::mcp_servers`].
 //!
+//! `languageServers` (the language servers Tandem starts itself where no editor provides
+//! language intelligence) and `diagnostics` are Tandem's keys, read as plain data here
+//! (`language.rs`); the `tandem` crate merges them over its built-in servers and starts them.
+//!
 //! [`Settings`] holds what the files say (every field optional); its methods answer with pi's
 //! defaults filled in. Keys this version does not know are kept in [`Settings::extra`], so
 //! Tandem-only keys can be read once they are supported. Tandem's own `mcpServers` (the MCP

@@ -549,3 +549,117 @@ fn comments_and_trailing_commas_are_accepted_and_errors_keep_their_position() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn language_servers_project_entries_replace_global_ones_whole_and_null_stays_to_remove_one() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{"languageServers": {
+            "shared": {"command": "global", "args": ["g"], "fileTypes": ["py"], "env": {"G": "1"}},
+            "globalOnly": {"command": "g2", "fileTypes": ["go"]},
+            "ruff": null
+        }}"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"languageServers": {
+            "shared": {"command": "project", "fileTypes": ["py"]},
+            "globalOnly": null,
+            "basedpyright": {"settings": {"python": {"pythonPath": "/usr/bin/python3"}}}
+        }}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, true);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let servers = loaded.merged.language_servers.expect("servers");
+    assert_eq!(
+        serde_json::to_value(&servers).expect("json"),
+        json!({
+            "basedpyright": {"settings": {"python": {"pythonPath": "/usr/bin/python3"}}},
+            "globalOnly": null,
+            "ruff": null,
+            "shared": {"command": "project", "fileTypes": ["py"]},
+        })
+    );
+    // An untrusted project's entries are never read.
+    let loaded = load(&d.agent, &d.cwd, false);
+    let servers = loaded.merged.language_servers.expect("servers");
+    assert_eq!(
+        servers["shared"].as_ref().map(|s| s.command.as_str()),
+        Some("global")
+    );
+    assert!(!servers.contains_key("basedpyright"));
+}
+
+#[test]
+fn bad_language_server_entries_are_reported_and_the_others_kept() {
+    let file = Path::new("/p/.pi/settings.json");
+    let (map, errors) = parse(
+        r#"{"theme": "t", "languageServers": {
+            "good": {"command": "x", "fileTypes": ["py"], "enabled": false},
+            "notAnObject": "ruff server",
+            "commandArray": {"command": ["a"]},
+            "emptyCommand": {"command": " "},
+            "badTypes": {"command": "x", "fileTypes": "py"},
+            "badMarker": {"command": "x", "rootMarkers": [1]},
+            "badEnv": {"command": "x", "env": {"TOKEN": 5}},
+            "badEnabled": {"command": "x", "enabled": "no"},
+            "removed": null
+        }}"#,
+        file,
+    );
+    // In name order (the map's order depends on serde_json's `preserve_order`).
+    let mut messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    messages.sort();
+    let expect = |name: &str, problem: &str| {
+        format!(
+            "/p/.pi/settings.json: languageServers.{name}: {problem}. This entry is ignored \
+             until it is fixed."
+        )
+    };
+    assert_eq!(
+        messages,
+        [
+            expect(
+                "badEnabled",
+                "enabled: expected true or false, found a string (\"no\")"
+            ),
+            expect("badEnv", "env.TOKEN: expected a string, found a number"),
+            expect(
+                "badMarker",
+                "rootMarkers[0]: expected a string, found a number (1)"
+            ),
+            expect(
+                "badTypes",
+                "fileTypes: expected an array of strings, found a string (\"py\")"
+            ),
+            expect("commandArray", "command: expected a string, found an array"),
+            expect("emptyCommand", "\"command\" is empty"),
+            expect(
+                "notAnObject",
+                "expected an object with \"command\" (and optionally \"args\", \"fileTypes\", \
+                 \"rootMarkers\", \"env\", \"initializationOptions\", \"settings\", \"enabled\"), \
+                 or null to remove the server, found a string (\"ruff server\")"
+            ),
+        ]
+    );
+    let servers = map["languageServers"].as_object().expect("object");
+    let mut names: Vec<&str> = servers.keys().map(String::as_str).collect();
+    names.sort();
+    assert_eq!(names, ["good", "removed"]);
+    let settings: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
+    let servers = settings.language_servers.expect("servers");
+    let good = servers["good"].clone().expect("good");
+    assert!(!good.enabled());
+    assert_eq!(good.file_types, ["py"]);
+    assert_eq!(servers["removed"], None);
+
+    let (map, errors) = parse(r#"{"languageServers": ["ruff"]}"#, file);
+    assert_eq!(
+        errors[0].to_string(),
+        "/p/.pi/settings.json: languageServers: expected an object from server name to \
+         {\"command\", \"args\", \"fileTypes\", \"rootMarkers\"}, found an array. No language \
+         server from this file is used."
+    );
+    assert!(!map.contains_key("languageServers"));
+}

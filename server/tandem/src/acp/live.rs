@@ -23,6 +23,7 @@ use super::updates::Translator;
 use super::workspace::{AcpWorkspace, ClientConnection};
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::turns::Live;
+use crate::langserver::LanguageServers;
 use crate::mcp::{McpServerConfig, McpTools};
 use tandem_coding::trust::ProtectedResources;
 
@@ -52,6 +53,9 @@ pub struct AcpSession {
     pub registry: Arc<ModelRegistry>,
     /// The session's MCP servers (shut down with it; replaced when its folder becomes trusted).
     pub mcp: Mutex<McpTools>,
+    /// Tandem's own language servers, when the session uses them (shut down with it; started
+    /// when its folder becomes trusted).
+    pub languages: Mutex<Option<Arc<LanguageServers>>>,
     /// What the first turn must do before it runs: ask about the folder's trust, show
     /// configuration problems.
     pub first_turn: Mutex<FirstTurn>,
@@ -93,6 +97,7 @@ impl AcpSession {
             cwd,
             registry,
             mcp: Mutex::new(mcp),
+            languages: Mutex::new(None),
             first_turn: Mutex::new(FirstTurn::default()),
             cancelled: AtomicBool::new(false),
             cx,

@@ -233,6 +233,10 @@ impl AcpAgent {
         for s in &sessions {
             let mcp = std::mem::take(&mut *lock(&s.mcp));
             mcp.shutdown().await;
+            let languages = lock(&s.languages).take();
+            if let Some(languages) = languages {
+                languages.shutdown().await;
+            }
         }
     }
 }

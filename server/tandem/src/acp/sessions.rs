@@ -23,7 +23,7 @@ use super::updates;
 use super::workspace::{AcpWorkspace, ClientConnection};
 use super::AcpAgent;
 use crate::host::setup::{
-    apply_trust, decide_trust, prepare, SessionRequest, SetupError, TrustLater,
+    apply_trust, decide_trust, prepare, SessionRequest, SetupError, TrustLater, Trusted,
 };
 use crate::host::Origin;
 use crate::mcp::McpServerConfig;
@@ -145,6 +145,7 @@ impl AcpAgent {
             started.mcp,
             cx,
         );
+        *lock(&session.languages) = started.languages;
         *lock(&session.first_turn) = FirstTurn {
             trust: started.pending.map(|resources| (resources, servers)),
             problems: started.problems,
@@ -197,9 +198,17 @@ impl AcpAgent {
         )
         .await;
         match applied {
-            Ok((mcp, problems)) => {
+            Ok(Trusted {
+                mcp,
+                languages,
+                problems,
+            }) => {
                 let old = std::mem::replace(&mut *lock(&session.mcp), mcp);
                 old.shutdown().await;
+                let old = std::mem::replace(&mut *lock(&session.languages), languages);
+                if let Some(old) = old {
+                    old.shutdown().await;
+                }
                 show_problems(session, &problems);
                 session.notify(SessionUpdate::AvailableCommandsUpdate(
                     session.available_commands(),

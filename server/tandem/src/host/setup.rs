@@ -14,7 +14,10 @@
 //!    [`SetupError`] naming what to fix.
 //! 2. It builds its workspace for the session's id and calls [`Prepared::start`]: the MCP
 //!    servers of the settings (plus the client's) start, then the resources, system prompt and
-//!    tools are assembled into an [`AgentSession`].
+//!    tools are assembled into an [`AgentSession`]. The session's language intelligence is the
+//!    editor's when the front door gave one ([`Prepared::with_intel`]), else Tandem's own
+//!    language servers ([`LanguageServers`], for a trusted folder only; they start on first
+//!    use).
 //!
 //! Every non-fatal problem (a broken settings.json, models.json, auth.json or trust.json, an MCP
 //! server that did not start, a resource that did not load, a skipped session line, a model
@@ -41,6 +44,7 @@ use tandem_coding::{BashPolicy, ShellSettings, ToolEnv, Workspace};
 
 use super::models::{self, require_key, ModelDefaults, ModelError, ResumedSession};
 use super::options::{Origin, SessionOptions, ToolSelection, EDITOR_TOOLS};
+use crate::langserver::LanguageServers;
 use crate::mcp::{connect_for_session, McpServerConfig, McpTools};
 
 /// Whether `cwd`'s protected project configuration may be used, as far as that can be decided
@@ -323,6 +327,9 @@ pub struct Started {
     pub session: AgentSession,
     /// Its MCP servers (stop them with `shutdown` when the session ends).
     pub mcp: McpTools,
+    /// Tandem's own language servers, when the session uses them (stop them with `shutdown`
+    /// when the session ends).
+    pub languages: Option<Arc<LanguageServers>>,
     /// The models and keys it was set up with (for model switches).
     pub registry: Arc<ModelRegistry>,
     /// Whether the project's configuration is in use.
@@ -335,7 +342,7 @@ pub struct Started {
 
 impl Prepared {
     /// With the editor's language intelligence (its diagnostics, definitions, …) rather than
-    /// language servers of Tandem's own.
+    /// language servers of Tandem's own (`None`: Tandem's own, for a trusted folder).
     pub fn with_intel(mut self, intel: Option<Arc<dyn LanguageIntel>>) -> Self {
         self.intel = intel;
         self
@@ -356,10 +363,11 @@ impl Prepared {
     ) -> Result<Started, SetupError> {
         let mcp = connect_for_session(&self.settings, servers, &self.cwd).await;
         let tools = mcp.tools();
-        let built =
-            tokio::task::spawn_blocking(move || self.build_with(workspace, bash_policy, tools))
-                .await
-                .map_err(|e| SetupError::Build(anyhow::anyhow!("the setup task failed: {e}")));
+        let built = tokio::task::spawn_blocking(move || {
+            self.build_with(workspace, bash_policy, tools, true)
+        })
+        .await
+        .map_err(|e| SetupError::Build(anyhow::anyhow!("the setup task failed: {e}")));
         match built {
             Ok(Ok(mut started)) => {
                 started.problems.extend(mcp.warnings().iter().cloned());
@@ -373,13 +381,14 @@ impl Prepared {
         }
     }
 
-    /// Builds the session without MCP servers (blocking; the demo's in-process run).
+    /// Builds the session without MCP servers or language servers of Tandem's own (blocking;
+    /// the demo's in-process run).
     pub fn build(
         self,
         workspace: Arc<dyn Workspace>,
         bash_policy: BashPolicy,
     ) -> Result<Started, SetupError> {
-        self.build_with(workspace, bash_policy, Vec::new())
+        self.build_with(workspace, bash_policy, Vec::new(), false)
     }
 
     fn build_with(
@@ -387,6 +396,7 @@ impl Prepared {
         workspace: Arc<dyn Workspace>,
         bash_policy: BashPolicy,
         extra_tools: Vec<Arc<dyn AgentTool>>,
+        own_servers: bool,
     ) -> Result<Started, SetupError> {
         let Prepared {
             agent_dir,
@@ -401,6 +411,15 @@ impl Prepared {
             mut problems,
             intel,
         } = self;
+        let (intel, languages) = match intel {
+            Some(editor) => (Some(editor), None),
+            None if own_servers => {
+                let own = LanguageServers::for_session(&loaded, &cwd, trusted);
+                problems.extend(own.problems);
+                (own.servers.as_ref().map(|s| s.intel()), own.servers)
+            }
+            None => (None, None),
+        };
         let calls = Arc::new(CallRecords::new());
         let parts = assemble(
             &Project {
@@ -435,6 +454,7 @@ impl Prepared {
         Ok(Started {
             session,
             mcp: McpTools::default(),
+            languages,
             registry,
             trusted,
             pending,
@@ -457,30 +477,59 @@ pub struct TrustLater<'a> {
     pub bash_policy: BashPolicy,
     /// The client's MCP servers, started again with the project's.
     pub servers: &'a [McpServerConfig],
-    /// The session's language intelligence.
+    /// The editor's language intelligence; `None`: Tandem's own language servers, now that
+    /// the folder is trusted.
     pub intel: Option<Arc<dyn LanguageIntel>>,
+}
+
+/// What trusting a session's folder later started: replace the session's MCP servers and own
+/// language servers with these (stopping the old ones).
+pub struct Trusted {
+    /// The MCP servers of the settings, the project's included.
+    pub mcp: McpTools,
+    /// Tandem's own language servers, when the session uses them.
+    pub languages: Option<Arc<LanguageServers>>,
+    /// Problems for the user, one line each.
+    pub problems: Vec<String>,
 }
 
 /// Gives `session` (built untrusted while its folder's trust was pending) the project's
 /// configuration now that the folder is trusted: settings, resources, system prompt, MCP servers
 /// and tools, and — for a session without messages whose model was not asked for by name — the
-/// model the new settings choose. Returns the new MCP servers (the caller keeps them and stops
-/// the old ones) and the problems found. Refused while the session runs.
+/// model the new settings choose; and Tandem's own language servers unless the editor gives
+/// language intelligence. Returns the new MCP servers and language servers (the caller keeps
+/// them and stops the old ones) and the problems found. Refused while the session runs.
 pub async fn apply_trust(
     session: Arc<AgentSession>,
     later: TrustLater<'_>,
-) -> anyhow::Result<(McpTools, Vec<String>)> {
+) -> anyhow::Result<Trusted> {
     let loaded = {
         let (dir, cwd) = (later.agent_dir.clone(), later.cwd.to_path_buf());
         tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, true)).await?
     };
     let mcp = connect_for_session(&loaded, later.servers, later.cwd).await;
+    let (intel, languages, own_problems) = match later.intel {
+        Some(editor) => (Some(editor), None, Vec::new()),
+        None => {
+            let (settings, cwd) = (loaded.clone(), later.cwd.to_path_buf());
+            let own = tokio::task::spawn_blocking(move || {
+                LanguageServers::for_session(&settings, &cwd, true)
+            })
+            .await?;
+            (
+                own.servers.as_ref().map(|s| s.intel()),
+                own.servers,
+                own.problems,
+            )
+        }
+    };
     let problems = Arc::new(Mutex::new(
         loaded
             .errors
             .iter()
             .map(ToString::to_string)
             .chain(mcp.warnings().iter().cloned())
+            .chain(own_problems)
             .collect::<Vec<_>>(),
     ));
     let applied = {
@@ -490,12 +539,8 @@ pub async fn apply_trust(
             later.cwd.to_path_buf(),
             later.options.clone(),
         );
-        let (workspace, bash_policy, problems, intel) = (
-            later.workspace,
-            later.bash_policy,
-            problems.clone(),
-            later.intel,
-        );
+        let (workspace, bash_policy, problems) =
+            (later.workspace, later.bash_policy, problems.clone());
         tokio::task::spawn_blocking(move || {
             let mut found = Vec::new();
             let registry = ModelRegistry::load(agent_dir.clone());
@@ -520,20 +565,23 @@ pub async fn apply_trust(
         })
         .await
     };
-    match applied {
+    let failed = match applied {
         Ok(Ok(())) => {
             let problems = std::mem::take(&mut *lock(&problems));
-            Ok((mcp, problems))
+            return Ok(Trusted {
+                mcp,
+                languages,
+                problems,
+            });
         }
-        Ok(Err(e)) => {
-            mcp.shutdown().await;
-            Err(e)
-        }
-        Err(e) => {
-            mcp.shutdown().await;
-            Err(e.into())
-        }
+        Ok(Err(e)) => e,
+        Err(e) => e.into(),
+    };
+    mcp.shutdown().await;
+    if let Some(languages) = languages {
+        languages.shutdown().await;
     }
+    Err(failed)
 }
 
 /// What the project contributes to a session.

@@ -38,10 +38,11 @@ use super::workspace::{LspWorkspace, UnsavedEdits};
 use crate::host::models::is_available;
 use crate::host::pump::Batching;
 use crate::host::setup::{
-    apply_trust, prepare, switch_model, SessionRequest, SetupError, TrustLater,
+    apply_trust, prepare, switch_model, SessionRequest, SetupError, TrustLater, Trusted,
 };
 use crate::host::turns::{Live, Prompt};
 use crate::host::Origin;
+use crate::langserver::LanguageServers;
 use crate::mcp::McpTools;
 
 /// One live session.
@@ -56,6 +57,8 @@ pub struct SessionEntry {
     /// The session's MCP servers (stopped when the entry is dropped, or replaced when the
     /// folder becomes trusted).
     mcp: Mutex<McpTools>,
+    /// Tandem's own language servers, when the session uses them (stopped like `mcp`).
+    languages: Mutex<Option<Arc<LanguageServers>>>,
     /// Whether the project's configuration is in use.
     trusted: AtomicBool,
     /// The folder's trust question, until it is asked (before the first run).
@@ -191,6 +194,7 @@ impl Sessions {
             workspace,
             queue,
             mcp: Mutex::new(started.mcp),
+            languages: Mutex::new(started.languages),
             trusted: AtomicBool::new(started.trusted),
             pending_trust: Mutex::new(started.pending),
             problems: started.problems,
@@ -378,9 +382,17 @@ impl Sessions {
             )
             .await;
             match applied {
-                Ok((mcp, problems)) => {
+                Ok(Trusted {
+                    mcp,
+                    languages,
+                    problems,
+                }) => {
                     let old = std::mem::replace(&mut *lock(&entry.mcp), mcp);
                     old.shutdown().await;
+                    let old = std::mem::replace(&mut *lock(&entry.languages), languages);
+                    if let Some(old) = old {
+                        old.shutdown().await;
+                    }
                     entry.trusted.store(true, Ordering::Release);
                     for problem in problems {
                         tracing::warn!("{problem}");
