@@ -10,6 +10,9 @@ pub mod events;
 pub mod intel;
 pub mod position;
 pub mod progress;
+pub mod prompt_context;
+#[cfg(test)]
+pub(crate) mod scripted_editor;
 pub mod server;
 pub mod sessions;
 pub mod trust;

@@ -7,118 +7,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_agent::BoxFuture;
 use tandem_ai::sync::lock;
 use tandem_coding::intel::{
     Diagnostic, Document, FileDiagnostics, FileEdits, IntelError, LanguageIntel, Location, Pos,
     Settle, Severity, Span, Symbol,
 };
-use tandem_protocol::requests::{
-    DiagnosticsParams, DiagnosticsResult, DocumentDiagnostics, LanguageRequestParams,
-    LanguageRequestResult,
-};
-use tower_lsp_server::ls_types::{ApplyWorkspaceEditResponse, MessageActionItem, MessageType};
+use tandem_protocol::requests::DocumentDiagnostics;
 
 use super::EditorIntel;
 use crate::lsp::documents::DocumentStore;
 use crate::lsp::position::PositionEncoding;
-use crate::lsp::workspace::client::{ClientError, EditCapabilities, EditorClient};
-
-/// How the scripted editor answers.
-#[derive(Clone)]
-enum Reply {
-    /// This result.
-    Answer(Value),
-    /// An error answer.
-    Fail(&'static str),
-    /// Never.
-    Hang,
-}
-
-type Script = Box<dyn Fn(&str, &Value) -> Reply + Send + Sync>;
-
-/// An editor with language servers, as far as the two requests go: it records what it is
-/// asked and answers from the test's script (`method` is `tandem/diagnostics` or the language
-/// request's method).
-struct Editor {
-    caps: EditCapabilities,
-    asked: Mutex<Vec<(String, Value)>>,
-    script: Script,
-}
-
-impl Editor {
-    fn new(script: impl Fn(&str, &Value) -> Reply + Send + Sync + 'static) -> Self {
-        Editor {
-            caps: EditCapabilities {
-                diagnostics: true,
-                language_requests: true,
-                ..EditCapabilities::default()
-            },
-            asked: Mutex::new(Vec::new()),
-            script: Box::new(script),
-        }
-    }
-
-    fn asked(&self) -> Vec<(String, Value)> {
-        lock(&self.asked).clone()
-    }
-
-    fn answer<T: serde::de::DeserializeOwned + Send + 'static>(
-        &self,
-        method: &str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<T, ClientError>> {
-        let reply = (self.script)(method, &params);
-        lock(&self.asked).push((method.to_owned(), params));
-        Box::pin(async move {
-            match reply {
-                Reply::Answer(v) => serde_json::from_value(v)
-                    .map_err(|e| ClientError::Failed(format!("bad test answer: {e}"))),
-                Reply::Fail(why) => Err(ClientError::Failed(why.to_owned())),
-                Reply::Hang => std::future::pending().await,
-            }
-        })
-    }
-}
-
-impl EditorClient for Editor {
-    fn apply_edit(
-        &self,
-        _label: String,
-        _edit: tower_lsp_server::ls_types::WorkspaceEdit,
-    ) -> BoxFuture<'_, Result<ApplyWorkspaceEditResponse, ClientError>> {
-        Box::pin(async { Err(ClientError::Failed("no edits here".into())) })
-    }
-
-    fn show_message_request(
-        &self,
-        _typ: MessageType,
-        _message: String,
-        _actions: Vec<MessageActionItem>,
-    ) -> BoxFuture<'_, Result<Option<MessageActionItem>, ClientError>> {
-        Box::pin(async { Ok(None) })
-    }
-
-    fn diagnostics(
-        &self,
-        params: DiagnosticsParams,
-    ) -> BoxFuture<'_, Result<DiagnosticsResult, ClientError>> {
-        let value = serde_json::to_value(params).expect("params");
-        self.answer(tandem_protocol::methods::DIAGNOSTICS, value)
-    }
-
-    fn language_request(
-        &self,
-        params: LanguageRequestParams,
-    ) -> BoxFuture<'_, Result<LanguageRequestResult, ClientError>> {
-        let method = params.method.clone();
-        self.answer(&method, params.params)
-    }
-
-    fn capabilities(&self) -> EditCapabilities {
-        self.caps
-    }
-}
+use crate::lsp::scripted_editor::{Editor, Reply};
+use crate::lsp::workspace::client::EditCapabilities;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -699,13 +599,10 @@ async fn a_rename_that_moves_files_is_refused_and_a_null_one_is_empty() {
 async fn features_follow_what_the_client_declared() {
     let fx = fixture(PositionEncoding::Utf16, |_, _| Reply::Hang);
     assert_eq!(fx.intel.features(), tandem_coding::intel::Features::ALL);
-    let only_diagnostics = Arc::new(Editor {
-        caps: EditCapabilities {
-            diagnostics: true,
-            ..EditCapabilities::default()
-        },
-        ..Editor::new(|_, _| Reply::Hang)
-    });
+    let only_diagnostics = Arc::new(Editor::new(|_, _| Reply::Hang).with_caps(EditCapabilities {
+        diagnostics: true,
+        ..EditCapabilities::default()
+    }));
     let intel = EditorIntel::new(vec![fx.root.clone()], fx.store.clone(), only_diagnostics);
     let features = intel.features();
     assert!(features.diagnostics && !features.definition && !features.rename);
@@ -713,10 +610,7 @@ async fn features_follow_what_the_client_declared() {
         EditorIntel::declared(
             vec![fx.root.clone()],
             fx.store.clone(),
-            Arc::new(Editor {
-                caps: EditCapabilities::default(),
-                ..Editor::new(|_, _| Reply::Hang)
-            }),
+            Arc::new(Editor::new(|_, _| Reply::Hang).with_caps(EditCapabilities::default())),
         )
         .is_none(),
         "a client that declared neither gets none"
