@@ -256,8 +256,7 @@ fn diagnostics_in(
     (kept, omitted)
 }
 
-/// The errors and warnings outside `(first, last)`, as (severity, first line), sorted by line,
-/// one per line and severity.
+/// The errors and warnings outside `(first, last)`, as (severity, first line), sorted by line.
 fn elsewhere(all: &[ContextDiagnostic], (first, last): (usize, usize)) -> Vec<(Severity, usize)> {
     let mut found: Vec<(Severity, usize)> = all
         .iter()
@@ -266,7 +265,6 @@ fn elsewhere(all: &[ContextDiagnostic], (first, last): (usize, usize)) -> Vec<(S
         .map(|d| (d.severity, d.line))
         .collect();
     found.sort_by_key(|(severity, line)| (*line, *severity));
-    found.dedup();
     found
 }
 

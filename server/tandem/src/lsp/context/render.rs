@@ -240,14 +240,16 @@ fn render_elsewhere(out: &mut String, elsewhere: &[(Severity, usize)]) {
         (Severity::Error, "error", "errors"),
         (Severity::Warning, "warning", "warnings"),
     ] {
-        let lines: Vec<usize> = elsewhere
+        let count = elsewhere.iter().filter(|(s, _)| *s == severity).count();
+        if count == 0 {
+            continue;
+        }
+        let mut lines: Vec<usize> = elsewhere
             .iter()
             .filter(|(s, _)| *s == severity)
             .map(|(_, line)| line + 1)
             .collect();
-        if lines.is_empty() {
-            continue;
-        }
+        lines.dedup();
         let mut shown: Vec<String> = lines
             .iter()
             .take(ELSEWHERE_LINES)
@@ -256,13 +258,9 @@ fn render_elsewhere(out: &mut String, elsewhere: &[(Severity, usize)]) {
         if lines.len() > ELSEWHERE_LINES {
             shown.push("…".into());
         }
-        let noun = if lines.len() == 1 { one } else { many };
+        let noun = if count == 1 { one } else { many };
         let at = if lines.len() == 1 { "line" } else { "lines" };
-        parts.push(format!(
-            "{} {noun} ({at} {})",
-            lines.len(),
-            shown.join(", ")
-        ));
+        parts.push(format!("{count} {noun} ({at} {})", shown.join(", ")));
     }
     if !parts.is_empty() {
         let _ = writeln!(out, "Elsewhere in this file: {}", parts.join(", "));

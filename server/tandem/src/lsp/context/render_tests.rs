@@ -261,7 +261,11 @@ fn the_rest_of_the_files_errors_and_warnings_are_counted_with_their_lines() {
         diagnostic(Severity::Error, 5, "in range"),
         diagnostic(Severity::Hint, 0, "hints elsewhere are not counted"),
         diagnostic(Severity::Warning, 0, "unused import"),
-        diagnostic(Severity::Warning, 0, "the same line once"),
+        diagnostic(
+            Severity::Warning,
+            0,
+            "on the same line: two warnings, one line",
+        ),
     ];
     diagnostics.extend((20..32).map(|line| diagnostic(Severity::Error, line, "far away")));
     let context = build(&ContextRequest {
@@ -272,7 +276,7 @@ fn the_rest_of_the_files_errors_and_warnings_are_counted_with_their_lines() {
     assert!(
         text.contains(
             "Elsewhere in this file: 12 errors (lines 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, …), \
-             1 warning (line 1)\n"
+             2 warnings (line 1)\n"
         ),
         "{text}"
     );
