@@ -14,6 +14,7 @@ await Promise.all([
         entryPoints: [
             ...readdirSync("src/shared").filter((f) => f.endsWith(".ts")).map((f) => `src/shared/${f}`),
             "src/host/binary.ts",
+            "src/host/intel.ts",
         ],
         outdir: "out",
         outbase: "src",

@@ -19,6 +19,8 @@ const MAIN_RS: &str = "fn main() {\n    let x = totl;\n}\n";
 struct Editor {
     lsp: ScriptedLsp,
     buffer: Arc<Mutex<Buffer>>,
+    /// The answer to `tandem/diagnostics` (`None`: it is never answered).
+    diagnostics: Arc<Mutex<Option<Value>>>,
 }
 
 impl Editor {
@@ -33,8 +35,16 @@ impl Editor {
             version: 0,
         }));
         let edited = Arc::clone(&buffer);
-        let lsp = lsp.with_handler(Box::new(move |request, out| answer(&edited, request, out)));
-        Ok(Editor { lsp, buffer })
+        let diagnostics = Arc::new(Mutex::new(None));
+        let reported = Arc::clone(&diagnostics);
+        let lsp = lsp.with_handler(Box::new(move |request, out| {
+            answer(&edited, &reported, request, out)
+        }));
+        Ok(Editor {
+            lsp,
+            buffer,
+            diagnostics,
+        })
     }
 
     /// Starts the server with `script`, initializes it (with the event stream or not) and opens
@@ -61,14 +71,27 @@ impl Editor {
     }
 
     fn initialize(&mut self, events: bool, options: Value) -> Result<(), ClientError> {
+        self.initialize_declaring(json!({"events": events}), options)
+    }
+
+    /// Initializes with `tandem` as the client's `experimental.tandem`.
+    fn initialize_declaring(&mut self, tandem: Value, options: Value) -> Result<(), ClientError> {
         self.lsp.initialize_with(
             json!({"general": {"positionEncodings": ["utf-16"]},
                 "workspace": {"applyEdit": true},
                 "window": {"workDoneProgress": true},
-                "experimental": {"tandem": {"events": events}}}),
+                "experimental": {"tandem": tandem}}),
             options,
         )?;
         Ok(())
+    }
+
+    /// `tandem/diagnostics` is answered with `result` (`None`: never).
+    fn report_diagnostics(&self, result: Option<Value>) {
+        *self
+            .diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = result;
     }
 
     fn open(&mut self, text: &str) -> Result<(), ClientError> {
@@ -115,10 +138,18 @@ impl DerefMut for Editor {
 /// The editor's answer to a server request.
 fn answer(
     buffer: &Mutex<Buffer>,
+    diagnostics: &Mutex<Option<Value>>,
     request: &Incoming,
     out: &mut Outbox<'_>,
 ) -> Result<(), ClientError> {
     let result = match request.method.as_str() {
+        "tandem/diagnostics" => {
+            let reported = diagnostics.lock().unwrap_or_else(PoisonError::into_inner);
+            match reported.clone() {
+                Some(result) => result,
+                None => return Ok(()),
+            }
+        }
         "workspace/applyEdit" => buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -452,6 +483,86 @@ fn a_prompt_uses_the_diagnostics_of_the_last_code_action() -> anyhow::Result<()>
         context.contains("cannot find value `totl` in this scope"),
         "{context}"
     );
+    Ok(())
+}
+
+/// An editor that answers `tandem/diagnostics`: "Ask Tandem to fix" gives the model the whole
+/// file's diagnostics from the editor (asked when the run starts), not only the one fixed.
+#[test]
+fn a_fix_reads_the_files_diagnostics_from_an_editor_that_reports_them() -> anyhow::Result<()> {
+    let mut lsp = Editor::start(&json!({"turns": [{"text": "ok"}]}))?;
+    let opts = options(&lsp);
+    lsp.initialize_declaring(json!({"events": true, "diagnostics": true}), opts)?;
+    let text = "fn main() {\n    let x = totl;\n    let unused = 1;\n}\n\nfn other() { nope }\n";
+    lsp.open(text)?;
+    let uri = lsp.uri();
+    lsp.report_diagnostics(Some(
+        json!({"settled": true, "files": [{"uri": uri, "generation": 7,
+        "diagnostics": [totl(),
+            {"range": range((2, 8), (2, 14)), "severity": 2, "source": "rustc",
+             "message": "unused variable: `unused`"},
+            {"range": range((5, 13), (5, 17)), "severity": 1, "source": "rustc",
+             "message": "cannot find value `nope` in this scope"}]}]}),
+    ));
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.fixDiagnostic", "arguments": [{"uri": uri,
+            "range": range((1, 12), (1, 16)), "severity": 1, "source": "rustc",
+            "message": "cannot find value `totl` in this scope"}]}),
+    )?;
+    let session = r["session"].clone();
+    lsp.wait_settled(session.as_str().unwrap_or_default(), 1)?;
+    let asked = lsp.received_params("tandem/diagnostics");
+    assert_eq!(asked, vec![json!({"uris": [uri]})]);
+    let (_, context) = support::lsp::prompt_and_context(&mut lsp, &session)?;
+    assert!(
+        context.contains(
+            "Diagnostics in range:\n\
+             - line 2: error E0425 (rustc): cannot find value `totl` in this scope\n\
+             - line 3: warning (rustc): unused variable: `unused`\n\
+             Elsewhere in this file: 1 error (line 6)\n"
+        ),
+        "{context}"
+    );
+    Ok(())
+}
+
+/// An editor that declared `tandem/diagnostics` but does not answer costs the run's start a
+/// second at most: the context falls back on the last code action's diagnostics.
+#[test]
+fn a_prompt_whose_editor_does_not_report_diagnostics_uses_the_code_actions() -> anyhow::Result<()> {
+    let mut lsp = Editor::start(&json!({"turns": [{"text": "ok"}]}))?;
+    let opts = options(&lsp);
+    lsp.initialize_declaring(json!({"events": true, "diagnostics": true}), opts)?;
+    lsp.open(MAIN_RS)?;
+    let uri = lsp.uri();
+    lsp.report_diagnostics(None);
+    lsp.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range((1, 13), (1, 13)),
+            "context": {"diagnostics": [totl()]}}),
+    )?;
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"text": "fix it", "context": {"uri": uri, "includeDiagnostics": true}}),
+    )?;
+    let session = r["session"].clone();
+    lsp.wait_settled(session.as_str().unwrap_or_default(), 1)?;
+    assert_eq!(lsp.received("tandem/diagnostics").len(), 1);
+    let (_, context) = support::lsp::prompt_and_context(&mut lsp, &session)?;
+    assert!(
+        context.contains("cannot find value `totl` in this scope"),
+        "{context}"
+    );
+    // A prompt that carries its own diagnostics is not asked about.
+    let r = lsp.request(
+        "tandem/prompt",
+        json!({"session": session, "text": "and this", "context": {"uri": uri,
+            "includeDiagnostics": true, "diagnostics": [totl()]}}),
+    )?;
+    assert_eq!(r["queued"], false, "{r}");
+    lsp.wait_settled(session.as_str().unwrap_or_default(), 2)?;
+    assert_eq!(lsp.received("tandem/diagnostics").len(), 1);
     Ok(())
 }
 

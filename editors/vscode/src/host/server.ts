@@ -1,12 +1,14 @@
 // Starts `tandem lsp` with vscode-languageclient and owns its lifecycle: the binary lookup and
-// its error message, the client capability that turns on `tandem/event`, the settings sent as
-// initializationOptions and didChangeConfiguration, and restarts.
+// its error message, the client capabilities that turn on `tandem/event` and the requests the
+// extension answers (saving documents, diagnostics and language requests: see intel.ts), the
+// settings sent as initializationOptions and didChangeConfiguration, and restarts.
 
 import * as vscode from "vscode";
 import {
     ApplyWorkspaceEditRequest,
     DidChangeConfigurationNotification,
     LanguageClient,
+    ResponseError,
     RevealOutputChannelOn,
     State,
     type ClientCapabilities,
@@ -19,25 +21,36 @@ import {
 import {
     Methods,
     PROTOCOL_VERSION,
+    type DiagnosticsParams,
     type EventParams,
+    type LanguageRequestParams,
     type SaveDocumentsParams,
     type SaveDocumentsResult,
 } from "../shared/protocol";
 import { toServerSettings, type ServerSettings } from "../shared/settings";
 import { findBinary, missingBinaryMessage } from "./binary";
+import { EditorIntel, UnknownMethod } from "./intel";
 import { EditReview } from "./review";
 
 /** The server's state; `failed` when it stopped on its own or could not start (not by a stop). */
 export type ServerStatus = { status: "starting" | "running" | "stopped"; detail?: string; failed?: boolean };
 
 /**
- * Declares `experimental.tandem.events: true`, without which the server sends no events, and
- * `saveDocuments: true`: the extension answers `tandem/saveDocuments` (see saveDocuments).
+ * Declares `experimental.tandem.events: true`, without which the server sends no events,
+ * `saveDocuments: true` (the extension answers `tandem/saveDocuments`, see saveDocuments), and
+ * `diagnostics` and `languageRequests` (it answers from VS Code's language features, see
+ * intel.ts).
  */
 class TandemEventsFeature implements StaticFeature {
     fillClientCapabilities(capabilities: ClientCapabilities): void {
         const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-        experimental.tandem = { ...((experimental.tandem as object | undefined) ?? {}), events: true, saveDocuments: true };
+        experimental.tandem = {
+            ...((experimental.tandem as object | undefined) ?? {}),
+            events: true,
+            saveDocuments: true,
+            diagnostics: true,
+            languageRequests: true,
+        };
         capabilities.experimental = experimental;
     }
     initialize(): void {}
@@ -97,6 +110,8 @@ export class TandemServer implements vscode.Disposable {
     private readonly disposables: vscode.Disposable[] = [];
     private lastStatus: ServerStatus = { status: "stopped" };
     private readonly review: EditReview;
+    /** Counts diagnostics changes from the start, for `tandem/diagnostics`. */
+    private readonly intel: EditorIntel;
 
     /** Every `tandem/event` notification, in order. */
     readonly onEvent = this.events.event;
@@ -110,8 +125,10 @@ export class TandemServer implements vscode.Disposable {
         private readonly environment: () => Promise<NodeJS.ProcessEnv>,
     ) {
         this.review = new EditReview(output);
+        this.intel = new EditorIntel(vscode);
         this.disposables.push(
             this.review,
+            this.intel,
             vscode.workspace.onDidChangeConfiguration((change) => this.configurationChanged(change)),
             // The server learns the workspace's trust at initialize: start it again once the
             // user trusts the workspace, so new sessions use the project's configuration.
@@ -182,6 +199,15 @@ export class TandemServer implements vscode.Disposable {
         client.registerFeature(new TandemEventsFeature());
         client.onNotification(Methods.event, (params: EventParams) => this.events.fire(params));
         client.onRequest(Methods.saveDocuments, (params: SaveDocumentsParams) => saveDocuments(params));
+        client.onRequest(Methods.diagnostics, (params: DiagnosticsParams) => this.intel.diagnostics(params, client));
+        client.onRequest(Methods.languageRequest, async (params: LanguageRequestParams) => {
+            try {
+                return await this.intel.languageRequest(params, client);
+            } catch (error) {
+                if (error instanceof UnknownMethod) return new ResponseError(error.code, error.message);
+                throw error;
+            }
+        });
         client.onDidChangeState((change) => {
             if (change.newState === State.Stopped && this.client === client) {
                 this.setStatus({ status: "stopped", failed: true, detail: "The Tandem language server stopped. Run “Tandem: Restart Server”; details are in the Tandem output channel." });

@@ -19,6 +19,10 @@ export const Methods = {
     compact: "tandem/compact",
     /** Server → client: save these documents before a command runs. */
     saveDocuments: "tandem/saveDocuments",
+    /** Server → client: the diagnostics VS Code shows (from every language server but Tandem). */
+    diagnostics: "tandem/diagnostics",
+    /** Server → client: a standard LSP request answered by VS Code's language features. */
+    languageRequest: "tandem/languageRequest",
     undo: "tandem/undo",
 } as const;
 
@@ -32,6 +36,62 @@ export interface SaveDocumentsParams {
 export interface SaveDocumentsResult {
     saved: string[];
     failed: { uri: string; message: string }[];
+}
+
+/** LSP's `Position` and `Range` (columns in the negotiated encoding: UTF-16 for this client). */
+export interface Position {
+    line: number;
+    character: number;
+}
+export interface Range {
+    start: Position;
+    end: Position;
+}
+
+/** The fields of an LSP `Diagnostic` the server reads (others are ignored). */
+export interface Diagnostic {
+    range: Range;
+    severity?: number;
+    code?: number | string;
+    source?: string;
+    message: string;
+}
+
+/** `tandem/diagnostics` params (server → client; protocol-ext/README.md, "tandem/diagnostics"). */
+export interface DiagnosticsParams {
+    /** Absent: every document with diagnostics. */
+    uris?: string[];
+    /** Answer once each of these documents' generation is higher (or it is not analyzed). */
+    after?: Record<string, number>;
+    waitMs?: number;
+    quietMs?: number;
+}
+
+/** One document in a `tandem/diagnostics` answer. */
+export interface DocumentDiagnostics {
+    uri: string;
+    generation: number;
+    /** false: no language server looks at it; absent: cannot tell. */
+    analyzed?: boolean;
+    diagnostics: Diagnostic[];
+}
+
+/** `tandem/diagnostics` result. */
+export interface DiagnosticsResult {
+    files: DocumentDiagnostics[];
+    settled: boolean;
+}
+
+/** `tandem/languageRequest` params: one standard LSP request. */
+export interface LanguageRequestParams {
+    method: string;
+    params: unknown;
+}
+
+/** `tandem/languageRequest` result: how many servers answered, and the merged LSP result. */
+export interface LanguageRequestResult {
+    servers: number;
+    result: unknown;
 }
 
 /** `tandem/undo`'s answer (protocol-ext/README.md, "tandem/undo"). */

@@ -6,8 +6,9 @@
 // Two runs, each a fresh code-server with its own user data, extensions and Tandem agent dir:
 //
 // - a trusted folder: open the chat; "Ask Tandem to fix" on a diagnostic of VS Code's own JSON
-//   server, reviewed in the extension's diff and applied, then `cat data.json` run by the agent on
-//   the file the extension saved when asked (tandem/saveDocuments); a question in the chat with its streamed
+//   server, whose context holds the whole file's diagnostics (the extension answered
+//   tandem/diagnostics), reviewed in the extension's diff and applied, then `cat data.json` run by
+//   the agent on the file the extension saved when asked (tandem/saveDocuments); a question in the chat with its streamed
 //   answer; an edit rejected in the review; a long answer aborted;
 // - a folder in Restricted Mode: Tandem still chats, and the project's own settings
 //   (.pi/settings.json, which picks another model) are not used.
@@ -55,6 +56,22 @@ const TRUSTED_TURNS = [
     // A long answer the user aborts.
     { text: `${"A very long essay about editors. ".repeat(400)}`, chunkSize: 8, delayMs: 40 },
 ];
+
+const DATA_JSON = '{\n    "a": 1,, "b": 2,\n\n    "c": {"d": 1, "d": 2}\n}\n';
+
+/** The editor contexts the model read beside prompts: every session file's hidden context entries. */
+function promptContexts(agentDir) {
+    const texts = [];
+    for (const entry of readdirSync(join(agentDir, "sessions"), { withFileTypes: true, recursive: true })) {
+        if (!entry.isFile() || !entry.name.endsWith(".jsonl")) continue;
+        for (const line of readFileSync(join(entry.parentPath ?? entry.path, entry.name), "utf8").split("\n")) {
+            if (!line.includes("tandem.promptContext")) continue;
+            const content = JSON.parse(line).content;
+            texts.push(typeof content === "string" ? content : content.map((c) => c.text ?? "").join("\n"));
+        }
+    }
+    return texts;
+}
 
 function scriptedModels(dir, providers) {
     const entries = {};
@@ -225,7 +242,9 @@ async function trustedRun(browser) {
     mkdirSync(folder);
     mkdirSync(agent);
     scriptedModels(agent, { script: TRUSTED_TURNS });
-    writeFileSync(join(folder, "data.json"), '{\n    "a": 1,, "b": 2\n}\n');
+    // The doubled comma is an error; the duplicate keys two lines below, warnings elsewhere in
+    // the file, which the fix's context gets from VS Code (tandem/diagnostics).
+    writeFileSync(join(folder, "data.json"), DATA_JSON);
     writeFileSync(join(folder, "notes.txt"), "hello world\n");
     const server = await startCodeServer("trusted", folder, {
         ...baseSettings,
@@ -233,7 +252,7 @@ async function trustedRun(browser) {
         "tandem.agentDir": agent,
         "tandem.model": "script/m",
         "tandem.bashPermission": "allow",
-    });
+    }, { ...process.env, PI_CODING_AGENT_DIR: agent });
     await inPage(browser, server, async () => {
         step = "trusted-open";
         await page.goto(server.url);
@@ -276,6 +295,10 @@ async function trustedRun(browser) {
         await open("data.json");
         // VS Code's JSON server reports the doubled comma; F8 puts the cursor on it.
         await until("the JSON diagnostic", async () => (await page.locator(".squiggly-error").count()) > 0);
+        // And the duplicate keys' warnings: the code action list is asked for once the
+        // diagnostics stopped changing (a change refreshes the list under the click).
+        await until("the JSON warnings", async () => (await page.locator(".squiggly-warning").count()) >= 2);
+        await new Promise((r) => setTimeout(r, 500));
         await page.locator(".monaco-editor .view-lines").first().click();
         await page.keyboard.press("F8");
         await page.keyboard.press("Escape");
@@ -296,8 +319,14 @@ async function trustedRun(browser) {
         await until("the review's diff to close", async () => (await page.locator(".tab", { hasText: "Tandem's edit" }).count()) === 0);
         // Nobody pressed Ctrl+S: the extension saved the accepted edit when the server asked,
         // before `cat data.json` ran.
-        if (readFileSync(join(folder, "data.json"), "utf8") !== '{\n    "a": 1, "b": 2\n}\n') {
+        if (readFileSync(join(folder, "data.json"), "utf8") !== DATA_JSON.replace("1,, ", "1, ")) {
             throw new Error(`data.json was not saved before the command ran: ${JSON.stringify(readFileSync(join(folder, "data.json"), "utf8"))}`);
+        }
+        // The model read the whole file's diagnostics beside the request, not only the one it
+        // was asked to fix: VS Code's answer to tandem/diagnostics.
+        const fixContext = promptContexts(agent).find((text) => text.includes("File: data.json"));
+        if (!/Elsewhere in this file: \d+ warnings? \(line 4\)/.test(fixContext ?? "")) {
+            throw new Error(`the fix's context lacks the file's other diagnostics:\n${fixContext ?? "(no context for data.json)"}`);
         }
         await open("data.json");
         await until("no error squiggle", async () => (await page.locator(".squiggly-error").count()) === 0);

@@ -33,6 +33,7 @@ function agentDir() {
         turns: [
             { text: "Let me read it.", toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
             { text: "The notes say **hello**." },
+            { text: "Nothing to fix." },
         ],
     };
     writeFileSync(join(dir, "script.json"), JSON.stringify(script));
@@ -156,7 +157,7 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
             await until("didChangeConfiguration", () => messagesIn(log).some((m) => m.method === "workspace/didChangeConfiguration"));
             const sent = messagesIn(log);
             const init = sent.find((m) => m.method === "initialize").params;
-            assert.deepEqual(init.capabilities.experimental.tandem, { events: true, saveDocuments: true });
+            assert.deepEqual(init.capabilities.experimental.tandem, { events: true, saveDocuments: true, diagnostics: true, languageRequests: true });
             assert.deepEqual(init.capabilities.workspace.workspaceEdit.changeAnnotationSupport, { groupsOnLabel: true });
             assert.equal(init.capabilities.workspace.applyEdit, true);
             assert.deepEqual(init.initializationOptions, {
@@ -170,6 +171,22 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
             assert.deepEqual(prompt, { text: "What do the notes say?" });
             const change = sent.find((m) => m.method === "workspace/didChangeConfiguration").params;
             assert.deepEqual(change.settings.tandem, { model: "script/t", editMode: "auto", bashPermission: "deny", agentDir: dir });
+
+            // "Ask Tandem to fix": the server asks for the file's diagnostics (tandem/diagnostics)
+            // and the extension answers with VS Code's, converted to LSP, with its generation.
+            const notes = Uri.file(join(project, "notes.txt"));
+            const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } };
+            fake.__diagnostics.set(notes.toString(), [
+                { range: new fake.Range(0, 0, 0, 5), message: "a made-up problem", severity: fake.DiagnosticSeverity.Warning, source: "fake", code: "F1" },
+            ]);
+            fake.__diagnosticsChanged.fire({ uris: [notes] });
+            await fake.commands.executeCommand("tandem.fixDiagnostic", { uri: notes.toString(), range, message: "a made-up problem" });
+            const answered = () => messagesIn(log).find((m) => m.result && Array.isArray(m.result.files));
+            await until("the extension's answer to tandem/diagnostics", () => answered() !== undefined);
+            assert.deepEqual(answered().result, {
+                settled: true,
+                files: [{ uri: notes.toString(), generation: 1, diagnostics: [{ range, message: "a made-up problem", severity: 2, source: "fake", code: "F1" }] }],
+            });
         } finally {
             await extension.deactivate();
             for (const d of context.subscriptions) d.dispose?.();

@@ -192,6 +192,25 @@ const window = new Proxy(
     { get: (t, p) => (p in t ? t[p] : auto(`window.${String(p)}`)) },
 );
 
+// Diagnostics as VS Code keeps them: per URI string, with the change event the extension counts.
+const diagnostics = new Map();
+const diagnosticsChanged = new EventEmitter();
+const DiagnosticSeverity = { Error: 0, Warning: 1, Information: 2, Hint: 3 };
+
+const languages = new Proxy(
+    {
+        onDidChangeDiagnostics: diagnosticsChanged.event,
+        getDiagnostics(uri) {
+            if (uri) return diagnostics.get(uri.toString()) ?? [];
+            return [...diagnostics].map(([key, list]) => [Uri.parse(key), list]);
+        },
+        createDiagnosticCollection(name) {
+            return { name, get: () => [], set() {}, delete() {}, clear() {}, forEach() {}, has: () => false, dispose() {} };
+        },
+    },
+    { get: (t, p) => (p in t ? t[p] : auto(`languages.${String(p)}`)) },
+);
+
 const commands = {
     registerCommand(id, fn) {
         if (calls.commands.has(id)) throw new Error(`command '${id}' already exists`);
@@ -215,8 +234,10 @@ const real = {
     Position,
     Range,
     Selection: Range,
+    DiagnosticSeverity,
     workspace,
     window,
+    languages,
     commands,
     env: new Proxy({ appName: "fake", language: "en", machineId: "x", sessionId: "y", uriScheme: "vscode" }, { get: (t, p) => (p in t ? t[p] : auto(`env.${String(p)}`)) }),
     __calls: calls,
@@ -239,6 +260,9 @@ const real = {
             globalState: { get: (key) => state.get(key), update: async (key, value) => void state.set(key, value), keys: () => [...state.keys()] },
         };
     },
+    /** VS Code's diagnostics by URI string; fire `__diagnosticsChanged` with `{uris}` after a change. */
+    __diagnostics: diagnostics,
+    __diagnosticsChanged: diagnosticsChanged,
     __settings: settings,
     __configChanged: configChanged,
 };

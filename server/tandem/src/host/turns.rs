@@ -153,7 +153,12 @@ impl Live {
         before: impl Future<Output = ()>,
     ) -> Result<Result<(), SessionError>, Busy> {
         self.claim()?;
-        Ok(self.run_claimed(prompt, before).await)
+        Ok(self
+            .run_claimed(async move {
+                before.await;
+                prompt
+            })
+            .await)
     }
 
     /// Starts a turn in a task of its own (as [`Live::turn`]), hands its result to `answer`,
@@ -165,28 +170,43 @@ impl Live {
         before: impl Future<Output = ()> + Send + 'static,
         answer: impl FnOnce(Result<(), SessionError>) + Send + 'static,
     ) -> Result<(), Busy> {
+        self.spawn_prepared(
+            async move {
+                before.await;
+                prompt
+            },
+            answer,
+        )
+    }
+
+    /// [`Live::spawn_turn`] with a prompt that is made in the turn's task, once the turn is
+    /// claimed: a front door that asks its client for part of the prompt (an editor's
+    /// diagnostics) asks from there, never from a request handler. A busy session drops
+    /// `prompt` unpolled.
+    pub fn spawn_prepared(
+        self: &Arc<Self>,
+        prompt: impl Future<Output = Prompt> + Send + 'static,
+        answer: impl FnOnce(Result<(), SessionError>) + Send + 'static,
+    ) -> Result<(), Busy> {
         if let Err(busy) = self.claim() {
             answer(Err(SessionError::Busy));
             return Err(busy);
         }
         let live = self.clone();
         tokio::spawn(async move {
-            let result = live.run_claimed(prompt, before).await;
+            let result = live.run_claimed(prompt).await;
             answer(result);
             live.run_late_messages().await;
         });
         Ok(())
     }
 
-    /// The turn itself, once claimed. The claim is released as soon as the prompt returns — a
+    /// The turn itself, once claimed: its prompt made first (a trust question, say, comes
+    /// before it). The claim is released as soon as the prompt returns — a
     /// client told of the run's end (its `settled`, its answer) may send the next prompt at
     /// once — and the result is returned once the pump has delivered that end.
-    async fn run_claimed(
-        &self,
-        prompt: Prompt,
-        before: impl Future<Output = ()>,
-    ) -> Result<(), SessionError> {
-        before.await;
+    async fn run_claimed(&self, prompt: impl Future<Output = Prompt>) -> Result<(), SessionError> {
+        let prompt = prompt.await;
         let end = self.expected.fetch_add(1, Ordering::AcqRel) + 1;
         let result = self
             .session

@@ -1,6 +1,7 @@
 //! The JSON-RPC boundary with tower-lsp-server: its [`Client`] adapted to the seams the rest of
 //! the server is written against ([`EventSink`] for the `tandem/event` stream, the workspace's
-//! [`EditorClient`] for `workspace/applyEdit` and `window/showMessageRequest`), and the two
+//! [`EditorClient`] for `workspace/applyEdit`, `window/showMessageRequest` and the `tandem/*`
+//! requests to the client), and the two
 //! conversions on the way in and out ([`absent_params_as_empty`], [`rpc_error`]).
 //!
 //! Keeping the JSON-RPC client behind these traits lets the event forwarder and the workspace be
@@ -14,7 +15,10 @@ use tandem_ai::sync::read_lock;
 use serde_json::Value;
 use tandem_agent::BoxFuture;
 use tandem_protocol::events::EventNotification;
-use tandem_protocol::requests::{SaveDocumentsParams, SaveDocumentsResult};
+use tandem_protocol::requests::{
+    DiagnosticsParams, DiagnosticsResult, LanguageRequestParams, LanguageRequestResult,
+    SaveDocumentsParams, SaveDocumentsResult,
+};
 use tandem_protocol::TandemError;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::notification::Notification;
@@ -137,6 +141,30 @@ impl EditorClient for LspEditor {
         })
     }
 
+    fn diagnostics(
+        &self,
+        params: DiagnosticsParams,
+    ) -> BoxFuture<'_, Result<DiagnosticsResult, ClientError>> {
+        Box::pin(async move {
+            self.client
+                .send_request::<EditorDiagnostics>(params)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn language_request(
+        &self,
+        params: LanguageRequestParams,
+    ) -> BoxFuture<'_, Result<LanguageRequestResult, ClientError>> {
+        Box::pin(async move {
+            self.client
+                .send_request::<LanguageRequest>(params)
+                .await
+                .map_err(failed)
+        })
+    }
+
     fn capabilities(&self) -> EditCapabilities {
         *read_lock(&self.capabilities)
     }
@@ -150,6 +178,26 @@ impl tower_lsp_server::ls_types::request::Request for SaveDocuments {
     type Params = SaveDocumentsParams;
     type Result = SaveDocumentsResult;
     const METHOD: &'static str = tandem_protocol::methods::SAVE_DOCUMENTS;
+}
+
+/// `tandem/diagnostics`, as tower-lsp-server's typed request.
+#[derive(Debug)]
+pub enum EditorDiagnostics {}
+
+impl tower_lsp_server::ls_types::request::Request for EditorDiagnostics {
+    type Params = DiagnosticsParams;
+    type Result = DiagnosticsResult;
+    const METHOD: &'static str = tandem_protocol::methods::DIAGNOSTICS;
+}
+
+/// `tandem/languageRequest`, as tower-lsp-server's typed request.
+#[derive(Debug)]
+pub enum LanguageRequest {}
+
+impl tower_lsp_server::ls_types::request::Request for LanguageRequest {
+    type Params = LanguageRequestParams;
+    type Result = LanguageRequestResult;
+    const METHOD: &'static str = tandem_protocol::methods::LANGUAGE_REQUEST;
 }
 
 /// Tandem's error object as tower-lsp-server's.

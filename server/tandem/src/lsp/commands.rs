@@ -3,12 +3,11 @@
 //! A command answers at once with the session it runs in (a new one unless the argument names
 //! one, as protocol-ext's README says); the run itself is spawned by [`Sessions::prompt`] and
 //! followed by [`Progress`]. The prompt is written here, in our own words, on top of the same
-//! editor context a `tandem/prompt` gets ([`editor_context`]), so the model sees the file,
-//! the range, the enclosing symbol and the diagnostic without reading first.
+//! editor context a `tandem/prompt` gets ([`PendingContext`]), so the model sees the file,
+//! the range, the enclosing symbol and the diagnostics (the whole file's, from the editor when
+//! it answers `tandem/diagnostics`) without reading first.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tandem_ai::sync::lock;
 
 use serde_json::Value;
 use tandem_protocol::commands::{Command, CommandResult, FixDiagnosticArgs, TargetArgs};
@@ -17,10 +16,9 @@ use tandem_protocol::Diagnostic;
 use tandem_protocol::{SessionId, TandemError};
 
 use super::actions::DiagnosticMemory;
-use super::context::{build, render, ContextDiagnostic, ContextRequest, Severity};
 use super::documents::DocumentStore;
-use super::position as pos;
 use super::progress::Progress;
+use super::prompt_context::{Diagnostics, PendingContext};
 use super::sessions::Sessions;
 use crate::host::Origin;
 
@@ -113,7 +111,7 @@ pub struct Run {
     /// The user's message.
     pub text: String,
     /// The editor context the model reads before it (not part of the user's message).
-    pub context: Option<String>,
+    pub context: Option<PendingContext>,
     /// Its images.
     pub images: Vec<ImageInput>,
     /// What to do when the session is busy.
@@ -151,7 +149,10 @@ const WRITE_TESTS: &str = "Write tests for the code above, following how this pr
 tests its code (look for existing tests first). Cover the normal case, the edges and the errors.";
 
 /// The command's request and the editor context it goes with.
-fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> Result<(String, String), String> {
+fn fix_prompt(
+    deps: &CommandDeps,
+    a: &FixDiagnosticArgs,
+) -> Result<(String, PendingContext), String> {
     let from = a
         .source
         .as_deref()
@@ -174,9 +175,14 @@ fn fix_prompt(deps: &CommandDeps, a: &FixDiagnosticArgs) -> Result<(String, Stri
         uri: a.uri.clone(),
         selection: Some(a.range),
         include_diagnostics: true,
-        diagnostics: Some(vec![diagnostic]),
+        diagnostics: None,
     };
-    let context = editor_context(&deps.docs, &deps.memory, &ctx, &deps.sessions.root())?;
+    // The file's diagnostics (the editor's when it answers), this one always among them.
+    let diagnostics = Diagnostics::Known {
+        pinned: vec![diagnostic],
+        remembered: deps.memory.last(&a.uri),
+    };
+    let context = PendingContext::read(&deps.docs, &ctx, &deps.sessions.root(), diagnostics)?;
     Ok((ask, context))
 }
 
@@ -185,7 +191,7 @@ fn target_prompt(
     deps: &CommandDeps,
     a: &TargetArgs,
     ask: &str,
-) -> Result<(String, String), String> {
+) -> Result<(String, PendingContext), String> {
     let ask = match &a.symbol {
         Some(s) => format!("{ask}\n(The code is `{s}`.)"),
         None => ask.to_string(),
@@ -196,87 +202,6 @@ fn target_prompt(
         include_diagnostics: false,
         diagnostics: None,
     };
-    let context = editor_context(&deps.docs, &deps.memory, &ctx, &deps.sessions.root())?;
+    let context = PendingContext::read(&deps.docs, &ctx, &deps.sessions.root(), Diagnostics::None)?;
     Ok((ask, context))
-}
-
-/// The editor context `ctx` describes, rendered from the buffer the client sees (the store's
-/// copy when open, the file on disk otherwise). It travels beside the user's text, as a hidden
-/// message the model reads before it. Diagnostics asked for but not
-/// carried are the ones the last `codeAction` request brought for the document. A document
-/// that is neither open nor readable on disk is an error saying so (naming the URI), never an
-/// empty file shown to the model.
-pub fn editor_context(
-    docs: &Mutex<DocumentStore>,
-    memory: &DiagnosticMemory,
-    ctx: &PromptContext,
-    cwd: &Path,
-) -> Result<String, String> {
-    let path = crate::uri::to_path(&ctx.uri).unwrap_or_else(|| PathBuf::from(&ctx.uri));
-    let (buffer, language_id, selection, open_files) = {
-        let store = lock(docs);
-        let open_files: Vec<PathBuf> = store.uris().filter_map(crate::uri::to_path).collect();
-        let doc = store.get(&ctx.uri);
-        let rope = match &doc {
-            Some(d) => d.text().clone(),
-            None => match std::fs::read_to_string(&path) {
-                Ok(text) => ropey::Rope::from_str(&text),
-                Err(e) => {
-                    return Err(format!(
-                        "document {} is not open and cannot be read from disk ({e})",
-                        ctx.uri
-                    ))
-                }
-            },
-        };
-        let byte = |p: tandem_protocol::Position| {
-            pos::position_to_byte(
-                &rope,
-                pos::Position::new(p.line, p.character),
-                store.encoding(),
-            )
-        };
-        let selection = ctx.selection.map(|r| {
-            let (a, b) = (byte(r.start), byte(r.end));
-            a.min(b)..a.max(b)
-        });
-        let language = doc.as_ref().map(|d| d.language_id().to_string());
-        (rope.to_string(), language, selection, open_files)
-    };
-    let diagnostics: Option<Vec<ContextDiagnostic>> = ctx.include_diagnostics.then(|| {
-        let carried = ctx.diagnostics.clone();
-        let list = carried
-            .or_else(|| memory.last(&ctx.uri))
-            .unwrap_or_default();
-        list.iter().map(context_diagnostic).collect()
-    });
-    let context = build(&ContextRequest {
-        text: &buffer,
-        path: &path,
-        cwd: Some(cwd),
-        language_id: language_id.as_deref(),
-        selection,
-        diagnostics: diagnostics.as_deref(),
-        open_files: &open_files,
-    });
-    Ok(render(&context))
-}
-
-fn context_diagnostic(d: &Diagnostic) -> ContextDiagnostic {
-    ContextDiagnostic {
-        severity: match d.severity {
-            Some(2) => Severity::Warning,
-            Some(3) => Severity::Information,
-            Some(4) => Severity::Hint,
-            _ => Severity::Error,
-        },
-        line: d.range.start.line as usize,
-        end_line: d.range.end.line as usize,
-        message: d.message.clone(),
-        source: d.source.clone(),
-        code: d.code.as_ref().map(|c| match c {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }),
-    }
 }

@@ -7,8 +7,12 @@ pub mod config;
 pub mod context;
 pub mod documents;
 pub mod events;
+pub mod intel;
 pub mod position;
 pub mod progress;
+pub mod prompt_context;
+#[cfg(test)]
+pub(crate) mod scripted_editor;
 pub mod server;
 pub mod sessions;
 pub mod trust;

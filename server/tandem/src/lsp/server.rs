@@ -35,11 +35,12 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use super::actions::{self, DiagnosticMemory};
 use super::answer;
 use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
-use super::commands::{self, create_session, editor_context, CommandDeps, Run};
+use super::commands::{self, create_session, CommandDeps, Run};
 use super::config::{capabilities, ServerConfig, SessionDeps};
 use super::documents::{DocumentStore, TextChange};
 use super::position::{self as pos, PositionEncoding};
 use super::progress::{self, Progress};
+use super::prompt_context::PendingContext;
 use super::sessions::Sessions;
 use super::workspace::client::EditCapabilities;
 use super::workspace::UnsavedEdits;
@@ -151,8 +152,9 @@ impl TandemServer {
         let context = match &p.context {
             Some(ctx) => {
                 let root = self.sessions.root();
+                let diagnostics = PendingContext::diagnostics_of(ctx, &self.memory);
                 let context =
-                    editor_context(&self.docs, &self.memory, ctx, &root).map_err(|e| {
+                    PendingContext::read(&self.docs, ctx, &root, diagnostics).map_err(|e| {
                         rpc_error(TandemError::invalid_params(
                             methods::PROMPT,
                             Some("context.uri"),

@@ -22,8 +22,10 @@ use tandem_ai::ImageContent;
 use tandem_coding::agent_session::{AgentSession, Queue, SessionError};
 use tandem_coding::checkpoint::{UndoError, UndoOutcome, UndoReport};
 use tandem_coding::compaction::tokens::estimate_context_tokens;
+use tandem_coding::intel::LanguageIntel;
 use tandem_coding::session::{self, time::format_iso, EntryKind, SessionManager};
 use tandem_coding::trust::ProtectedResources;
+use tandem_coding::workspace::Workspace as _;
 use tandem_coding::BashPolicy;
 use tandem_protocol::requests::{
     CompactResult, EntryInfo, ImageInput, ModelEntry, ModelInfo, QueueState, RefusedHunk,
@@ -34,6 +36,8 @@ use tower_lsp_server::ls_types::MessageType;
 
 use super::config::{from_core, to_core, ServerConfig, SessionDeps};
 use super::events::{EventSink, EventTransport, LspEvents};
+use super::intel::EditorIntel;
+use super::prompt_context::PendingContext;
 use super::workspace::{LspWorkspace, UnsavedEdits};
 use crate::host::models::is_available;
 use crate::host::pump::Batching;
@@ -246,11 +250,19 @@ impl Sessions {
             )
             .with_unsaved(self.deps.unsaved.clone()),
         );
+        let intel = self.editor_intel(workspace.roots().to_vec());
         // The workspace decides, following `bashPermission` as it is now.
         let started = prepared
+            .with_intel(intel)
             .start(workspace.clone(), BashPolicy::Ask, &[])
             .await?;
         Ok((started, workspace))
+    }
+
+    /// The editor's language intelligence for a session working in `roots`, when the client
+    /// declared `tandem/diagnostics` or `tandem/languageRequest`.
+    fn editor_intel(&self, roots: Vec<PathBuf>) -> Option<Arc<dyn LanguageIntel>> {
+        EditorIntel::declared(roots, self.deps.documents.clone(), self.deps.editor.clone())
     }
 
     /// Shows `message` in the editor (from any thread inside the runtime).
@@ -303,7 +315,7 @@ impl Sessions {
         &self,
         id: &SessionId,
         text: String,
-        context: Option<String>,
+        context: Option<PendingContext>,
         images: Vec<ImageInput>,
         when_busy: WhenBusy,
     ) -> Result<bool, TandemError> {
@@ -315,16 +327,28 @@ impl Sessions {
                 mime_type: i.mime_type,
             })
             .collect();
+        let context = context.map(Arc::new);
         if !entry.live.is_busy() {
             entry.workspace.reset_run_approvals();
             let before = self.trust_step(entry.clone());
-            let prompt = Prompt {
-                text: text.clone(),
-                images,
-                context: context.clone(),
+            // The editor context is completed in the turn's task (it may ask the editor for
+            // the file's diagnostics), after the trust question.
+            let editor = self.deps.editor.clone();
+            let (text, pending) = (text.clone(), context.clone());
+            let prompt = async move {
+                before.await;
+                let context = match pending {
+                    Some(pending) => Some(pending.complete(editor.as_ref()).await),
+                    None => None,
+                };
+                Prompt {
+                    text,
+                    images,
+                    context,
+                }
             };
             let notices = self.notices(entry.clone());
-            match entry.live.spawn_turn(prompt, before, notices) {
+            match entry.live.spawn_prepared(prompt, notices) {
                 Ok(()) => return Ok(false),
                 // Another prompt started it meanwhile: this one joins the queue.
                 Err(_busy) => {}
@@ -334,6 +358,7 @@ impl Sessions {
             WhenBusy::Steer => Queue::Steering,
             WhenBusy::FollowUp => Queue::FollowUp,
         };
+        let context = context.map(|c| c.render());
         let queued = entry.session.queue(&text, context.as_deref(), queue).await;
         queued.map_err(|e| TandemError::internal(e.to_string()))?;
         Ok(true)
@@ -348,6 +373,7 @@ impl Sessions {
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let config = self.config.clone();
         let editor = self.deps.editor.clone();
+        let intel = self.editor_intel(entry.workspace.roots().to_vec());
         async move {
             let Some(resources) = lock(&entry.pending_trust).take() else {
                 return;
@@ -377,7 +403,7 @@ impl Sessions {
                     workspace: entry.workspace.clone(),
                     bash_policy: BashPolicy::Ask,
                     servers: &[],
-                    intel: None,
+                    intel,
                 },
             )
             .await;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::languages::Language;
 use super::lines::{clamp_range, LineIndex};
 use super::render::{
-    ContextDiagnostic, EditorContext, Excerpt, Focus, Selection, SymbolInfo, TextPosition,
+    ContextDiagnostic, EditorContext, Excerpt, Focus, Selection, Severity, SymbolInfo, TextPosition,
 };
 use super::symbols::{find_symbol_indexed, SymbolSearch};
 
@@ -88,6 +88,10 @@ pub fn build(request: &ContextRequest<'_>) -> EditorContext {
         }
         None => (None, 0),
     };
+    let diagnostics_elsewhere = match (request.diagnostics, diagnostic_lines) {
+        (Some(all), Some(lines)) => elsewhere(all, lines),
+        _ => Vec::new(),
+    };
 
     let mut open_files: Vec<String> = request
         .open_files
@@ -106,6 +110,7 @@ pub fn build(request: &ContextRequest<'_>) -> EditorContext {
         symbol,
         diagnostics,
         diagnostics_omitted,
+        diagnostics_elsewhere,
         open_files,
         open_files_omitted,
     }
@@ -249,6 +254,18 @@ fn diagnostics_in(
     let omitted = kept.len().saturating_sub(MAX_DIAGNOSTICS);
     kept.truncate(MAX_DIAGNOSTICS);
     (kept, omitted)
+}
+
+/// The errors and warnings outside `(first, last)`, as (severity, first line), sorted by line.
+fn elsewhere(all: &[ContextDiagnostic], (first, last): (usize, usize)) -> Vec<(Severity, usize)> {
+    let mut found: Vec<(Severity, usize)> = all
+        .iter()
+        .filter(|d| matches!(d.severity, Severity::Error | Severity::Warning))
+        .filter(|d| !(d.line <= last && d.end_line.max(d.line) >= first))
+        .map(|d| (d.severity, d.line))
+        .collect();
+    found.sort_by_key(|(severity, line)| (*line, *severity));
+    found
 }
 
 /// `path` relative to `cwd` with `/` separators when inside it, else as given.

@@ -29,6 +29,9 @@ pub struct EditorContext {
     pub diagnostics: Option<Vec<ContextDiagnostic>>,
     /// Diagnostics in range left out by the cap.
     pub diagnostics_omitted: usize,
+    /// The errors and warnings of the rest of the file (outside the range), by line: counted,
+    /// so the model knows of them without the list growing with the file.
+    pub diagnostics_elsewhere: Vec<(Severity, usize)>,
     /// The files open in the editor, sorted.
     pub open_files: Vec<String>,
     /// Open files left out by the cap.
@@ -214,6 +217,7 @@ pub fn render(context: &EditorContext) -> String {
                 let _ = writeln!(out, "- … and {} more", context.diagnostics_omitted);
             }
         }
+        render_elsewhere(&mut out, &context.diagnostics_elsewhere);
     }
     if !context.open_files.is_empty() {
         let _ = write!(out, "Open files: {}", context.open_files.join(", "));
@@ -224,6 +228,43 @@ pub fn render(context: &EditorContext) -> String {
     }
     out.push_str("</editor-context>\n");
     out
+}
+
+/// Most line numbers listed per severity in the summary of the rest of the file.
+const ELSEWHERE_LINES: usize = 10;
+
+/// `Elsewhere in this file: 2 errors (lines 40, 52), 1 warning (line 77)`.
+fn render_elsewhere(out: &mut String, elsewhere: &[(Severity, usize)]) {
+    let mut parts = Vec::new();
+    for (severity, one, many) in [
+        (Severity::Error, "error", "errors"),
+        (Severity::Warning, "warning", "warnings"),
+    ] {
+        let count = elsewhere.iter().filter(|(s, _)| *s == severity).count();
+        if count == 0 {
+            continue;
+        }
+        let mut lines: Vec<usize> = elsewhere
+            .iter()
+            .filter(|(s, _)| *s == severity)
+            .map(|(_, line)| line + 1)
+            .collect();
+        lines.dedup();
+        let mut shown: Vec<String> = lines
+            .iter()
+            .take(ELSEWHERE_LINES)
+            .map(ToString::to_string)
+            .collect();
+        if lines.len() > ELSEWHERE_LINES {
+            shown.push("…".into());
+        }
+        let noun = if count == 1 { one } else { many };
+        let at = if lines.len() == 1 { "line" } else { "lines" };
+        parts.push(format!("{count} {noun} ({at} {})", shown.join(", ")));
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "Elsewhere in this file: {}", parts.join(", "));
+    }
 }
 
 fn render_symbol(out: &mut String, language: &Language, symbol: &SymbolInfo) {

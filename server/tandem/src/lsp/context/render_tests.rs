@@ -83,6 +83,7 @@ Enclosing symbol: impl Shape for Rect > method area, lines 4-7
 Diagnostics in range:
 - line 5: warning (rustc): unused variable: `w`
 - line 6: error E0425 (rustc): cannot find value `h` in this scope
+Elsewhere in this file: 1 warning (line 1)
 Open files: /tmp/scratch.rs, src/main.rs, src/shapes.rs
 </editor-context>
 ";
@@ -250,4 +251,39 @@ fn crlf_documents_show_clean_lines() {
         "{out}"
     );
     assert!(out.contains("method area, lines 4-7\n"), "{out}");
+}
+
+#[test]
+fn the_rest_of_the_files_errors_and_warnings_are_counted_with_their_lines() {
+    let path = PathBuf::from("/work/app/src/shapes.rs");
+    let start = SHAPES.find("self.w").expect("w");
+    let mut diagnostics = vec![
+        diagnostic(Severity::Error, 5, "in range"),
+        diagnostic(Severity::Hint, 0, "hints elsewhere are not counted"),
+        diagnostic(Severity::Warning, 0, "unused import"),
+        diagnostic(
+            Severity::Warning,
+            0,
+            "on the same line: two warnings, one line",
+        ),
+    ];
+    diagnostics.extend((20..32).map(|line| diagnostic(Severity::Error, line, "far away")));
+    let context = build(&ContextRequest {
+        diagnostics: Some(&diagnostics),
+        ..request(SHAPES, &path, Some(start..start))
+    });
+    let text = render(&context);
+    assert!(
+        text.contains(
+            "Elsewhere in this file: 12 errors (lines 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, …), \
+             2 warnings (line 1)\n"
+        ),
+        "{text}"
+    );
+    // Without a focus every diagnostic is in range: nothing is elsewhere.
+    let context = build(&ContextRequest {
+        diagnostics: Some(&diagnostics),
+        ..request(SHAPES, &path, None)
+    });
+    assert!(!render(&context).contains("Elsewhere"));
 }

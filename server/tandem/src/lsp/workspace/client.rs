@@ -1,10 +1,12 @@
-//! The seam between the workspace and the editor: the two requests it sends the client.
+//! The seam between the server's spawned work and the editor: the requests it sends the client.
 //!
-//! [`super::LspWorkspace`] never talks JSON-RPC itself. The server implements
-//! [`EditorClient`] over tower-lsp-server's `Client` (`apply_edit` → `workspace/applyEdit`,
-//! `show_message_request` → `window/showMessageRequest`, `show_message` →
-//! `window/showMessage`) and reports what the client said it
-//! supports in `initialize` as [`EditCapabilities`]. Tests implement it with a scripted fake.
+//! [`super::LspWorkspace`] and the editor's language intelligence ([`crate::lsp::intel`])
+//! never talk JSON-RPC themselves. The server implements [`EditorClient`] over
+//! tower-lsp-server's `Client` (`apply_edit` → `workspace/applyEdit`, `show_message_request` →
+//! `window/showMessageRequest`, `show_message` → `window/showMessage`, `save_documents`,
+//! `diagnostics` and `language_request` → the `tandem/*` requests of the same names) and
+//! reports what the client said it supports in `initialize` as [`EditCapabilities`]. Tests
+//! implement it with a scripted fake.
 //!
 //! Implementations need not time out: the workspace wraps every call in its own timeout
 //! ([`super::WorkspaceSettings::timeout`]), so a client that never answers costs the tool an
@@ -14,7 +16,10 @@ use std::time::Duration;
 
 use tandem_agent::BoxFuture;
 use tandem_protocol::capabilities::ClientCapability;
-use tandem_protocol::requests::{SaveDocumentsParams, SaveDocumentsResult};
+use tandem_protocol::requests::{
+    DiagnosticsParams, DiagnosticsResult, LanguageRequestParams, LanguageRequestResult,
+    SaveDocumentsParams, SaveDocumentsResult,
+};
 use tower_lsp_server::ls_types::{
     ApplyWorkspaceEditResponse, ClientCapabilities, MessageActionItem, MessageType,
     ResourceOperationKind, WorkspaceEdit,
@@ -56,6 +61,32 @@ pub trait EditorClient: Send + Sync {
         })
     }
 
+    /// Sends `tandem/diagnostics` (only when [`EditCapabilities::diagnostics`]). The default
+    /// fails, for fakes without language intelligence.
+    fn diagnostics(
+        &self,
+        _params: DiagnosticsParams,
+    ) -> BoxFuture<'_, Result<DiagnosticsResult, ClientError>> {
+        Box::pin(async {
+            Err(ClientError::Failed(
+                "this editor cannot report diagnostics".into(),
+            ))
+        })
+    }
+
+    /// Sends `tandem/languageRequest` (only when [`EditCapabilities::language_requests`]).
+    /// The default fails, for fakes without language intelligence.
+    fn language_request(
+        &self,
+        _params: LanguageRequestParams,
+    ) -> BoxFuture<'_, Result<LanguageRequestResult, ClientError>> {
+        Box::pin(async {
+            Err(ClientError::Failed(
+                "this editor cannot answer language requests".into(),
+            ))
+        })
+    }
+
     /// What the client supports for edits (from its `initialize` capabilities).
     fn capabilities(&self) -> EditCapabilities;
 }
@@ -84,6 +115,12 @@ pub struct EditCapabilities {
     /// `experimental.tandem.saveDocuments`: the client saves documents on request before a
     /// command runs.
     pub save_documents: bool,
+    /// `experimental.tandem.diagnostics`: the client answers `tandem/diagnostics` with the
+    /// diagnostics of its other language servers.
+    pub diagnostics: bool,
+    /// `experimental.tandem.languageRequests`: the client answers `tandem/languageRequest`
+    /// (definition, references, symbols, hover, rename) from its other language servers.
+    pub language_requests: bool,
 }
 
 impl Default for EditCapabilities {
@@ -97,6 +134,8 @@ impl Default for EditCapabilities {
             change_annotations: false,
             show_message_request: true,
             save_documents: false,
+            diagnostics: false,
+            language_requests: false,
         }
     }
 }
@@ -108,6 +147,7 @@ impl EditCapabilities {
             .workspace
             .as_ref()
             .and_then(|w| w.workspace_edit.as_ref());
+        let tandem = ClientCapability::from_experimental(capabilities.experimental.as_ref());
         EditCapabilities {
             apply_edit: capabilities
                 .workspace
@@ -123,8 +163,9 @@ impl EditCapabilities {
                 .is_some_and(|ops| ops.contains(&ResourceOperationKind::Delete)),
             change_annotations: edit.is_some_and(|e| e.change_annotation_support.is_some()),
             show_message_request: true,
-            save_documents: ClientCapability::from_experimental(capabilities.experimental.as_ref())
-                .save_documents,
+            save_documents: tandem.save_documents,
+            diagnostics: tandem.diagnostics,
+            language_requests: tandem.language_requests,
         }
     }
 }

@@ -43,6 +43,8 @@ const PLAIN: EditCapabilities = EditCapabilities {
     change_annotations: false,
     show_message_request: true,
     save_documents: false,
+    diagnostics: false,
+    language_requests: false,
 };
 const VERSIONED: EditCapabilities = EditCapabilities {
     document_changes: true,
@@ -56,6 +58,8 @@ const FULL: EditCapabilities = EditCapabilities {
     change_annotations: true,
     show_message_request: true,
     save_documents: false,
+    diagnostics: false,
+    language_requests: false,
 };
 
 struct Fixture {

@@ -22,6 +22,8 @@ async fn edit_then_command(f: &Fixture, name: &str) -> Vec<String> {
 
 const SAVING: EditCapabilities = EditCapabilities {
     save_documents: true,
+    diagnostics: false,
+    language_requests: false,
     ..VERSIONED
 };
 

@@ -29,6 +29,8 @@ const CAPS: EditCapabilities = EditCapabilities {
     change_annotations: false,
     show_message_request: true,
     save_documents: false,
+    diagnostics: false,
+    language_requests: false,
 };
 
 const BUFFER: &str = "// 😀 héllo\nfn answer() -> u32 { 41 }\n";
