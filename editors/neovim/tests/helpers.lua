@@ -200,6 +200,14 @@ function H.server_request(method, params)
   if reply.crashed then
     error(method .. ' handler failed: ' .. reply.crashed)
   end
+  -- What Neovim's RPC layer requires before it sends the answer (vim/lsp/rpc.lua).
+  if reply.result == nil and reply.error == nil then
+    error(method .. ' handler returned neither a result nor an error')
+  end
+  if reply.error ~= nil then
+    assert(type(reply.error) == 'table', method .. ': the error must be a table')
+    assert(vim.lsp.protocol.ErrorCodes[reply.error.code], method .. ': the error code must be one of protocol.ErrorCodes')
+  end
   reply.yielded = yielded
   return reply
 end
