@@ -1,6 +1,7 @@
 -- "Ask Tandem to fix" for every diagnostic on the cursor's line, with real language servers
 -- (ruff and basedpyright) attached: vim.lsp.buf.code_action() with the cursor on line 1 of
--- app.py outside every diagnostic's range, then inside one. The menu's titles (vim.ui.select,
+-- app.py outside every diagnostic's range, inside one, and inside one that spans others. The
+-- menu's titles (vim.ui.select,
 -- stubbed to dismiss) and the code action requests the Tandem client sent (as they went on the
 -- wire) go to the report; server/tandem/tests/neovim_plugin/language.rs checks them.
 local H = dofile(vim.env.TANDEM_PLUGIN .. '/tests/helpers.lua')
@@ -43,6 +44,10 @@ H.run(function()
   H.report.outside = code_actions(assert(line:find('ïve', 1, true)) - 1)
   H.step('code actions with the cursor inside the string "été"')
   H.report.inside = code_actions(assert(line:find('été', 1, true)) - 1)
+  -- On `import`: inside ruff's import-block diagnostic (I001, over `import os`), which also
+  -- touches the span of the others, so both answers list its fix (shown once).
+  H.step('code actions with the cursor on `import`')
+  H.report.on_import = code_actions(2)
   H.report.diagnostics = {}
   for _, d in ipairs(vim.diagnostic.get(app, { lnum = 0 })) do
     table.insert(H.report.diagnostics, { source = d.source, message = d.message, col = d.col, end_col = d.end_col })

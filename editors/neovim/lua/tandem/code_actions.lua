@@ -49,9 +49,12 @@ local function span(list)
   return { start = vim.deepcopy(start), ['end'] = vim.deepcopy(finish) }
 end
 
+--- What tells two actions apart: the title and the range of the diagnostic it fixes.
 local function key(action)
   local d = type(action.diagnostics) == 'table' and action.diagnostics[1]
-  return (action.title or '') .. '\0' .. (d and vim.json.encode(d.range) or '')
+  local r = d and type(d.range) == 'table' and d.range
+  local where = r and string.format('%d:%d-%d:%d', r.start.line, r.start.character, r['end'].line, r['end'].character)
+  return (action.title or '') .. '\0' .. (where or '')
 end
 
 --- Sends the code action request `params` for `buf` with `send(params, handler)` (the client's
@@ -82,10 +85,12 @@ function M.request(client, params, handler, bufnr, send)
   if #outside == 0 or not wants_quickfix(params.context.only) or not h then
     return send(params, handler)
   end
+  -- Every diagnostic again (the server remembers the last request's for later prompts); the
+  -- fixes both answers list are shown once.
   local extra = {
     textDocument = params.textDocument,
     range = span(outside),
-    context = { diagnostics = outside, only = { 'quickfix' }, triggerKind = params.context.triggerKind },
+    context = { diagnostics = all, only = { 'quickfix' }, triggerKind = params.context.triggerKind },
   }
   local first, second
   local function finish()

@@ -403,8 +403,8 @@ async fn language_intelligence_converts_positions_when_tandem_speaks_utf16() {
 }
 
 /// "Ask Tandem to fix" for every diagnostic on the cursor's line, the cursor outside all of
-/// them or inside one; the code action request carries every diagnostic of the line, from both
-/// servers.
+/// them, inside one, or inside one that spans the others; the code action request carries every
+/// diagnostic of the line, from both servers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fix_actions_cover_every_diagnostic_on_the_line_from_every_server() {
     let out = run("code_actions", &[]).await;
@@ -417,7 +417,7 @@ async fn fix_actions_cover_every_diagnostic_on_the_line_from_every_server() {
         .map(|d| d["message"].as_str().unwrap_or("").to_string())
         .collect();
     assert!(line_messages.len() >= 3, "{ctx}");
-    for case in ["outside", "inside"] {
+    for case in ["outside", "inside", "on_import"] {
         let c = &r[case];
         let titles = strings(&c["titles"]);
         let fixes: Vec<&String> = titles
