@@ -1,9 +1,9 @@
 -- "Ask Tandem to fix" for every diagnostic on the cursor's line, with real language servers
 -- (ruff and basedpyright) attached: vim.lsp.buf.code_action() with the cursor on line 1 of
 -- app.py outside every diagnostic's range, inside one, and inside one that spans others. The
--- menu's titles (vim.ui.select,
--- stubbed to dismiss) and the code action requests the Tandem client sent (as they went on the
--- wire) go to the report; server/tandem/tests/neovim_plugin/language.rs checks them.
+-- menu's titles (vim.ui.select, stubbed to dismiss) and the code action requests the Tandem
+-- client sent (as they went on the wire) go to the report;
+-- server/tandem/tests/neovim_plugin/language.rs checks them.
 local H = dofile(vim.env.TANDEM_PLUGIN .. '/tests/helpers.lua')
 H.init()
 
