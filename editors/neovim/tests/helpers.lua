@@ -206,7 +206,8 @@ function H.server_request(method, params)
   end
   if reply.error ~= nil then
     assert(type(reply.error) == 'table', method .. ': the error must be a table')
-    assert(vim.lsp.protocol.ErrorCodes[reply.error.code], method .. ': the error code must be one of protocol.ErrorCodes')
+    local known = vim.lsp.protocol.ErrorCodes[reply.error.code]
+    assert(known, method .. ': the error code must be one of protocol.ErrorCodes')
   end
   reply.yielded = yielded
   return reply

@@ -342,9 +342,9 @@ function M.handle(_, params, ctx)
   end
   local tandem = vim.lsp.get_client_by_id(ctx.client_id)
   local encoding = tandem and tandem.offset_encoding or 'utf-16'
-  local uri, buf
+  local buf
   if method ~= 'workspace/symbol' then
-    uri = type(inner.textDocument) == 'table' and inner.textDocument.uri
+    local uri = type(inner.textDocument) == 'table' and inner.textDocument.uri
     if type(uri) ~= 'string' then
       return answer.error('InvalidParams', 'Tandem: tandem/languageRequest: `params.textDocument.uri` is missing')
     end
@@ -360,6 +360,7 @@ function M.handle(_, params, ctx)
   if #clients == 0 then
     return { servers = 0, result = vim.NIL }
   end
+  local doc_uri = buf and inner.textDocument.uri or nil
   return answer.later('tandem/languageRequest', function(done)
     local replies = {}
     local remaining = #clients
@@ -368,29 +369,32 @@ function M.handle(_, params, ctx)
       for i, client in ipairs(clients) do
         local reply = replies[i]
         if reply.err then
-          table.insert(failures, string.format('%s: %s', client.name, reply.err.message or vim.inspect(reply.err)))
+          local why = reply.err.message or vim.inspect(reply.err)
+          table.insert(failures, string.format('%s: %s', client.name, why))
         elseif reply.result ~= nil and reply.result ~= vim.NIL then
           local conv = position.converter(client.offset_encoding or 'utf-16', encoding)
-          table.insert(results, convert(conv, method, reply.result, inner.textDocument and inner.textDocument.uri))
+          table.insert(results, convert(conv, method, reply.result, doc_uri))
         end
       end
       if #failures == #clients then
-        return done(answer.error('RequestFailed', string.format('Tandem: %s failed: %s', method, table.concat(failures, '; '))))
+        local why = string.format('Tandem: %s failed: %s', method, table.concat(failures, '; '))
+        return done(answer.error('RequestFailed', why))
       end
       for _, failure in ipairs(failures) do
         vim.lsp.log.warn('tandem/languageRequest', method, failure)
       end
-      done({ servers = #clients, result = merge(method, results, inner.textDocument and inner.textDocument.uri) })
+      done({ servers = #clients, result = merge(method, results, doc_uri) })
     end
     for i, client in ipairs(clients) do
-      local p = params_for(inner, uri and inner.textDocument.uri, encoding, client.offset_encoding or 'utf-16')
+      local p = params_for(inner, doc_uri, encoding, client.offset_encoding or 'utf-16')
       ask(client, method, p, buf, function(err, result)
         replies[i] = { err = err, result = result }
         remaining = remaining - 1
         if remaining == 0 then
           local ok, why = pcall(finish)
           if not ok then
-            done(answer.error('InternalError', 'Tandem: merging the answers to ' .. method .. ' failed: ' .. tostring(why)))
+            why = string.format('Tandem: merging the answers to %s failed: %s', method, tostring(why))
+            done(answer.error('InternalError', why))
           end
         end
       end)

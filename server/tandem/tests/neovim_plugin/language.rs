@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use tandem_tests::mock_llm::MockLlm;
 
-use super::{manifest_dir, run_scenario_in, strings, Outcome, MODEL};
+use super::{manifest_dir, run_scenario, run_scenario_in, strings, Outcome, MODEL};
 
 /// The bin folder of `scripts/install-language-servers`: `TANDEM_LANGSERVERS`, else the cache
 /// folder the script installs into (named after the versions it pins, read from the script).
@@ -473,4 +473,79 @@ fn text_at_reads_ranges_in_either_encoding() {
     assert_eq!(text_at(text, &range(18, 23), "utf-8"), "total");
     assert_eq!(text_at(text, &range(16, 21), "utf-16"), "total");
     assert_eq!(column("café = ", "café = ".len(), "utf-16"), 7);
+}
+
+/// Answers of different shapes merged, a server that never answers, every server failing
+/// (`language_merge.lua`, with in-process stand-in servers that speak UTF-16 and echo the
+/// position they were asked about).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn language_answers_of_every_shape_merge_and_a_silent_server_times_out() {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let out = run_scenario("language_merge", &mock).await;
+    let r = &out.result;
+    let ctx = &out.context;
+    assert_eq!(r["offset_encoding"], "utf-8", "{ctx}");
+    assert_eq!(r["encodings"], json!(["utf-16", "utf-16"]), "{ctx}");
+    // "é👋 = target": `target` at byte 9, UTF-16 unit 6.
+    assert_eq!(r["position"], json!({"line": 0, "character": 9}), "{ctx}");
+    let one_char =
+        json!({"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 10}});
+
+    // A LocationLink and a Location: all Locations, each echoed position back in UTF-8.
+    let definition = &r["definition"]["result"];
+    assert_eq!(definition["servers"], 2, "{ctx}");
+    let locations = definition["result"].as_array().expect("locations");
+    assert_eq!(locations.len(), 2, "{ctx}");
+    for loc in locations {
+        assert!(loc.get("targetUri").is_none(), "{loc}\n{ctx}");
+        assert_eq!(loc["range"], one_char, "{ctx}");
+    }
+
+    // Hovers joined into one markdown text; the silent server left out after the timeout.
+    let hover = &r["hover"];
+    assert_eq!(hover["result"]["servers"], 3, "{ctx}");
+    assert_eq!(
+        hover["result"]["result"]["contents"],
+        json!({"kind": "markdown",
+               "value": "plain words\n\n```python\ntarget: int\n```\n\n**target**"}),
+        "{ctx}"
+    );
+    let ms = hover["ms"].as_f64().unwrap();
+    assert!(
+        (390.0..5000.0).contains(&ms),
+        "answered after {ms} ms\n{ctx}"
+    );
+
+    // A DocumentSymbol tree next to a SymbolInformation: flattened to SymbolInformation.
+    let symbols = r["symbols"]["result"]["result"]
+        .as_array()
+        .expect("symbols");
+    let names: Vec<(&str, Option<&str>)> = symbols
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["containerName"].as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [("outer", None), ("inner", Some("outer")), ("info", None)],
+        "{ctx}"
+    );
+    // "outer" starts at UTF-16 unit 3 (after "é👋"): byte 6.
+    assert_eq!(
+        symbols[0]["location"]["range"]["start"]["character"], 6,
+        "{ctx}"
+    );
+    assert_eq!(
+        symbols[2]["location"]["range"]["start"]["character"], 6,
+        "{ctx}"
+    );
+
+    // Every server failed: an error that names each.
+    let error = &r["references"]["error"];
+    assert_eq!(error["code"], -32803, "{ctx}");
+    let message = error["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("links: links cannot find references")
+            && message.contains("locations: locations cannot find references"),
+        "{message}\n{ctx}"
+    );
 }
