@@ -174,6 +174,20 @@ function H.wait_diagnostics(buf, sources, lnum)
   end)
 end
 
+--- Waits until no DiagnosticChanged came for `ms` (the servers have said everything).
+function H.wait_quiet(ms)
+  local last = vim.uv.hrtime()
+  local id = vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    callback = function()
+      last = vim.uv.hrtime()
+    end,
+  })
+  H.wait_for('the diagnostics to stay unchanged for ' .. ms .. ' ms', function()
+    return (vim.uv.hrtime() - last) / 1e6 >= ms
+  end)
+  vim.api.nvim_del_autocmd(id)
+end
+
 --- Runs the Tandem client's handler of the server → client request `method` as Neovim does
 --- (in a coroutine, from the event loop) and waits for its answer: {result, error, yielded
 --- (the handler answered later, not at once), ms}.

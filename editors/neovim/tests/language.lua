@@ -45,6 +45,7 @@ H.run(function()
   r.generation_before_edit = generation
 
   H.step('tandem/diagnostics with after and no change: not settled')
+  H.wait_quiet(1500)
   r.no_change = H.server_request('tandem/diagnostics', {
     uris = { uri('app.py') },
     after = { [uri('app.py')] = diagnostics.generation(uri('app.py')) },
