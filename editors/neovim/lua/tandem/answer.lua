@@ -68,6 +68,9 @@ end
 function M.timer(ms, fn)
   local timer = assert(vim.uv.new_timer())
   local stopped = false
+  -- libuv counts from the loop's cached time, which lags while a callback runs: without this
+  -- a timer started late in a long callback fires early.
+  vim.uv.update_time()
   local function stop()
     if not stopped then
       stopped = true
