@@ -31,25 +31,9 @@ local function now_ms()
   return vim.uv.hrtime() / 1e6
 end
 
-local function fname_of(buf)
-  local name = vim.api.nvim_buf_get_name(buf)
-  return name ~= '' and vim.fs.normalize(name) or nil
-end
-
-local function fname_of_uri(uri)
-  local ok, fname = pcall(vim.uri_to_fname, uri)
-  return ok and vim.fs.normalize(fname) or nil
-end
-
---- The buffer (loaded or not) of file `fname`, if Neovim has one.
-local function buf_of(fname)
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if fname_of(buf) == fname then
-      return buf
-    end
-  end
-  return nil
-end
+local fname_of = position.buf_fname
+local fname_of_uri = position.uri_fname
+local buf_of = position.fname_buf
 
 --- Whether `client` is a Tandem client (this plugin's, or one started otherwise).
 ---@param client vim.lsp.Client

@@ -2,6 +2,7 @@
 -- the encoding it negotiated (Tandem: utf-8 with Neovim, the others: often utf-16). What the
 -- plugin hands between Tandem and the other servers (diagnostics, positions, results) is
 -- converted here, through the text of the line: the buffer's when it is loaded, else the file's.
+-- Documents are found by file name, whatever the spelling of their URI.
 
 local M = {}
 
@@ -46,22 +47,45 @@ function M.from_byte(line, byte, encoding)
   return vim.lsp.util._str_utfindex_enc(line, byte, encoding)
 end
 
+--- The normalized file name of a buffer (nil for an unnamed one): the key that finds a
+--- document however its URI is spelled.
+---@param buf integer
+---@return string?
+function M.buf_fname(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  return name ~= '' and vim.fs.normalize(name) or nil
+end
+
+--- The normalized file name of `uri` (nil when it names no file).
+---@param uri string
+---@return string?
+function M.uri_fname(uri)
+  local ok, fname = pcall(vim.uri_to_fname, uri)
+  return ok and vim.fs.normalize(fname) or nil
+end
+
+--- The buffer of file `fname` (any, or only a loaded one), if Neovim has one.
+---@param fname string?
+---@param loaded? boolean
+---@return integer?
+function M.fname_buf(fname, loaded)
+  if not fname then
+    return nil
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if (not loaded or vim.api.nvim_buf_is_loaded(buf)) and M.buf_fname(buf) == fname then
+      return buf
+    end
+  end
+  return nil
+end
+
 --- The loaded buffer of the file `uri` names, if any (compared by file name, so that two
 --- spellings of one URI find the same buffer).
 ---@param uri string
 ---@return integer?
 function M.loaded_buf(uri)
-  local ok, fname = pcall(vim.uri_to_fname, uri)
-  if not ok then
-    return nil
-  end
-  fname = vim.fs.normalize(fname)
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) and vim.fs.normalize(vim.api.nvim_buf_get_name(buf)) == fname then
-      return buf
-    end
-  end
-  return nil
+  return M.fname_buf(M.uri_fname(uri), true)
 end
 
 --- A reader of document lines by URI (0-based rows): the loaded buffer's text, else the file's
