@@ -128,6 +128,105 @@ function H.set_linter_diagnostic(buf)
   vim.api.nvim_win_set_cursor(0, { 2, 31 })
 end
 
+--- Starts the real language servers of scripts/install-language-servers ($TANDEM_LANGSERVERS:
+--- their bin folder) for `buf` with the project as root, as a user's config does with
+--- vim.lsp.start: ruff (`ruff server`) and basedpyright (`basedpyright-langserver --stdio`),
+--- and waits until both are attached and initialized.
+---@return vim.lsp.Client ruff, vim.lsp.Client basedpyright
+function H.start_language_servers(buf)
+  H.step('start ruff and basedpyright')
+  local bin = env.TANDEM_LANGSERVERS
+  for _, exe in ipairs({ 'ruff', 'basedpyright-langserver' }) do
+    if not bin or vim.fn.executable(bin .. '/' .. exe) ~= 1 then
+      error(string.format('%s is not installed in %s: run scripts/install-language-servers', exe, tostring(bin)))
+    end
+  end
+  local root = env.TANDEM_PROJECT
+  local ruff = vim.lsp.start({ name = 'ruff', cmd = { bin .. '/ruff', 'server' }, root_dir = root }, { bufnr = buf })
+  local pyright = vim.lsp.start({
+    name = 'basedpyright',
+    cmd = { bin .. '/basedpyright-langserver', '--stdio' },
+    root_dir = root,
+    settings = { basedpyright = { analysis = { typeCheckingMode = 'standard' } } },
+  }, { bufnr = buf })
+  assert(ruff and pyright, 'vim.lsp.start failed for ruff or basedpyright')
+  H.wait_for('ruff and basedpyright to initialize', function()
+    local a, b = vim.lsp.get_client_by_id(ruff), vim.lsp.get_client_by_id(pyright)
+    return a and b and a.initialized and b.initialized and vim.lsp.buf_is_attached(buf, ruff)
+      and vim.lsp.buf_is_attached(buf, pyright)
+  end)
+  return assert(vim.lsp.get_client_by_id(ruff)), assert(vim.lsp.get_client_by_id(pyright))
+end
+
+--- Waits until `buf` has diagnostics from each of `sources` on (0-based) line `lnum`.
+function H.wait_diagnostics(buf, sources, lnum)
+  H.wait_for('diagnostics from ' .. table.concat(sources, ' and '), function()
+    local seen = {}
+    for _, d in ipairs(vim.diagnostic.get(buf, { lnum = lnum })) do
+      seen[d.source or ''] = true
+    end
+    for _, source in ipairs(sources) do
+      if not seen[source] then
+        return false
+      end
+    end
+    return true
+  end)
+end
+
+--- Waits until no DiagnosticChanged came for `ms` (the servers have said everything).
+function H.wait_quiet(ms)
+  local last = vim.uv.hrtime()
+  local id = vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    callback = function()
+      last = vim.uv.hrtime()
+    end,
+  })
+  H.wait_for('the diagnostics to stay unchanged for ' .. ms .. ' ms', function()
+    return (vim.uv.hrtime() - last) / 1e6 >= ms
+  end)
+  vim.api.nvim_del_autocmd(id)
+end
+
+--- Runs the Tandem client's handler of the server → client request `method` as Neovim does
+--- (in a coroutine, from the event loop) and waits for its answer: {result, error, yielded
+--- (the handler answered later, not at once), ms}.
+function H.server_request(method, params)
+  local client = assert(require('tandem.lsp').get(), 'no Tandem client')
+  local handler = client.handlers[method] or vim.lsp.handlers[method]
+  assert(handler, 'the Tandem client has no handler for ' .. method)
+  local reply, yielded = nil, nil
+  local started = vim.uv.hrtime()
+  local co = coroutine.create(function()
+    local result, err = handler(nil, params, { method = method, client_id = client.id })
+    reply = { result = result, error = err, ms = (vim.uv.hrtime() - started) / 1e6 }
+  end)
+  vim.schedule(function()
+    local ok, why = coroutine.resume(co)
+    if not ok then
+      reply = { crashed = tostring(why) }
+    end
+    yielded = coroutine.status(co) == 'suspended'
+  end)
+  H.wait_for('the answer to ' .. method, function()
+    return reply ~= nil and yielded ~= nil
+  end)
+  if reply.crashed then
+    error(method .. ' handler failed: ' .. reply.crashed)
+  end
+  -- What Neovim's RPC layer requires before it sends the answer (vim/lsp/rpc.lua).
+  if reply.result == nil and reply.error == nil then
+    error(method .. ' handler returned neither a result nor an error')
+  end
+  if reply.error ~= nil then
+    assert(type(reply.error) == 'table', method .. ': the error must be a table')
+    local known = vim.lsp.protocol.ErrorCodes[reply.error.code]
+    assert(known, method .. ': the error code must be one of protocol.ErrorCodes')
+  end
+  reply.yielded = yielded
+  return reply
+end
+
 --- The current chat session, once its run has settled.
 function H.settled()
   local chat = require('tandem.chat')

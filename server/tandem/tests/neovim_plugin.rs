@@ -12,6 +12,9 @@
 
 mod support;
 
+#[path = "neovim_plugin/language.rs"]
+mod language;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -144,12 +147,26 @@ async fn run_scenario_with(
     model: &str,
     env: &[(&str, &str)],
 ) -> Outcome {
+    run_scenario_in(scenario, mock, model, env, |project| {
+        std::fs::write(project.join("main.py"), BUGGY).unwrap();
+    })
+    .await
+}
+
+/// [`run_scenario_with`] in a project whose files `fill` writes.
+async fn run_scenario_in(
+    scenario: &str,
+    mock: &MockLlm,
+    model: &str,
+    env: &[(&str, &str)],
+    fill: impl FnOnce(&Path),
+) -> Outcome {
     let nvim = nvim();
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path().to_path_buf();
     let project = root.join("project");
     std::fs::create_dir_all(&project).unwrap();
-    std::fs::write(project.join("main.py"), BUGGY).unwrap();
+    fill(&project);
     // Another project (a git root) for the one-client-many-folders check.
     let other = root.join("other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
@@ -318,8 +335,8 @@ async fn tandem_ask_streams_the_whole_answer_into_the_chat() {
     assert_eq!(r["status_after"], "", "no status once settled\n{ctx}");
     assert_eq!(
         r["client_capabilities"]["tandem"],
-        json!({"events": true, "saveDocuments": true}),
-        "the client opted in to tandem/event\n{ctx}"
+        json!({"events": true, "saveDocuments": true, "diagnostics": true, "languageRequests": true}),
+        "the client opted in to tandem/event and declared what it answers\n{ctx}"
     );
     assert_eq!(r["offset_encoding"], "utf-8", "{ctx}");
     // One client for every file buffer (not the chat); another project is a workspace folder.

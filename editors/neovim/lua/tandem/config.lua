@@ -29,7 +29,7 @@ local M = {}
 ---@field on_attach? fun(client: vim.lsp.Client, bufnr: integer)
 ---@field progress? 'echo'|false  how to show the server's work-done progress
 ---@field confirm? boolean  answer the server's questions (Apply / Reject / Apply all …) with vim.ui.select
----@field fix_code_actions? boolean  send every diagnostic of the range (not only Tandem's) with code action requests
+---@field fix_code_actions? boolean  "Ask Tandem to fix" for every diagnostic on the line, from every source (not only Tandem's)
 ---@field trust? 'vim.secure'|'ask'  who decides whether a project's own configuration (.pi/settings.json, mcp.json, skills…) is used: Neovim's trust database for the root directory (`:trust`), else the server asks; 'ask': the server always decides
 ---@field chat? tandem.ChatOptions
 

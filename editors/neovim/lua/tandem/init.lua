@@ -86,6 +86,10 @@ function M.setup(opts)
     end,
   })
   vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = on_progress })
+  -- Diagnostics generations for tandem/diagnostics, counted from the start.
+  local diagnostics = require('tandem.diagnostics')
+  vim.api.nvim_create_autocmd('DiagnosticChanged', { group = group, callback = diagnostics.on_changed })
+  vim.api.nvim_create_autocmd('LspDetach', { group = group, callback = diagnostics.on_detach })
   if before and not vim.deep_equal(before, config.server_settings()) then
     lsp.push_settings()
   end
@@ -146,7 +150,7 @@ function M.context(buf, range, client)
     uri = vim.uri_from_bufnr(buf),
     selection = { start = start, ['end'] = finish },
   }
-  local diagnostics = lsp.diagnostics(buf, start.line, finish.line, enc)
+  local diagnostics = require('tandem.diagnostics').on_lines(buf, start.line, finish.line, enc)
   if #diagnostics > 0 then
     context.includeDiagnostics = true
     context.diagnostics = diagnostics

@@ -1,6 +1,7 @@
 -- The language-server side: starting `tandem lsp` once, attaching file buffers, requests that
--- wait for initialization, and the handlers this client overrides (tandem/event,
--- window/showMessageRequest).
+-- wait for initialization, and the handlers of this client (tandem/event, window/showMessage,
+-- window/showMessageRequest, tandem/saveDocuments, and the language intelligence requests of
+-- diagnostics.lua and language.lua).
 
 local config = require('tandem.config')
 
@@ -80,13 +81,13 @@ function M.root_dir(buf)
   return vim.fs.dirname(file)
 end
 
---- Client capabilities: Neovim's own plus Tandem's event opt-in and `tandem/saveDocuments`
---- (protocol-ext README, "initialize").
+--- Client capabilities: Neovim's own plus Tandem's event opt-in, `tandem/saveDocuments` and the
+--- language intelligence requests (protocol-ext README, "initialize").
 function M.capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps = vim.tbl_deep_extend('force', caps, config.options.capabilities or {})
   caps.experimental = caps.experimental or {}
-  caps.experimental.tandem = { events = true, saveDocuments = true }
+  caps.experimental.tandem = { events = true, saveDocuments = true, diagnostics = true, languageRequests = true }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
   caps.workspace.configuration = true
@@ -95,57 +96,8 @@ function M.capabilities()
   return caps
 end
 
---- A vim.Diagnostic as an LSP Diagnostic (byte columns; vim.diagnostic's severities are LSP's).
----@param d vim.Diagnostic
----@return lsp.Diagnostic
-local function to_lsp(d)
-  if d.user_data and type(d.user_data.lsp) == 'table' then
-    return vim.deepcopy(d.user_data.lsp)
-  end
-  return {
-    range = {
-      start = { line = d.lnum, character = d.col or 0 },
-      ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col or 0 },
-    },
-    severity = d.severity,
-    message = d.message,
-    source = d.source,
-    code = d.code,
-  }
-end
-
---- The diagnostics of every source on `range`'s lines, as LSP diagnostics in the client's
---- position encoding. A language server does not see other servers' diagnostics, and Neovim
---- sends a client only its own with code action requests; Tandem's fixes need all of them.
----@param buf integer
----@param first integer 0-based first line
----@param last integer 0-based last line
----@param encoding? string
----@return lsp.Diagnostic[]
-function M.diagnostics(buf, first, last, encoding)
-  local result = {}
-  for _, d in ipairs(vim.diagnostic.get(buf)) do
-    local d_end = d.end_lnum or d.lnum
-    if d.lnum <= last and d_end >= first then
-      local lsp_d = to_lsp(d)
-      if not (d.user_data and d.user_data.lsp) and encoding and encoding ~= 'utf-8' then
-        local function conv(pos)
-          local ok, char = pcall(vim.lsp.util.character_offset, buf, pos.line, pos.character, encoding)
-          if ok and char then
-            pos.character = char
-          end
-        end
-        conv(lsp_d.range.start)
-        conv(lsp_d.range['end'])
-      end
-      table.insert(result, lsp_d)
-    end
-  end
-  return result
-end
-
 --- Wraps the client's `request` so that code action requests carry every diagnostic of their
---- range, and so that the session a command starts becomes the chat's.
+--- lines (code_actions.lua), and so that the session a command starts becomes the chat's.
 ---@param client vim.lsp.Client
 local function wrap_requests(client)
   local original = client.request
@@ -154,22 +106,17 @@ local function wrap_requests(client)
     local n = select('#', ...)
     local off = args[1] == client and 1 or 0
     local method, params = args[1 + off], args[2 + off]
+    --- The original request with other params and handler.
+    local function send(p, handler)
+      local a = { unpack(args, 1, n) }
+      a[2 + off], a[3 + off] = p, handler
+      return original(unpack(a, 1, math.max(n, 3 + off)))
+    end
     if method == 'textDocument/codeAction' and config.options.fix_code_actions and type(params) == 'table' then
-      local bufnr = args[4 + off]
-      local buf = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-      local range = params.range
-      if range and vim.api.nvim_buf_is_valid(buf) then
-        params = vim.deepcopy(params)
-        params.context = params.context or {}
-        local ours = M.diagnostics(buf, range.start.line, range['end'].line, client.offset_encoding)
-        if #ours > 0 then
-          params.context.diagnostics = ours
-        end
-        args[2 + off] = params
-      end
+      return require('tandem.code_actions').request(client, params, args[3 + off], args[4 + off], send)
     elseif method == 'workspace/executeCommand' and type(params) == 'table' then
       local handler = args[3 + off]
-      args[3 + off] = function(err, result, ctx)
+      return send(params, function(err, result, ctx)
         if not err and type(result) == 'table' and type(result.session) == 'string' then
           require('tandem.chat').follow(result.session, params.command)
         end
@@ -179,7 +126,7 @@ local function wrap_requests(client)
         elseif err then
           require('tandem.notify').show('Tandem: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
         end
-      end
+      end)
     end
     return original(unpack(args, 1, n))
   end
@@ -363,6 +310,12 @@ function M.client_config(root)
     ['tandem/event'] = on_event,
     ['window/showMessage'] = show_message,
     ['tandem/saveDocuments'] = save_documents,
+    ['tandem/diagnostics'] = function(...)
+      return require('tandem.diagnostics').handle(...)
+    end,
+    ['tandem/languageRequest'] = function(...)
+      return require('tandem.language').handle(...)
+    end,
   }
   if opts.confirm then
     handlers['window/showMessageRequest'] = show_message_request
