@@ -8,6 +8,8 @@
 
 mod support;
 
+#[path = "langservers/edits.rs"]
+mod edits;
 #[path = "langservers/tools.rs"]
 mod tools;
 #[path = "langservers/trust.rs"]

@@ -21,6 +21,11 @@ const MESSAGE_CHARS: usize = 300;
 /// characters; `None`: UTF-16 columns are shown as they are).
 pub fn line(shown: &str, text: Option<&str>, diagnostic: &Diagnostic) -> String {
     let (line, column) = diagnostic.span.start.to_user(text);
+    format!("{shown}:{line}:{column}: {}", described(diagnostic))
+}
+
+/// `error [basedpyright reportAssignmentType] Type …`: severity, origin and message.
+fn described(diagnostic: &Diagnostic) -> String {
     let origin = match (&diagnostic.source, &diagnostic.code) {
         (Some(source), Some(code)) => format!(" [{source} {code}]"),
         (Some(source), None) => format!(" [{source}]"),
@@ -28,7 +33,7 @@ pub fn line(shown: &str, text: Option<&str>, diagnostic: &Diagnostic) -> String 
         (None, None) => String::new(),
     };
     format!(
-        "{shown}:{line}:{column}: {}{origin} {}",
+        "{}{origin} {}",
         diagnostic.severity.word(),
         one_line(&diagnostic.message)
     )
@@ -156,17 +161,7 @@ pub fn after_edit(config: &DiagnosticsConfig, file: &EditedFile<'_>) -> Option<S
         let fixed: Vec<String> = gone
             .iter()
             .take(config.max_items)
-            .map(|d| {
-                format!(
-                    "{}{} {}",
-                    d.severity.word(),
-                    d.source
-                        .as_deref()
-                        .map(|s| format!(" [{s}]"))
-                        .unwrap_or_default(),
-                    one_line(&d.message)
-                )
-            })
+            .map(|d| described(d))
             .collect();
         out.push_str(&format!(
             "\nFixed by this change ({}): {}",

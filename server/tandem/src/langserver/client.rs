@@ -335,14 +335,9 @@ impl Client {
         self.state.reported()
     }
 
-    /// Waits for a report on the text last sent for `path` (and `quiet` after it); false when
-    /// `deadline` came first or the server stopped.
-    pub(super) async fn wait_fresh(
-        &self,
-        path: &Path,
-        quiet: Option<Duration>,
-        deadline: Instant,
-    ) -> bool {
+    /// Waits for a report on the text last sent for `path` (and `quiet` after it when more may
+    /// follow: [`State::wait_fresh`]); false when `deadline` came first or the server stopped.
+    pub(super) async fn wait_fresh(&self, path: &Path, quiet: Duration, deadline: Instant) -> bool {
         self.state
             .wait_fresh(path, quiet, deadline, || self.alive())
             .await

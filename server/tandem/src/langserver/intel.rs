@@ -12,6 +12,7 @@ use tandem_coding::intel::{
     DiagnosticsAnswer, Document, Features, FileDiagnostics, FileEdits, IntelError, LanguageIntel,
     Location, Pos, Settle, Symbol,
 };
+use tandem_coding::settings::DiagnosticsConfig;
 use tokio::time::Instant;
 use tower_lsp_server::ls_types::request::{
     DocumentSymbolRequest, GotoDefinition, HoverRequest, References, Rename, WorkspaceSymbolRequest,
@@ -171,23 +172,25 @@ impl LanguageServers {
         Ok(answers)
     }
 
+    /// `document`'s diagnostics from its servers, once each reported on this text (and, where
+    /// more reports may follow, went quiet: [`Client::wait_fresh`]). With `settle`, bounded by
+    /// its wait; without (the report before an edit), a server that has to start first gets
+    /// its start's own bound, then the first report's.
     async fn file_diagnostics(
         &self,
         document: Document,
         settle: Option<&Settle>,
     ) -> Result<(FileDiagnostics, bool), IntelError> {
-        let (wait, quiet) = match settle {
-            Some(s) => (s.wait, Some(s.quiet)),
-            None => (self.limits.first_report, None),
-        };
-        let deadline = Instant::now() + wait;
+        let settle_deadline = settle.map(|s| Instant::now() + s.wait);
+        let quiet = settle.map_or_else(|| DiagnosticsConfig::default().quiet, |s| s.quiet);
+        let start_deadline = settle_deadline.unwrap_or_else(|| self.start_deadline());
         let unanalyzed = |path: PathBuf| FileDiagnostics {
             path,
             generation: 0,
             analyzed: false,
             diagnostics: Vec::new(),
         };
-        let clients = match self.clients(&document, deadline).await {
+        let clients = match self.clients(&document, start_deadline).await {
             Ok(clients) => clients,
             Err(IntelError::NoServer { .. }) => return Ok((unanalyzed(document.path), true)),
             Err(e) => return Err(e),
@@ -199,6 +202,7 @@ impl LanguageServers {
             tracing::warn!(target: "tandem::langserver", "{e}");
         }
         let path = &document.path;
+        let deadline = settle_deadline.unwrap_or_else(|| Instant::now() + self.limits.first_report);
         let waits = join_all(
             clients
                 .clients
@@ -544,7 +548,7 @@ impl LanguageServers {
                 let waits = running.iter().flat_map(|client| {
                     paths
                         .iter()
-                        .map(move |p| client.wait_fresh(p, Some(settle.quiet), deadline))
+                        .map(move |p| client.wait_fresh(p, settle.quiet, deadline))
                 });
                 join_all(waits).await.into_iter().all(|w| w)
             }

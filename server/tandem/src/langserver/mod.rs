@@ -35,7 +35,11 @@
 //! servers push: basedpyright, ruff, tsserver, rust-analyzer, clangd and gopls all do). A
 //! report is about the text last sent when its version says so (or, without a version, when
 //! it came after the last change); diagnostics wait for such a report from every server of
-//! the file, then for `quiet` without a new one, within the settle wait (1.5 s without one).
+//! the file, within the settle wait, and then for `diagnostics.quietMs` without a new one only
+//! where more may follow: after a document was opened, and for a server seen reporting twice
+//! on one text (basedpyright does, a partial report then the full one). So a change costs no
+//! quiet wait with ruff or tsserver. Without a settle wait (the report before an edit) a server
+//! being started gets its start's bound, then 1.5 s for its first report.
 //!
 //! **The crate.** The client runs on async-lsp (its main loop: framing, request ids, the
 //! server's requests and notifications routed to handlers), without its server-side features.

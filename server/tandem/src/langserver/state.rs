@@ -33,6 +33,10 @@ pub(super) struct State {
 struct Docs {
     open: HashMap<PathBuf, OpenDoc>,
     reports: HashMap<PathBuf, Report>,
+    /// Whether the server was seen reporting twice on one text (basedpyright does when it
+    /// checks several files: first a partial report, the full one ~150 ms later): its waits
+    /// then last until it has been quiet for a while.
+    reports_in_stages: bool,
 }
 
 struct OpenDoc {
@@ -40,6 +44,8 @@ struct OpenDoc {
     text: String,
     /// Whether the latest report is about `version`.
     fresh: bool,
+    /// Whether this text was opened rather than changed (a first report may be partial).
+    opened: bool,
 }
 
 struct Report {
@@ -93,6 +99,7 @@ impl State {
                         version,
                         text: text.to_string(),
                         fresh: false,
+                        opened: matches!(sent, Sent::Open(_)),
                     },
                 );
             }
@@ -114,28 +121,33 @@ impl State {
         lock(&self.docs).reports.keys().cloned().collect()
     }
 
-    /// Waits until the server reported on the text last sent for `path` and, with `quiet`,
-    /// sent no report on it for that long; false when `deadline` came first or `alive` says
-    /// the server is gone. A file never sent counts as reported.
+    /// Waits until the server reported on the text last sent for `path` and then, when more
+    /// reports on it may follow (a document just opened, or a server seen reporting in
+    /// stages), sent none for `quiet`; false when `deadline` came first or `alive` says the
+    /// server is gone. A file never sent counts as reported.
     pub(super) async fn wait_fresh(
         &self,
         path: &Path,
-        quiet: Option<Duration>,
+        quiet: Duration,
         deadline: Instant,
         alive: impl Fn() -> bool,
     ) -> bool {
         let mut reports = self.reports.subscribe();
         loop {
+            // Marked seen before the look, so that a report arriving after it wakes the wait.
+            reports.borrow_and_update();
             let wake = {
                 let docs = lock(&self.docs);
                 let Some(doc) = docs.open.get(path) else {
                     return true;
                 };
+                let staged = doc.opened || docs.reports_in_stages;
                 let last = docs.reports.get(path).map(|r| r.at);
-                match (doc.fresh, quiet, last) {
-                    (false, _, _) => deadline,
-                    (true, None, _) | (true, Some(_), None) => return true,
-                    (true, Some(quiet), Some(at)) => {
+                match (doc.fresh, last) {
+                    (false, _) => deadline,
+                    (true, None) => return true,
+                    (true, Some(_)) if !staged || quiet.is_zero() => return true,
+                    (true, Some(at)) => {
                         let until = at + quiet;
                         if until <= Instant::now() {
                             return true;
@@ -147,7 +159,6 @@ impl State {
             if !alive() || Instant::now() >= deadline {
                 return false;
             }
-            reports.borrow_and_update();
             tokio::select! {
                 changed = reports.changed() => {
                     if changed.is_err() {
@@ -261,14 +272,91 @@ impl State {
             report.generation += 1;
             report.diagnostics = diagnostics;
             report.at = Instant::now();
+            let mut again = false;
             if let Some(doc) = docs.open.get_mut(&path) {
                 // A report without a version is about the latest text sent before it; one for
                 // an older version (late) leaves the document waiting for its own.
                 if params.version.is_none_or(|v| v == doc.version) {
+                    again = doc.fresh;
                     doc.fresh = true;
                 }
             }
+            docs.reports_in_stages |= again;
         }
         self.reports.send_modify(|n| *n += 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn publish(state: &State, version: Option<i32>) {
+        let params = json!({"uri": "file:///w/a.py", "version": version, "diagnostics": []});
+        state.published(serde_json::from_value(params).expect("publishDiagnostics params"));
+    }
+
+    fn sync(state: &State, text: &str) {
+        let sent: Result<Sent, ()> = state.sync(Path::new("/w/a.py"), text, |_| Ok(()));
+        assert!(sent.is_ok());
+    }
+
+    async fn waited(state: &State, quiet_ms: u64) -> (bool, Duration) {
+        let start = Instant::now();
+        let fresh = state
+            .wait_fresh(
+                Path::new("/w/a.py"),
+                Duration::from_millis(quiet_ms),
+                start + Duration::from_secs(2),
+                || true,
+            )
+            .await;
+        (fresh, start.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_change_waits_for_one_report_and_no_quiet_until_reports_come_in_stages() {
+        let state = State::new("s", None, Value::Null);
+        sync(&state, "one");
+        publish(&state, Some(1));
+        // Just opened: a first report may be partial, so the quiet wait applies.
+        assert_eq!(
+            waited(&state, 250).await,
+            (true, Duration::from_millis(250))
+        );
+        sync(&state, "two");
+        publish(&state, Some(2));
+        // A change, from a server that reports once per text: no quiet wait.
+        assert_eq!(waited(&state, 250).await, (true, Duration::ZERO));
+        // A late report for an older version does not make the document fresh.
+        sync(&state, "three");
+        publish(&state, Some(2));
+        assert_eq!(waited(&state, 250).await, (false, Duration::from_secs(2)));
+        // Two reports on one text: from now on every wait goes quiet first.
+        publish(&state, Some(3));
+        publish(&state, Some(3));
+        sync(&state, "four");
+        publish(&state, None);
+        assert_eq!(
+            waited(&state, 250).await,
+            (true, Duration::from_millis(250))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_report_arriving_during_the_wait_ends_it() {
+        let state = std::sync::Arc::new(State::new("s", None, Value::Null));
+        sync(&state, "one");
+        publish(&state, Some(1));
+        sync(&state, "two");
+        let later = state.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            publish(&later, Some(2));
+        });
+        assert_eq!(
+            waited(&state, 250).await,
+            (true, Duration::from_millis(300))
+        );
     }
 }

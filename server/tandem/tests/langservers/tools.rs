@@ -8,7 +8,6 @@ use crate::support::{body_mentions, Sandbox};
 use crate::{copy_fixture, offered_tools, path_with_servers, run, LANGUAGE_TOOLS};
 
 #[test]
-#[ignore = "needs the language tools (server/coding/src/tools/lang*.rs), being written on main: un-ignore once main is merged"]
 fn the_model_reads_real_diagnostics_of_a_trusted_python_project() {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
     copy_fixture(&sandbox, "python");

@@ -58,7 +58,6 @@ fn an_untrusted_clone_never_runs_its_planted_language_server() {
 }
 
 #[test]
-#[ignore = "needs the language tools (server/coding/src/tools/lang*.rs), being written on main: un-ignore once main is merged"]
 fn a_trusted_project_runs_its_configured_server_when_a_tool_asks() {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
     let marker = hostile(&sandbox);
