@@ -136,6 +136,26 @@ impl ToolEnv {
         Ok(outcome)
     }
 
+    /// Lets the language intelligence get ready for `path` (read by the agent, likely edited
+    /// next) in the background, when it looks at files and reports after edits.
+    pub fn prepare_language(&self, path: &Path) {
+        let Some(intel) = self.intel.clone() else {
+            return;
+        };
+        if !self.diagnostics.after_edit || !intel.features().diagnostics {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (workspace, path) = (self.workspace.clone(), path.to_path_buf());
+        runtime.spawn(async move {
+            if let Ok(text) = crate::workspace::read_text(&*workspace, &path).await {
+                intel.prepare(crate::intel::Document { path, text }).await;
+            }
+        });
+    }
+
     /// [`ToolEnv::propose`] with the diagnostics report: the file's diagnostics are read
     /// before, and once the change is applied the report of what is new follows (`None` when
     /// there is nothing to say, the change was not applied, or `cancel` fired meanwhile).

@@ -128,7 +128,8 @@ fn unknown_tools_are_warned_about_not_fatal() {
     assert!(
         stderr.starts_with(
             "Warning: Unknown tool \"teleport\". \
-             Valid tools: read, bash, edit, write, grep, find, ls\n"
+             Valid tools: read, bash, edit, write, grep, find, ls, diagnostics, definition, \
+             references, symbols, hover, rename\n"
         ),
         "{stderr}"
     );

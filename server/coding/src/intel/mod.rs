@@ -280,6 +280,13 @@ pub trait LanguageIntel: Send + Sync {
     fn label(&self) -> &str;
     /// What it can answer.
     fn features(&self) -> Features;
+    /// Gets ready to answer about `document` soon (the agent just read it and may edit it
+    /// next): a source that starts servers starts them and opens it, so that the diagnostics
+    /// before an edit need not wait for a cold start. The default does nothing.
+    fn prepare<'a>(&'a self, document: Document) -> BoxFuture<'a, ()> {
+        let _ = document;
+        Box::pin(async {})
+    }
     /// The diagnostics of `files` (each with its current text), or of every file the source
     /// knows of when `files` is `None`; with `settle`, once newer diagnostics have come and
     /// settled, or its wait ran out.

@@ -27,6 +27,7 @@ pub struct ScriptedIntel {
     hover: Option<String>,
     rename: Vec<FileEdits>,
     failure: Option<IntelError>,
+    unsettled: bool,
     state: Mutex<BTreeMap<PathBuf, (u64, String)>>,
     asked: Mutex<Vec<String>>,
 }
@@ -42,6 +43,7 @@ impl Default for ScriptedIntel {
             hover: None,
             rename: Vec::new(),
             failure: None,
+            unsettled: false,
             state: Mutex::new(BTreeMap::new()),
             asked: Mutex::new(Vec::new()),
         }
@@ -52,6 +54,11 @@ impl ScriptedIntel {
     /// Offering only `features`.
     pub fn with_features(mut self, features: Features) -> Self {
         self.features = features;
+        self
+    }
+    /// Its diagnostics answers say the servers had not finished.
+    pub fn unsettled(mut self) -> Self {
+        self.unsettled = true;
         self
     }
     /// Diagnostics computed from a document.
@@ -117,6 +124,10 @@ impl LanguageIntel for ScriptedIntel {
     fn features(&self) -> Features {
         self.features
     }
+    fn prepare<'a>(&'a self, document: Document) -> BoxFuture<'a, ()> {
+        lock(&self.asked).push(format!("prepare {}", document.path.display()));
+        Box::pin(async {})
+    }
     fn diagnostics<'a>(
         &'a self,
         files: Option<Vec<Document>>,
@@ -135,7 +146,7 @@ impl LanguageIntel for ScriptedIntel {
             ))?;
             let mut answer = DiagnosticsAnswer {
                 files: Vec::new(),
-                settled: true,
+                settled: !self.unsettled,
             };
             let mut state = lock(&self.state);
             for document in files.into_iter().flatten() {

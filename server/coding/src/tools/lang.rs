@@ -600,6 +600,10 @@ impl Run<'_> {
             .await
             .map_err(|e| failed("Reading diagnostics", &source, e))?;
         let config = &self.env.diagnostics;
+        let unfinished = (!answer.settled).then_some(
+            "\n(The language servers had not finished analyzing: this may be incomplete; ask \
+             again in a moment.)",
+        );
         let mut found: BTreeMap<PathBuf, Vec<Diagnostic>> = BTreeMap::new();
         let mut not_analyzed = Vec::new();
         for file in answer.files {
@@ -637,6 +641,7 @@ impl Run<'_> {
                     not_analyzed.join(", ")
                 ));
             }
+            out.push_str(unfinished.unwrap_or_default());
             return Ok(text(out));
         }
         let all: Vec<&Diagnostic> = found.values().flatten().collect();
@@ -662,6 +667,9 @@ impl Run<'_> {
             for d in &diagnostics {
                 out.push(report::line(&shown, text_now.as_deref(), d));
             }
+        }
+        if let Some(note) = unfinished {
+            out[0].push_str(note);
         }
         Ok(limited(out.join("\n")))
     }

@@ -312,7 +312,7 @@ async fn an_applied_edit_ends_with_the_diagnostics_it_introduced_and_fixed() {
     assert!(
         out.ends_with(
             "No new errors or warnings in app.py (none in the file).\n\
-             Fixed by this change (1): error [Pyright] Cannot access attribute \"nme\""
+             Fixed by this change (1): error [Pyright reportAttributeAccessIssue] Cannot access attribute \"nme\""
         ),
         "{out}"
     );
@@ -390,6 +390,26 @@ async fn the_diagnostics_tool_lists_a_file_or_a_folder() {
         .await
         .expect_err("bad severity");
     assert!(bad.0.contains("severity must be"), "{}", bad.0);
+
+    // Servers still analyzing: the model is told the list may be incomplete.
+    let busy = fixture(
+        ScriptedIntel::default()
+            .with_diagnostics(type_errors)
+            .unsettled(),
+    );
+    busy.write("app.py", "print(u.nme)\n");
+    let out = busy
+        .call("diagnostics", json!({"path": "app.py"}))
+        .await
+        .expect("diagnostics");
+    assert!(
+        out.starts_with(
+            "1 error, 0 warnings in 1 file (from the scripted source):\n(The language servers \
+             had not finished analyzing: this may be incomplete; ask again in a moment.)\n\
+             app.py:1:9: error"
+        ),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -523,4 +543,42 @@ fn language_tools_are_offered_by_feature() {
         vec!["diagnostics", "rename"]
     );
     assert_eq!(crate::tools::language_tools(Features::ALL).len(), 6);
+}
+
+#[tokio::test]
+async fn reading_a_file_gets_its_language_servers_ready() {
+    let f = fixture(ScriptedIntel::default());
+    let path = f.write("a.py", "x = 1\n");
+    f.call("read", json!({"path": "a.py"})).await.expect("read");
+    // Spawned: it runs beside the read, which does not wait for it.
+    for _ in 0..200 {
+        if !f.intel.asked().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(f.intel.asked(), [format!("prepare {}", path.display())]);
+
+    // Not when reports after edits are off: nothing would use it.
+    let quiet = fixture(ScriptedIntel::default());
+    let env = ToolEnv::new(quiet.workspace.clone() as Arc<dyn Workspace>, &quiet.root).with_intel(
+        Some(quiet.intel.clone() as Arc<dyn LanguageIntel>),
+        DiagnosticsSettings {
+            after_edit: Some(false),
+            ..Default::default()
+        }
+        .config(),
+    );
+    quiet.write("a.py", "x = 1\n");
+    let tool = crate::tools::tool(&Arc::new(env), "read").expect("read");
+    tool.execute(ToolInvocation {
+        call_id: "call-2".into(),
+        args: json!({"path": "a.py"}),
+        cancel: CancellationToken::new(),
+        updates: tandem_agent::ToolUpdates::discard(),
+    })
+    .await
+    .expect("read");
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(quiet.intel.asked().is_empty(), "{:?}", quiet.intel.asked());
 }

@@ -96,7 +96,10 @@ impl ReadTool {
         }
         match loaded {
             Loaded::Image { mime, bytes } => Ok(image_output(mime, &bytes)),
-            Loaded::Text(window) => text_output(&window, &args),
+            Loaded::Text(window) => {
+                self.env.prepare_language(&path);
+                text_output(&window, &args)
+            }
         }
     }
 }

@@ -281,6 +281,15 @@ impl LanguageIntel for LanguageServers {
         }
     }
 
+    fn prepare<'a>(&'a self, document: Document) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            // Started and given the text; failures are the tools' to report when asked.
+            if let Err(e) = self.clients(&document, self.start_deadline()).await {
+                tracing::debug!(target: "tandem::langserver", "not prepared: {e}");
+            }
+        })
+    }
+
     fn diagnostics<'a>(
         &'a self,
         files: Option<Vec<Document>>,

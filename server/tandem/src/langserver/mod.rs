@@ -39,7 +39,10 @@
 //! where more may follow: after a document was opened, and for a server seen reporting twice
 //! on one text (basedpyright does, a partial report then the full one). So a change costs no
 //! quiet wait with ruff or tsserver. Without a settle wait (the report before an edit) a server
-//! being started gets its start's bound, then 1.5 s for its first report.
+//! being started gets its start's bound, then 5 s for its first report (a cold basedpyright
+//! takes ~1 s on a quiet machine, several under load). The read tool warms them: a file the
+//! agent reads is opened in its servers at once ([`LanguageIntel::prepare`]), so the first
+//! edit rarely waits.
 //!
 //! **The crate.** The client runs on async-lsp (its main loop: framing, request ids, the
 //! server's requests and notifications routed to handlers), without its server-side features.
@@ -91,7 +94,7 @@ impl Default for Limits {
         Limits {
             initialize: Duration::from_secs(30),
             request: Duration::from_secs(10),
-            first_report: Duration::from_millis(1500),
+            first_report: Duration::from_secs(5),
             shutdown: Duration::from_secs(2),
             restarts: 2,
         }
