@@ -330,6 +330,12 @@ impl Client {
         self.state.report(path)
     }
 
+    /// When the server last reported on `path` (measurements).
+    #[cfg(test)]
+    pub(super) fn reported_at(&self, path: &Path) -> Option<Instant> {
+        self.state.reported_at(path)
+    }
+
     /// Every file the server reported on.
     pub(super) fn reported(&self) -> Vec<PathBuf> {
         self.state.reported()

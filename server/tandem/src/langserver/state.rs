@@ -33,9 +33,10 @@ pub(super) struct State {
 struct Docs {
     open: HashMap<PathBuf, OpenDoc>,
     reports: HashMap<PathBuf, Report>,
-    /// Whether the server was seen reporting twice on one text (basedpyright does when it
-    /// checks several files: first a partial report, the full one ~150 ms later): its waits
-    /// then last until it has been quiet for a while.
+    /// Whether the server was seen reporting twice on one changed text: its waits then last
+    /// until it has been quiet for a while. (basedpyright reports in stages when it opens
+    /// several files, a partial report and the full one ~150 ms later; the wait after opening
+    /// covers that, and it reports once per change.)
     reports_in_stages: bool,
 }
 
@@ -114,6 +115,12 @@ impl State {
             Some(r) => (r.generation, r.diagnostics.clone()),
             None => (0, Vec::new()),
         }
+    }
+
+    /// When the latest report on `path` came.
+    #[cfg(test)]
+    pub(super) fn reported_at(&self, path: &Path) -> Option<Instant> {
+        lock(&self.docs).reports.get(path).map(|r| r.at)
     }
 
     /// Every file with a report.
@@ -277,7 +284,9 @@ impl State {
                 // A report without a version is about the latest text sent before it; one for
                 // an older version (late) leaves the document waiting for its own.
                 if params.version.is_none_or(|v| v == doc.version) {
-                    again = doc.fresh;
+                    // Reports in stages on opening are expected (the opened wait covers them);
+                    // after a change they mark the server.
+                    again = doc.fresh && !doc.opened;
                     doc.fresh = true;
                 }
             }

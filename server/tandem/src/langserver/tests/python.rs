@@ -240,7 +240,9 @@ fn rss_kib(field: &str, pids: Option<&[u32]>) -> u64 {
 }
 
 /// Figures for the report (not a test of speed): the client's memory with ruff and
-/// basedpyright warm, the servers' own, a didChange to settled diagnostics, and a definition.
+/// basedpyright warm, the servers' own, a didChange to settled diagnostics, what the client adds
+/// after the last server's report (the added latency of the report after an edit), and a
+/// definition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "prints measurements; run with --ignored --nocapture"]
 async fn measure_warm_clients_settling_and_definitions() {
@@ -248,45 +250,77 @@ async fn measure_warm_clients_settling_and_definitions() {
     let before = (rss_kib("VmRSS:", None), rss_kib("RssAnon:", None));
     let servers = servers(&root, json!({}), Limits::default());
     let main = document(&root.join("main.py"));
+    let shapes = document(&root.join("shapes.py"));
     let first = Instant::now();
     servers
-        .diagnostics(Some(vec![main.clone()]), settle(BTreeMap::new()))
+        .diagnostics(Some(vec![main.clone(), shapes.clone()]), None)
         .await
         .expect("diagnostics");
     let started = first.elapsed();
     let warm = (rss_kib("VmRSS:", None), rss_kib("RssAnon:", None));
-    let pids: Vec<u32> = servers
-        .pool
-        .running()
-        .iter()
-        .filter_map(|c| c.pid())
-        .collect();
+    let running = servers.pool.running();
+    let pids: Vec<u32> = running.iter().filter_map(|c| c.pid()).collect();
     let servers_rss = rss_kib("VmRSS:", Some(&pids));
-    let mut settles = Vec::new();
-    let mut generation = 0;
-    for i in 0..10 {
-        let text = main
-            .text
-            .replace("count: int = \"two\"", &format!("count: int = {i}"));
-        let changed = Document {
-            path: main.path.clone(),
-            text,
-        };
-        let t = Instant::now();
-        let answer = servers
-            .diagnostics(
-                Some(vec![changed]),
-                Some(Settle {
-                    after: BTreeMap::from([(main.path.clone(), generation)]),
-                    wait: Duration::from_secs(10),
-                    quiet: Duration::from_millis(0),
-                }),
-            )
+    let mut lines = Vec::new();
+    for quiet_ms in [250, 0] {
+        let mut settles = Vec::new();
+        let mut added = Vec::new();
+        let mut generation = servers
+            .diagnostics(Some(vec![main.clone()]), None)
             .await
-            .expect("diagnostics");
-        assert!(answer.settled);
-        generation = answer.files[0].generation;
-        settles.push(t.elapsed());
+            .expect("diagnostics")
+            .files[0]
+            .generation;
+        for i in 0..20 {
+            // Broken and mended in turn: each answer must hold the change's own report.
+            let broken = i % 2 == 0;
+            let value = if broken {
+                format!("\"{i}-{quiet_ms}\"")
+            } else {
+                format!("{i}")
+            };
+            let text = main
+                .text
+                .replace("count: int = \"two\"", &format!("count: int = {value}"));
+            let changed = Document {
+                path: main.path.clone(),
+                text,
+            };
+            let t = Instant::now();
+            let answer = servers
+                .diagnostics(
+                    Some(vec![changed]),
+                    Some(Settle {
+                        after: BTreeMap::from([(main.path.clone(), generation)]),
+                        wait: Duration::from_secs(10),
+                        quiet: Duration::from_millis(quiet_ms),
+                    }),
+                )
+                .await
+                .expect("diagnostics");
+            let done = Instant::now();
+            assert!(answer.settled);
+            let type_error = answer.files[0]
+                .diagnostics
+                .iter()
+                .any(|d| d.code.as_deref() == Some("reportAssignmentType"));
+            assert_eq!(type_error, broken, "run {i}: {answer:?}");
+            generation = answer.files[0].generation;
+            settles.push(done - t);
+            let last = running
+                .iter()
+                .filter_map(|c| c.reported_at(&main.path))
+                .max()
+                .expect("reports");
+            added.push(done.saturating_duration_since(last.into_std()));
+        }
+        settles.sort();
+        added.sort();
+        lines.push(format!(
+            "quietMs {quiet_ms}: didChange to settled diagnostics, 20 runs: median {:?}, max {:?}; \
+             after the last server's report: median {:?}, max {:?}",
+            settles[10], settles[19], added[10], added[19]
+        ));
     }
     let at_use = pos_of(&main.text, "total_area", 1);
     let mut definitions = Vec::new();
@@ -298,22 +332,20 @@ async fn measure_warm_clients_settling_and_definitions() {
             .expect("definition");
         definitions.push(t.elapsed());
     }
-    settles.sort();
     definitions.sort();
     eprintln!(
-        "first diagnostics (start + analysis): {started:?}\n\
+        "first diagnostics of two files (start + analysis): {started:?}\n\
          this process: RSS {} KiB before, {} KiB with ruff and basedpyright warm; of it \
          anonymous (heap, stacks) {} KiB before, {} KiB warm (the rest is the binary's code \
          pages)\n\
          the servers' processes: {servers_rss} KiB\n\
-         didChange to settled diagnostics (quiet 0), 10 runs: median {:?}, max {:?}\n\
+         {}\n\
          definition, 20 runs: median {:?}, max {:?}",
         before.0,
         warm.0,
         before.1,
         warm.1,
-        settles[5],
-        settles[9],
+        lines.join("\n"),
         definitions[10],
         definitions[19],
     );
