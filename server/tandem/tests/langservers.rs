@@ -10,6 +10,8 @@ mod support;
 
 #[path = "langservers/edits.rs"]
 mod edits;
+#[path = "langservers/front_doors.rs"]
+mod front_doors;
 #[path = "langservers/tools.rs"]
 mod tools;
 #[path = "langservers/trust.rs"]

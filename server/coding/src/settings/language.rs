@@ -112,9 +112,9 @@ pub struct LanguageServerSettings {
     /// same name's (an entry that only changes a built-in server's `settings`, say).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
-    /// Its arguments.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
+    /// Its arguments; the built-in server's when left out (`[]`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
     /// File extensions it handles, without the dot (`py`, `pyi`); the built-in server's when
     /// left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

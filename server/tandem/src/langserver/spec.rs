@@ -255,10 +255,12 @@ fn from_settings(
         }
         (command, _) => command.to_string(),
     };
-    // Without a command of its own, a built-in's arguments go with its program.
-    let args = match (entry.command.trim().is_empty(), base) {
-        (true, Some(base)) if entry.args.is_empty() => base.args.clone(),
-        _ => entry.args.clone(),
+    // Left out, a built-in's arguments (another path to the same program is the usual reason
+    // to name a command).
+    let args = match (&entry.args, base) {
+        (Some(args), _) => args.clone(),
+        (None, Some(base)) => base.args.clone(),
+        (None, None) => Vec::new(),
     };
     let lower = |v: &[String]| {
         v.iter()

@@ -91,13 +91,13 @@ fn settings_entries_add_replace_and_remove_servers_by_name() {
     let settings = configured(json!({
         "ruff": {"command": "/opt/ruff", "args": ["server", "--preview"]},
         "basedpyright": {"settings": {"basedpyright": {"analysis": {"typeCheckingMode": "strict"}}}},
+        "typescript": {"command": "/opt/tsls"},
         "gopls": {"command": "gopls", "enabled": false},
         "zls": {"command": "zls", "fileTypes": [".ZIG"]},
-        "typescript": null,
         "broken": {"command": "x"},
     }));
     let table = ServerTable::new(Some(&settings), &path);
-    assert_eq!(names(&table), ["basedpyright", "ruff", "zls"]);
+    assert_eq!(names(&table), ["basedpyright", "ruff", "typescript", "zls"]);
     let ruff = &table.specs[1];
     assert_eq!(ruff.command_line(), "/opt/ruff server --preview");
     assert_eq!(ruff.file_types, ["py", "pyi"]);
@@ -105,7 +105,10 @@ fn settings_entries_add_replace_and_remove_servers_by_name() {
     let based = &table.specs[0];
     assert_eq!(based.command_line(), "basedpyright-langserver --stdio");
     assert!(based.settings.is_some() && based.program.is_some());
-    assert_eq!(table.specs[2].file_types, ["zig"]);
+    // Another path to a built-in's program keeps its arguments when they are left out.
+    assert_eq!(table.specs[2].command_line(), "/opt/tsls --stdio");
+    assert_eq!(table.specs[3].file_types, ["zig"]);
+    assert_eq!(table.specs[3].command_line(), "zls");
     assert_eq!(
         table.problems,
         ["languageServers.broken: \"fileTypes\" is missing: list the file extensions the server \
