@@ -12,6 +12,8 @@
 
 mod support;
 
+#[path = "neovim_plugin/agent_language.rs"]
+mod agent_language;
 #[path = "neovim_plugin/language.rs"]
 mod language;
 

@@ -5,7 +5,10 @@
 -- (its client's namespaces) are never among them.
 --
 -- The generation of a document counts the DiagnosticChanged events of its buffer that were not
--- Tandem's alone; `after` waits for it to go up, then for `quietMs` without a change.
+-- Tandem's alone; `after` waits for it to go up and for every language server that reports on
+-- the document to have reported since, then for `quietMs` without a change. Servers report at
+-- their own pace (ruff within milliseconds of a change, basedpyright only once no change came for
+-- 250 ms): the first report alone, plus a quiet time, would miss the slower server's.
 
 local answer = require('tandem.answer')
 local position = require('tandem.position')
@@ -23,6 +26,10 @@ local NAME = 'tandem'
 local generations = {}
 ---@type table<string, number>
 local changed_at = {}
+--- The generation of each document right after each language server's last report on it (a
+--- publish, or an answer to a pull), by file name and client id.
+---@type table<string, table<integer, integer>>
+local reported = {}
 --- Pending `after` waits.
 ---@type table<table, true>
 local waiters = {}
@@ -183,6 +190,58 @@ function M.on_changed(ev)
   check_waiters(fname)
 end
 
+--- Counts a report of language server `client_id` on the document `uri`, once Neovim handled it
+--- (`generation` was the document's before). A report that changed nothing (a pull answered
+--- "unchanged") counts as a change too: the server has spoken since.
+---@param client_id integer
+---@param uri string
+---@param generation integer
+local function on_report(client_id, uri, generation)
+  local fname = fname_of_uri(uri)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not fname or not client or M.is_tandem(client) then
+    return
+  end
+  if (generations[fname] or 0) == generation then
+    generations[fname] = generation + 1
+    changed_at[fname] = now_ms()
+  end
+  reported[fname] = reported[fname] or {}
+  reported[fname][client_id] = generations[fname]
+  check_waiters(fname)
+end
+
+local watching = false
+
+--- Wraps Neovim's handlers of published and pulled diagnostics (once) to learn which language
+--- server reported on which document. A client whose own `handlers` replace them goes unseen:
+--- waits then count on its reports' generations and the quiet time alone.
+function M.watch_reports()
+  if watching then
+    return
+  end
+  watching = true
+  local function wrap(method, uri_of)
+    local handler = vim.lsp.handlers[method]
+    vim.lsp.handlers[method] = function(err, result, ctx, ...)
+      local uri = err == nil and ctx and ctx.client_id and uri_of(result, ctx) or nil
+      local fname = type(uri) == 'string' and fname_of_uri(uri) or nil
+      local generation = fname and generations[fname] or 0
+      local a, b = handler(err, result, ctx, ...)
+      if fname then
+        on_report(ctx.client_id, uri, generation)
+      end
+      return a, b
+    end
+  end
+  wrap('textDocument/publishDiagnostics', function(result)
+    return type(result) == 'table' and result.uri or nil
+  end)
+  wrap('textDocument/diagnostic', function(_, ctx)
+    return vim.tbl_get(ctx, 'params', 'textDocument', 'uri')
+  end)
+end
+
 --- A language server left a buffer: a wait may no longer have anything to wait for.
 function M.on_detach()
   vim.schedule(function()
@@ -237,9 +296,26 @@ local function collect(uris, encoding, settled)
   return { settled = settled, files = files }
 end
 
---- Waits until every document of `after` has a generation above its value (or no language
---- server looks at it: a buffer not loaded, or none but Tandem attached) and none changed for
---- `quiet_ms`; `on_done(true)` then, or `on_done(false)` after `wait_ms`.
+--- Whether every language server attached to `buf` that has reported on the document `fname`
+--- reported after its generation `gen`.
+---@param buf integer
+---@param fname string
+---@param gen integer
+local function each_reported(buf, fname, gen)
+  local seen = reported[fname] or {}
+  for _, client in ipairs(M.other_clients(buf)) do
+    local at = seen[client.id]
+    if at ~= nil and at <= gen then
+      return false
+    end
+  end
+  return true
+end
+
+--- Waits until every document of `after` has a generation above its value and a report from
+--- each language server that reports on it (or no language server looks at it: a buffer not
+--- loaded, or none but Tandem attached), and none changed for `quiet_ms`; `on_done(true)`
+--- then, or `on_done(false)` after `wait_ms`.
 ---@param after table<string, integer>
 ---@param wait_ms integer
 ---@param quiet_ms integer
@@ -276,7 +352,7 @@ local function wait(after, wait_ms, quiet_ms, on_done)
     for _, t in ipairs(targets) do
       local buf = buf_of(t.fname)
       if analyzed(buf) then
-        if (generations[t.fname] or 0) <= t.gen then
+        if (generations[t.fname] or 0) <= t.gen or not each_reported(buf, t.fname, t.gen) then
           return
         end
         last = math.max(last, changed_at[t.fname] or 0)

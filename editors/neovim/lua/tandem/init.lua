@@ -90,6 +90,7 @@ function M.setup(opts)
   local diagnostics = require('tandem.diagnostics')
   vim.api.nvim_create_autocmd('DiagnosticChanged', { group = group, callback = diagnostics.on_changed })
   vim.api.nvim_create_autocmd('LspDetach', { group = group, callback = diagnostics.on_detach })
+  diagnostics.watch_reports()
   if before and not vim.deep_equal(before, config.server_settings()) then
     lsp.push_settings()
   end

@@ -66,12 +66,17 @@ fn fixture_text(file: &str) -> String {
 /// Runs `scenario` in a copy of the Python project, with the language servers' folder in
 /// `TANDEM_LANGSERVERS` and `env`.
 async fn run(scenario: &str, env: &[(&str, &str)]) -> Outcome {
+    let mock = MockLlm::start().await.expect("mock LLM");
+    run_with(scenario, env, &mock).await
+}
+
+/// [`run`] with the model answering from `mock`.
+pub(super) async fn run_with(scenario: &str, env: &[(&str, &str)], mock: &MockLlm) -> Outcome {
     let servers = language_servers();
     let servers = servers.display().to_string();
-    let mock = MockLlm::start().await.expect("mock LLM");
     let mut all = vec![("TANDEM_LANGSERVERS", servers.as_str())];
     all.extend_from_slice(env);
-    run_scenario_in(scenario, &mock, MODEL, &all, |project| {
+    run_scenario_in(scenario, mock, MODEL, &all, |project| {
         for entry in std::fs::read_dir(fixture_dir()).unwrap() {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), project.join(entry.file_name())).unwrap();
