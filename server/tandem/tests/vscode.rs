@@ -142,8 +142,9 @@ fn vscode_extension_host_starts_this_server_and_forwards_its_events() {
 /// Real VS Code: code-server 4.139.1 (VS Code 1.139.1, installed by scripts/install-code-server
 /// into a cache outside the clone) with the platform .vsix of this build installed, driven in
 /// Chromium by `test/e2e/real-vscode.mjs`: chat, "Ask Tandem to fix" applied through the review,
-/// an edit rejected, an abort, and a folder in Restricted Mode. Screenshots go to
-/// target/vscode-e2e/.
+/// an edit rejected, `definition` and `references` answered by VS Code's TypeScript features, an
+/// edit whose result carries the type error VS Code then reports, an abort, and a folder in
+/// Restricted Mode. Screenshots go to target/vscode-e2e/.
 #[test]
 fn real_vscode_runs_the_packaged_extension_end_to_end() {
     let _guard = lock(&ONE_AT_A_TIME);
@@ -184,6 +185,7 @@ fn real_vscode_runs_the_packaged_extension_end_to_end() {
         "03-fix-review",
         "05-chat-answer",
         "07-rejected",
+        "07c-typescript-error",
         "08-aborted",
         "09-restricted",
     ] {
