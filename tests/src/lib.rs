@@ -9,10 +9,13 @@
 //! on loopback that replays recorded response transcripts from `fixtures/`. The `mock-llm`
 //! binary exposes the same server to tests written in other languages (editor extensions).
 //! [`wire`] writes answers made to measure (text, tool calls, errors) in each provider's wire
-//! format, for tests that script a whole task.
+//! format, for tests that script a whole task. [`langservers`] finds the real language
+//! servers the tests run.
 //!
 //! This crate depends on no other Tandem crate, so it builds even while they are in flux.
 
+#[cfg(feature = "mock-llm")]
+pub mod langservers;
 pub mod lsp_client;
 #[cfg(feature = "mock-llm")]
 pub mod mock_llm;

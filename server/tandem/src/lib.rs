@@ -4,6 +4,7 @@
 //! which parses the command line; the fuzz targets (`fuzz/`) reach the parsers through this library too.
 
 pub mod acp;
+mod child;
 pub mod cli;
 pub mod demo;
 mod demo_editor;

@@ -20,7 +20,6 @@ mod trust;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use support::{Run, Sandbox, MODEL};
 
@@ -34,41 +33,17 @@ const LANGUAGE_TOOLS: [&str; 6] = [
     "rename",
 ];
 
-/// The folder holding the real servers' programs: `TANDEM_LANGSERVERS`, else what
-/// `scripts/install-language-servers` prints last.
-fn langservers_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(dir) = std::env::var_os("TANDEM_LANGSERVERS") {
-            return PathBuf::from(dir);
-        }
-        let script = repo().join("scripts/install-language-servers");
-        let out = Command::new(&script)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let last = stdout.lines().last().unwrap_or_default().trim().to_string();
-        assert!(
-            out.status.success() && Path::new(&last).is_dir(),
-            "the real language servers are missing: run scripts/install-language-servers (it \
-             said: {stdout}{})",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(last)
-    })
-}
-
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// PATH with the real servers first.
 fn path_with_servers() -> OsString {
-    let mut dirs = vec![langservers_bin().to_path_buf()];
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    std::env::join_paths(dirs).expect("joinable PATH")
+    tandem_tests::langservers::search_path()
+}
+
+fn langservers_bin() -> &'static Path {
+    tandem_tests::langservers::bin()
 }
 
 /// Copies `fixtures/langservers/<name>`'s files into the sandbox's project.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::schema::describe;
+use super::schema::{check_env, check_strings, describe};
 
 /// The settings key of the language servers.
 pub(super) const KEY: &str = "languageServers";
@@ -203,40 +203,9 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
         }
     }
     for list in ["args", "fileTypes", "rootMarkers"] {
-        let Some(value) = fields.get(list) else {
-            continue;
-        };
-        let Some(items) = value.as_array() else {
-            return Err(format!(
-                "{list}: expected an array of strings, found {}",
-                describe(value)
-            ));
-        };
-        if let Some((index, item)) = items.iter().enumerate().find(|(_, i)| !i.is_string()) {
-            return Err(format!(
-                "{list}[{index}]: expected a string, found {}",
-                describe(item)
-            ));
-        }
+        check_strings(fields, list)?;
     }
-    if let Some(env) = fields.get("env") {
-        let Some(vars) = env.as_object() else {
-            return Err(format!(
-                "env: expected an object of strings, found {}",
-                describe(env)
-            ));
-        };
-        if let Some((key, value)) = vars.iter().find(|(_, v)| !v.is_string()) {
-            // The value itself is not shown: environment variables often hold secrets.
-            let kind = match value {
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::Array(_) => "an array",
-                _ => "an object",
-            };
-            return Err(format!("env.{key}: expected a string, found {kind}"));
-        }
-    }
+    check_env(fields)?;
     if let Some(value) = fields.get("enabled") {
         if !value.is_boolean() {
             return Err(format!(

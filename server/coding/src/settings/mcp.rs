@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::schema::describe;
+use super::schema::{check_env, check_strings, describe};
 
 /// The settings key.
 pub(super) const KEY: &str = "mcpServers";
@@ -137,35 +137,8 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
             ))
         }
     }
-    if let Some(args) = fields.get("args") {
-        let Some(items) = args.as_array() else {
-            return Err(format!(
-                "args: expected an array of strings, found {}",
-                describe(args)
-            ));
-        };
-        if let Some((index, item)) = items.iter().enumerate().find(|(_, i)| !i.is_string()) {
-            return Err(format!(
-                "args[{index}]: expected a string, found {}",
-                describe(item)
-            ));
-        }
-    }
-    if let Some(env) = fields.get("env") {
-        let Some(vars) = env.as_object() else {
-            return Err(format!(
-                "env: expected an object of strings, found {}",
-                describe(env)
-            ));
-        };
-        if let Some((key, value)) = vars.iter().find(|(_, v)| !v.is_string()) {
-            // The value itself is not shown: environment variables often hold secrets.
-            return Err(format!(
-                "env.{key}: expected a string, found {}",
-                kind_only(value)
-            ));
-        }
-    }
+    check_strings(fields, "args")?;
+    check_env(fields)?;
     if let Some(cwd) = fields.get("cwd") {
         if !cwd.is_string() {
             return Err(format!("cwd: expected a string, found {}", describe(cwd)));
@@ -182,17 +155,6 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn kind_only(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// After the project file was deep-merged over the global one: puts each project entry back

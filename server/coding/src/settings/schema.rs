@@ -216,6 +216,54 @@ pub(super) fn describe(value: &Value) -> String {
     }
 }
 
+/// `fields[name]`, when present, is an array of strings (a server's `args`, say).
+pub(super) fn check_strings(fields: &Map<String, Value>, name: &str) -> Result<(), String> {
+    let Some(value) = fields.get(name) else {
+        return Ok(());
+    };
+    let Some(items) = value.as_array() else {
+        return Err(format!(
+            "{name}: expected an array of strings, found {}",
+            describe(value)
+        ));
+    };
+    match items.iter().enumerate().find(|(_, i)| !i.is_string()) {
+        Some((index, item)) => Err(format!(
+            "{name}[{index}]: expected a string, found {}",
+            describe(item)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `fields.env`, when present, is an object of strings. A wrong value is named by its kind
+/// only: environment variables often hold secrets.
+pub(super) fn check_env(fields: &Map<String, Value>) -> Result<(), String> {
+    let Some(env) = fields.get("env") else {
+        return Ok(());
+    };
+    let Some(vars) = env.as_object() else {
+        return Err(format!(
+            "env: expected an object of strings, found {}",
+            describe(env)
+        ));
+    };
+    match vars.iter().find(|(_, v)| !v.is_string()) {
+        Some((key, value)) => {
+            let kind = match value {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
+            };
+            Err(format!("env.{key}: expected a string, found {kind}"))
+        }
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! LSP answers (`ls_types`) as the language-intelligence types. Positions pass through
 //! untouched: both are zero-based lines and UTF-16 columns (the only encoding Tandem's client
-//! offers).
+//! offers). Symbol kinds' names and hover text are also what the editor's answers are read
+//! with (`lsp::intel::results`).
 
 use std::path::PathBuf;
 
@@ -179,23 +180,25 @@ pub fn workspace_symbols(answer: Option<WorkspaceSymbolResponse>) -> Vec<Symbol>
     }
 }
 
-/// A hover's text (markdown or plain), `None` when empty.
+/// A hover's contents as text: markdown or plain text as given, a language string as a fenced
+/// block, several (an editor joins every server's) separated by a blank line; `None` for
+/// nothing but blanks.
 pub fn hover(answer: Option<lsp::Hover>) -> Option<String> {
     let marked = |m: MarkedString| match m {
         MarkedString::String(s) => s,
         MarkedString::LanguageString(l) => format!("```{}\n{}\n```", l.language, l.value),
     };
-    let text = match answer?.contents {
-        HoverContents::Scalar(m) => marked(m),
-        HoverContents::Array(items) => items
-            .into_iter()
-            .map(marked)
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        HoverContents::Markup(m) => m.value,
+    let parts: Vec<String> = match answer?.contents {
+        HoverContents::Scalar(m) => vec![marked(m)],
+        HoverContents::Array(items) => items.into_iter().map(marked).collect(),
+        HoverContents::Markup(m) => vec![m.value],
     };
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_string())
+    let parts: Vec<&str> = parts
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
 /// A rename's edits by file; `Err` names what Tandem cannot propose (files created, renamed or

@@ -53,7 +53,7 @@
 //! needs it) but its types never appear here. Positions are UTF-16, the only encoding offered.
 
 mod client;
-mod convert;
+pub(crate) mod convert;
 mod intel;
 mod pool;
 mod process;

@@ -2,25 +2,22 @@
 //! started: basedpyright's node, tsserver), its stderr drained into the log with its last
 //! lines kept for error messages, its exit watched, and the group killed when dropped.
 
-use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_ai::process_group::{self, Signal};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::spec::ServerSpec;
+use crate::child::{reap, StderrTail};
 
 /// Stderr lines kept for error messages.
 const TAIL_LINES: usize = 6;
-/// Longest stderr line read at once; longer lines are split.
-const MAX_LINE: u64 = 8 * 1024;
 /// Longest stderr excerpt in a message, in characters.
 const MAX_EXCERPT: usize = 600;
 
@@ -77,23 +74,14 @@ impl ServerProcess {
                 (Some(i), Some(o), e) => (i, o, e),
                 _ => return Err("its stdin/stdout pipes could not be opened".to_string()),
             };
-        let tail = Arc::new(StderrTail::default());
-        match stderr {
-            Some(stderr) => {
-                tokio::spawn(drain_stderr(spec.name.clone(), stderr, tail.clone()));
-            }
-            None => {
-                tail.done.send_replace(true);
-            }
-        }
-        let (exit_tx, exit) = watch::channel(None);
-        let reaper = tokio::spawn(async move {
-            let status = match child.wait().await {
-                Ok(status) => describe_exit(status),
-                Err(e) => format!("its exit could not be observed: {e}"),
-            };
-            exit_tx.send_replace(Some(status));
+        // Into the log (debug level: servers are chatty), never to our stderr or stdout:
+        // stdout is the protocol channel of LSP, ACP and JSON mode, and the CLI's stderr is the
+        // user's.
+        let name = spec.name.clone();
+        let tail = StderrTail::read(stderr, TAIL_LINES, MAX_EXCERPT, move |text| {
+            tracing::debug!(target: "tandem::langserver", server = %name, "stderr: {text}");
         });
+        let (exit, reaper) = reap(child);
         Ok(Spawned {
             process: ServerProcess {
                 pid,
@@ -147,76 +135,4 @@ impl ServerProcess {
         }
         self.reaper.abort();
     }
-}
-
-/// The last lines a server wrote to stderr.
-#[derive(Default)]
-struct StderrTail {
-    lines: Mutex<VecDeque<String>>,
-    done: watch::Sender<bool>,
-}
-
-impl StderrTail {
-    fn push(&self, line: String) {
-        if let Ok(mut lines) = self.lines.lock() {
-            if lines.len() == TAIL_LINES {
-                lines.pop_front();
-            }
-            lines.push_back(line);
-        }
-    }
-
-    async fn excerpt(&self, wait: Duration) -> String {
-        let mut done = self.done.subscribe();
-        let _ = tokio::time::timeout(wait, done.wait_for(|d| *d)).await;
-        let text = match self.lines.lock() {
-            Ok(lines) => lines.iter().cloned().collect::<Vec<_>>().join("\n"),
-            Err(_) => String::new(),
-        };
-        let text = text.trim();
-        match text.char_indices().rev().nth(MAX_EXCERPT) {
-            Some((start, _)) => format!("…{}", &text[start..]),
-            None => text.to_string(),
-        }
-    }
-}
-
-/// Reads the server's stderr into the log (debug level: servers are chatty), keeping the last
-/// lines. Never to our stderr or stdout: stdout is the protocol channel of LSP, ACP and JSON
-/// mode, and the CLI's stderr is the user's.
-async fn drain_stderr(name: String, stderr: ChildStderr, tail: Arc<StderrTail>) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        tracing::debug!(target: "tandem::langserver", server = %name, "stderr: {text}");
-        if !text.trim().is_empty() {
-            tail.push(text.to_string());
-        }
-    }
-    tail.done.send_replace(true);
-}
-
-fn describe_exit(status: ExitStatus) -> String {
-    if let Some(code) = status.code() {
-        return format!("exit status {code}");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return format!("killed by signal {signal}");
-        }
-    }
-    status.to_string()
 }

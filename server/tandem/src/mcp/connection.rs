@@ -1,12 +1,11 @@
 //! One running MCP server: its process (own process group, stderr forwarded, exit watched), the
 //! rmcp client session over its stdin/stdout, `tools/call` with cancellation, and shutdown.
 
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -17,12 +16,12 @@ use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
 use tandem_ai::process_group::{self, Signal};
 use tandem_ai::CancellationToken;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{ChildStderr, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::McpServerConfig;
+use crate::child::{reap, StderrTail};
 
 /// How long shutdown waits for a server to exit after its stdin is closed, then after SIGTERM.
 const POLITE_WAIT: Duration = Duration::from_secs(3);
@@ -32,8 +31,6 @@ const DEATH_WAIT: Duration = Duration::from_secs(5);
 const CANCEL_SEND_WAIT: Duration = Duration::from_secs(2);
 /// Stderr lines kept for error messages.
 const TAIL_LINES: usize = 8;
-/// Longest stderr line forwarded; longer lines are split.
-const MAX_LINE: u64 = 8 * 1024;
 /// Longest stderr excerpt in a message, in characters.
 const MAX_EXCERPT: usize = 1000;
 
@@ -82,40 +79,6 @@ impl Process {
     }
 }
 
-/// The last lines a server wrote to stderr.
-#[derive(Default)]
-struct StderrTail {
-    lines: Mutex<VecDeque<String>>,
-    /// True once stderr reached its end.
-    done: watch::Sender<bool>,
-}
-
-impl StderrTail {
-    fn push(&self, line: String) {
-        if let Ok(mut lines) = self.lines.lock() {
-            if lines.len() == TAIL_LINES {
-                lines.pop_front();
-            }
-            lines.push_back(line);
-        }
-    }
-
-    /// The kept lines, once stderr ended (waiting at most `wait`): "" when there were none.
-    async fn excerpt(&self, wait: Duration) -> String {
-        let mut done = self.done.subscribe();
-        let _ = tokio::time::timeout(wait, done.wait_for(|d| *d)).await;
-        let text = match self.lines.lock() {
-            Ok(lines) => lines.iter().cloned().collect::<Vec<_>>().join("\n"),
-            Err(_) => String::new(),
-        };
-        let text = text.trim();
-        match text.char_indices().rev().nth(MAX_EXCERPT) {
-            Some((start, _)) => format!("…{}", &text[start..]),
-            None => text.to_string(),
-        }
-    }
-}
-
 /// A connected MCP server.
 pub(super) struct Connection {
     name: String,
@@ -156,20 +119,13 @@ impl Connection {
                 ))
             }
         };
-        let tail = Arc::new(StderrTail::default());
-        if let Some(stderr) = stderr {
-            tokio::spawn(forward_stderr(name.clone(), stderr, tail.clone()));
-        } else {
-            tail.done.send_replace(true);
-        }
-        let (exit_tx, exit_rx) = watch::channel(None);
-        let reaper = tokio::spawn(async move {
-            let status = match child.wait().await {
-                Ok(status) => describe_exit(status),
-                Err(e) => format!("its exit could not be observed: {e}"),
-            };
-            exit_tx.send_replace(Some(status));
+        // Each line to our stderr, prefixed with the server's name (never stdout: the protocol
+        // channel; a closed stderr is no reason to stop).
+        let prefix = format!("[mcp {name}]");
+        let tail = StderrTail::read(stderr, TAIL_LINES, MAX_EXCERPT, move |text| {
+            let _ = writeln!(std::io::stderr(), "{prefix} {text}");
         });
+        let (exit_rx, reaper) = reap(child);
         let process = Process {
             pid,
             exit: exit_rx,
@@ -241,10 +197,7 @@ impl Connection {
     /// The last stderr lines kept.
     #[cfg(test)]
     pub(super) fn stderr_lines(&self) -> Vec<String> {
-        match self.process.stderr.lines.lock() {
-            Ok(lines) => lines.iter().cloned().collect(),
-            Err(_) => Vec::new(),
-        }
+        self.process.stderr.lines()
     }
 
     /// Calls `tool` with `arguments`. When `cancel` fires, stops waiting at once and tells the
@@ -462,44 +415,6 @@ fn result_kind(result: &ServerResult) -> String {
             json.chars().take(200).collect()
         }
     }
-}
-
-fn describe_exit(status: ExitStatus) -> String {
-    if let Some(code) = status.code() {
-        return format!("exit status {code}");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return format!("killed by signal {signal}");
-        }
-    }
-    status.to_string()
-}
-
-/// Forwards the server's stderr to ours, each line prefixed with the server's name (never to
-/// stdout: that is the protocol channel), keeping the last lines for error messages.
-async fn forward_stderr(name: String, stderr: ChildStderr, tail: Arc<StderrTail>) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        // Never stdout (the protocol channel); a closed stderr is no reason to stop.
-        let _ = writeln!(std::io::stderr(), "[mcp {name}] {text}");
-        tail.push(text.to_string());
-    }
-    tail.done.send_replace(true);
 }
 
 /// Sends `signal` to the process group led by `pid` (the server and what it started).

@@ -13,46 +13,8 @@ use tandem_tests::mock_llm::MockLlm;
 
 use super::{manifest_dir, run_scenario, run_scenario_in, strings, Outcome, MODEL};
 
-/// The bin folder of `scripts/install-language-servers`: `TANDEM_LANGSERVERS`, else the cache
-/// folder the script installs into (named after the versions it pins, read from the script).
 fn language_servers() -> PathBuf {
-    let bin = match std::env::var_os("TANDEM_LANGSERVERS") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let script = manifest_dir().join("../../scripts/install-language-servers");
-            let text = std::fs::read_to_string(&script)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", script.display()));
-            let version = |name: &str| {
-                text.lines()
-                    .find_map(|l| l.strip_prefix(&format!("{name}_version=\"")))
-                    .and_then(|rest| rest.strip_suffix('"'))
-                    .unwrap_or_else(|| panic!("no {name}_version in {}", script.display()))
-                    .to_string()
-            };
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-                .expect("HOME or XDG_CACHE_HOME is set");
-            cache
-                .join("tandem")
-                .join(format!(
-                    "langservers-ruff{}-bp{}-tsls{}-ts{}",
-                    version("ruff"),
-                    version("basedpyright"),
-                    version("tsls"),
-                    version("typescript")
-                ))
-                .join("bin")
-        }
-    };
-    for exe in ["ruff", "basedpyright-langserver"] {
-        assert!(
-            bin.join(exe).is_file(),
-            "{exe} is not installed in {}: run scripts/install-language-servers (scripts/test does)",
-            bin.display()
-        );
-    }
-    bin
+    tandem_tests::langservers::bin().to_path_buf()
 }
 
 fn fixture_dir() -> PathBuf {

@@ -9,9 +9,8 @@ mod table;
 mod typescript;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 use tandem_coding::intel::{Document, Pos};
@@ -20,41 +19,8 @@ use tandem_coding::settings::LanguageServerSettings;
 use super::spec::ServerTable;
 use super::{LanguageServers, Limits};
 
-/// The folder holding the real servers' programs: `TANDEM_LANGSERVERS`, else what
-/// `scripts/install-language-servers` prints last (it installs them once, then only checks).
-fn langservers_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(dir) = std::env::var_os("TANDEM_LANGSERVERS") {
-            return PathBuf::from(dir);
-        }
-        let script = repo().join("scripts/install-language-servers");
-        let out = std::process::Command::new(&script)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let last = stdout.lines().last().unwrap_or_default().trim().to_string();
-        assert!(
-            out.status.success() && Path::new(&last).is_dir(),
-            "the real language servers are missing: run scripts/install-language-servers (it \
-             said: {stdout}{})",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(last)
-    })
-}
-
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The installed servers first on PATH.
-fn search_path() -> OsString {
-    let mut dirs = vec![langservers_bin().to_path_buf()];
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    std::env::join_paths(dirs).expect("joinable PATH")
 }
 
 /// A copy of `fixtures/langservers/<name>` in a temp dir (its real path).
@@ -86,7 +52,7 @@ fn configured(json: Value) -> BTreeMap<String, Option<LanguageServerSettings>> {
 /// The servers for `root` with the built-ins (found with the installed servers first on
 /// PATH) and `settings` over them.
 fn servers(root: &Path, settings: Value, limits: Limits) -> Arc<LanguageServers> {
-    let path = search_path();
+    let path = tandem_tests::langservers::search_path();
     let configured = configured(settings);
     let table = ServerTable::new(Some(&configured), &path);
     Arc::new(LanguageServers::new(

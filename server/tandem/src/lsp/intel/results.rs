@@ -17,6 +17,7 @@ use tandem_coding::intel::{Diagnostic, FileEdits, Location, Severity, Span, Symb
 use tower_lsp_server::ls_types as lsp;
 
 use super::columns::Columns;
+use crate::langserver::convert;
 
 /// Why an answer could not be read.
 pub type ReadError = String;
@@ -98,7 +99,7 @@ pub async fn document_symbols(
             }
             out.push(Symbol {
                 name: symbol.name,
-                kind: kind_name(symbol.kind).to_owned(),
+                kind: convert::kind(symbol.kind).to_owned(),
                 detail: symbol.detail.filter(|d| !d.is_empty()),
                 location: Location {
                     path: path.to_path_buf(),
@@ -139,7 +140,7 @@ async fn workspace_symbol(symbol: lsp::WorkspaceSymbol, cols: &mut Columns<'_>) 
     };
     Some(Symbol {
         name: symbol.name,
-        kind: kind_name(symbol.kind).to_owned(),
+        kind: convert::kind(symbol.kind).to_owned(),
         detail: None,
         location: Location { path, span },
         container: symbol.container_name.filter(|c| !c.is_empty()),
@@ -147,29 +148,14 @@ async fn workspace_symbol(symbol: lsp::WorkspaceSymbol, cols: &mut Columns<'_>) 
     })
 }
 
-/// A hover's contents as text: markdown or plain text as given, a language string as a
-/// fenced block, several joined by a blank line; `None` for `null` or nothing but blanks.
+/// A hover's contents as text ([`convert::hover`]); `None` for `null` or nothing but blanks.
 pub fn hover_text(value: Value) -> Result<Option<String>, ReadError> {
     if value.is_null() {
         return Ok(None);
     }
     let hover: lsp::Hover =
         serde_json::from_value(value).map_err(|e| format!("it is not a Hover: {e}"))?;
-    let marked = |m: lsp::MarkedString| match m {
-        lsp::MarkedString::String(s) => s,
-        lsp::MarkedString::LanguageString(l) => format!("```{}\n{}\n```", l.language, l.value),
-    };
-    let parts: Vec<String> = match hover.contents {
-        lsp::HoverContents::Scalar(m) => vec![marked(m)],
-        lsp::HoverContents::Array(ms) => ms.into_iter().map(marked).collect(),
-        lsp::HoverContents::Markup(m) => vec![m.value],
-    };
-    let parts: Vec<String> = parts
-        .into_iter()
-        .map(|p| p.trim().to_owned())
-        .filter(|p| !p.is_empty())
-        .collect();
-    Ok((!parts.is_empty()).then(|| parts.join("\n\n")))
+    Ok(convert::hover(Some(hover)))
 }
 
 /// A rename's `WorkspaceEdit` as each file's edits, files in path order and edits in document
@@ -288,46 +274,4 @@ fn code_text(code: Value) -> Option<String> {
         Value::Object(mut o) => o.remove("value").and_then(code_text),
         other => Some(other.to_string()),
     }
-}
-
-/// LSP's name of a symbol kind, in lower case (`function`, `class`, `enummember`, …).
-pub fn kind_name(kind: lsp::SymbolKind) -> &'static str {
-    const NAMES: [&str; 26] = [
-        "file",
-        "module",
-        "namespace",
-        "package",
-        "class",
-        "method",
-        "property",
-        "field",
-        "constructor",
-        "enum",
-        "interface",
-        "function",
-        "variable",
-        "constant",
-        "string",
-        "number",
-        "boolean",
-        "array",
-        "object",
-        "key",
-        "null",
-        "enummember",
-        "struct",
-        "event",
-        "operator",
-        "typeparameter",
-    ];
-    let number = serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
-    usize::try_from(number)
-        .ok()
-        .and_then(|n| n.checked_sub(1))
-        .and_then(|i| NAMES.get(i))
-        .copied()
-        .unwrap_or("symbol")
 }
