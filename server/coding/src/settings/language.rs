@@ -216,19 +216,3 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// After the project file was deep-merged over the global one: puts each project entry back
-/// whole, so that it replaces the global entry of its name instead of merging into it.
-pub(super) fn replace_merged_entries(
-    merged: &mut Map<String, Value>,
-    project: &Map<String, Value>,
-) {
-    let (Some(Value::Object(project_servers)), Some(Value::Object(merged_servers))) =
-        (project.get(KEY), merged.get_mut(KEY))
-    else {
-        return;
-    };
-    for (name, entry) in project_servers {
-        merged_servers.insert(name.clone(), entry.clone());
-    }
-}

@@ -205,8 +205,8 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
     let mut merged = Value::Object(global.clone());
     deep_merge(&mut merged, Value::Object(project.clone()));
     if let Value::Object(merged) = &mut merged {
-        mcp::replace_merged_entries(merged, &project);
-        language::replace_merged_entries(merged, &project);
+        super::schema::replace_merged_entries(merged, &project, mcp::KEY);
+        super::schema::replace_merged_entries(merged, &project, language::KEY);
     }
     let named_by_project = |name: &str| {
         project

@@ -264,6 +264,24 @@ pub(super) fn check_env(fields: &Map<String, Value>) -> Result<(), String> {
     }
 }
 
+/// After the project file was deep-merged over the global one: puts each of the project's
+/// entries under `key` (`mcpServers`, `languageServers`) back whole, so that it replaces the
+/// global entry of its name instead of merging into it.
+pub(super) fn replace_merged_entries(
+    merged: &mut Map<String, Value>,
+    project: &Map<String, Value>,
+    key: &str,
+) {
+    let (Some(Value::Object(project_entries)), Some(Value::Object(merged_entries))) =
+        (project.get(key), merged.get_mut(key))
+    else {
+        return;
+    };
+    for (name, entry) in project_entries {
+        merged_entries.insert(name.clone(), entry.clone());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
