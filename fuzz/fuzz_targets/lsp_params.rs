@@ -9,7 +9,8 @@
 //! params. Checks: no panic; a parse error is -32602 and names its method; whatever parses
 //! serializes and parses back to the same JSON; the configuration read back from its own
 //! serialization has no warnings and is the same. `tandem/prompt` params that parse also go
-//! through the server's `editor_context` on an open document holding the prompt's text.
+//! through the server's editor context (`PendingContext`: read, then rendered) on an open
+//! document holding the prompt's text.
 #![no_main]
 
 use std::path::Path;
@@ -20,10 +21,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tandem::lsp::actions::DiagnosticMemory;
-use tandem::lsp::commands::editor_context;
 use tandem::lsp::config::ServerConfig;
 use tandem::lsp::documents::DocumentStore;
 use tandem::lsp::position::PositionEncoding;
+use tandem::lsp::prompt_context::PendingContext;
 use tandem_protocol::commands::Command;
 use tandem_protocol::config::{ModelRef, TandemConfig};
 use tandem_protocol::errors::parse_params;
@@ -92,7 +93,10 @@ fn prompt(p: &PromptParams) {
     store.open(uri, language, 1, &p.text);
     let docs = Mutex::new(store);
     let memory = DiagnosticMemory::default();
-    let _ = editor_context(&docs, &memory, &ctx, Path::new("/fuzz"));
+    let diagnostics = PendingContext::diagnostics_of(&ctx, &memory);
+    if let Ok(pending) = PendingContext::read(&docs, &ctx, Path::new("/fuzz"), diagnostics) {
+        let _ = pending.render();
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
