@@ -6,7 +6,7 @@
 //!   16384 output tokens) and replace a model with the same provider and id;
 //! - header values are resolved now (`!command`, variable or literal), once, at load.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde_json::Value;
@@ -60,6 +60,18 @@ pub(crate) fn merge(
         })
         .collect();
 
+    // Overrides by provider and model id: looked up once per model, so that the merge stays
+    // linear in the number of models (a models.json can list tens of thousands).
+    let overrides: HashMap<(&str, &str), &ModelOverride> = config
+        .providers
+        .iter()
+        .flat_map(|(name, p)| {
+            p.model_overrides
+                .iter()
+                .rev()
+                .map(move |(id, o)| ((name.as_str(), id.as_str()), o))
+        })
+        .collect();
     let mut models: Vec<Model> = builtins.to_vec();
     for model in &mut models {
         let Some((p, headers)) = providers.get(model.provider.as_str()) else {
@@ -70,7 +82,10 @@ pub(crate) fn merge(
         }
         add_headers(model, headers.clone());
         model.compat = merge_compat(model.compat.as_ref(), p.compat.as_ref());
-        if let Some((_, o)) = p.model_overrides.iter().find(|(id, _)| *id == model.id) {
+        if let Some(o) = overrides
+            .get(&(model.provider.as_str(), model.id.as_str()))
+            .copied()
+        {
             let at = [
                 "providers",
                 &model.provider,
@@ -86,6 +101,12 @@ pub(crate) fn merge(
         }
     }
 
+    // Where each (provider, id) is in `models`: a custom model replaces the one it names.
+    let mut place: HashMap<(String, String), usize> = models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ((m.provider.clone(), m.id.clone()), i))
+        .collect();
     for (name, p) in &config.providers {
         let provider_headers = providers.get(name.as_str()).and_then(|(_, h)| h.clone());
         let bearer = match (&p.api_key, p.auth_header && !p.models.is_empty()) {
@@ -147,12 +168,12 @@ pub(crate) fn merge(
                 headers,
                 compat: merge_compat(p.compat.as_ref(), def.compat.as_ref()),
             };
-            match models
-                .iter_mut()
-                .find(|m| m.provider == model.provider && m.id == model.id)
-            {
-                Some(existing) => *existing = model,
-                None => models.push(model),
+            match place.get(&(model.provider.clone(), model.id.clone())) {
+                Some(&i) => models[i] = model,
+                None => {
+                    place.insert((model.provider.clone(), model.id.clone()), models.len());
+                    models.push(model);
+                }
             }
         }
     }

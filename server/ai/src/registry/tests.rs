@@ -182,6 +182,25 @@ fn compat_merges_with_the_built_in_and_custom_models_replace_built_ins() {
 }
 
 #[test]
+fn a_custom_model_listed_twice_is_the_later_definition_in_the_first_place() {
+    let r = Setup::new()
+        .models_json(
+            r#"{"providers": {"local": {"baseUrl": "http://127.0.0.1:8080/v1",
+                "api": "openai-completions", "apiKey": "k",
+                "models": [{"id": "a", "name": "first"}, {"id": "b"}, {"id": "a", "name": "second"}]}}}"#,
+        )
+        .load();
+    no_errors(&r);
+    let local: Vec<(&str, &str)> = r
+        .all()
+        .iter()
+        .filter(|m| m.provider == "local")
+        .map(|m| (m.id.as_str(), m.name.as_str()))
+        .collect();
+    assert_eq!(local, [("a", "second"), ("b", "b")]);
+}
+
+#[test]
 fn auth_header_sends_the_resolved_key_as_a_bearer_token() {
     let r = Setup::new()
         .env("LOCAL_KEY", "sk-local")
