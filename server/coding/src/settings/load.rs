@@ -108,6 +108,17 @@ pub enum SettingsError {
         /// What is wrong.
         problem: String,
     },
+    /// A key Tandem does not act on (pi's terminal UI, a pi setting not supported yet, or a
+    /// key nobody knows).
+    #[error("{}: {key} is {why}; it has no effect here.", .file.display())]
+    Unused {
+        /// The file.
+        file: PathBuf,
+        /// Dotted key path.
+        key: String,
+        /// Why it does nothing.
+        why: &'static str,
+    },
     /// A `languageServers` entry of the wrong shape; Tandem does not start that server.
     #[error("{}: {}: {problem}. {}", .file.display(), language_key(.name), language_consequence(.name))]
     InvalidLanguageServer {
@@ -310,6 +321,13 @@ pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>
                 problem,
             }),
     );
+    errors.extend(super::unused::unused(&map).into_iter().map(|(key, why)| {
+        SettingsError::Unused {
+            file: file.to_path_buf(),
+            key,
+            why,
+        }
+    }));
     (map, errors)
 }
 

@@ -25,6 +25,7 @@ mod language;
 mod load;
 mod mcp;
 mod schema;
+mod unused;
 
 pub use language::{DiagnosticsConfig, DiagnosticsSettings, LanguageServerSettings};
 pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
@@ -94,9 +95,6 @@ pub struct Settings {
     /// Hide thinking blocks in the UI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hide_thinking_block: Option<bool>,
-    /// Skip the startup banner.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quiet_startup: Option<bool>,
     /// UI theme name (pi's; unused by Tandem).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,

@@ -75,7 +75,6 @@ const SCHEMA: &[(&str, Kind)] = &[
     ("prompts", Kind::TextList),
     ("enableSkillCommands", Kind::Bool),
     ("hideThinkingBlock", Kind::Bool),
-    ("quietStartup", Kind::Bool),
     ("theme", Kind::Text),
     (
         "diagnostics",
