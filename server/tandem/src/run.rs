@@ -81,6 +81,14 @@ fn origin(
         SessionChoice::Continue => Origin::Continue,
         SessionChoice::Open(reference) => Origin::Open(find_session(reference, &dir, cwd)?),
         SessionChoice::Fork(reference) => Origin::Fork(find_session(reference, &dir, cwd)?),
+        SessionChoice::WithId(id) => match session::list_sessions(&dir)
+            .sessions
+            .into_iter()
+            .find(|s| &s.id == id)
+        {
+            Some(found) => Origin::Open(found.path),
+            None => Origin::NewWithId(id.clone()),
+        },
     })
 }
 
@@ -117,6 +125,12 @@ pub async fn setup(
     };
     for p in &started.problems {
         eprintln!("Warning: {p}");
+    }
+    if let Some(name) = &run.name {
+        started
+            .session
+            .with_session(|m| m.append_session_info(name.trim()))
+            .map_err(|e| anyhow!("could not name the session: {e}"))?;
     }
     Ok(started)
 }

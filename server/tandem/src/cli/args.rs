@@ -176,6 +176,24 @@ struct HistoryArgs {
     /// Do not save the session
     #[arg(long)]
     no_session: bool,
+
+    /// Use this directory's session with this id, or create it with this id (letters,
+    /// digits, `.`, `_`, `-`; starting and ending with a letter or digit)
+    #[arg(long, value_name = "ID")]
+    session_id: Option<String>,
+
+    /// The session's display name
+    #[arg(short = 'n', long, value_name = "NAME")]
+    name: Option<String>,
+
+    /// Accepted as pi's (it shows startup details in pi's terminal interface, which Tandem
+    /// does not have)
+    #[arg(long)]
+    verbose: bool,
+
+    /// Accepted as pi's: Tandem makes no network requests of its own besides the model's
+    #[arg(long)]
+    offline: bool,
 }
 
 /// Logging, for every command.
@@ -326,6 +344,34 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             )));
         }
     }
+    if let Some(id) = &h.session_id {
+        let conflicts: Vec<&str> = [
+            (h.session.is_some(), "--session"),
+            (h.continue_session, "--continue"),
+            (h.fork.is_some(), "--fork"),
+            (h.no_session, "--no-session"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if !conflicts.is_empty() {
+            return Err(usage_error(format!(
+                "--session-id cannot be combined with {}",
+                conflicts.join(", ")
+            )));
+        }
+        if !valid_session_id(id) {
+            return Err(usage_error(format!(
+                "--session-id {id:?}: an id holds letters, digits, `.`, `_` and `-`, and starts \
+                 and ends with a letter or digit"
+            )));
+        }
+    }
+    if h.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        return Err(usage_error(
+            "--name needs a name that is not blank".to_string(),
+        ));
+    }
     let tools = tool_selection(o.tools.as_deref(), o.no_tools, &mut warnings);
     // What a protocol server or `tandem trust` cannot use, to refuse by name.
     let session_flags: Vec<&str> = [
@@ -333,6 +379,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         (h.session.is_some(), "--session"),
         (h.fork.is_some(), "--fork"),
         (h.no_session, "--no-session"),
+        (h.session_id.is_some(), "--session-id"),
+        (h.name.is_some(), "--name"),
     ]
     .into_iter()
     .filter_map(|(set, name)| set.then_some(name))
@@ -363,6 +411,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         SessionChoice::Open(path)
     } else if h.continue_session {
         SessionChoice::Continue
+    } else if let Some(id) = h.session_id.clone() {
+        SessionChoice::WithId(id)
     } else {
         SessionChoice::New
     };
@@ -386,6 +436,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             ..SessionOptions::default()
         },
         session,
+        name: h.name.clone(),
         messages,
         file_args,
     };
@@ -561,3 +612,14 @@ fn parse_mode(value: &str) -> Result<OutputMode, String> {
 #[cfg(test)]
 #[path = "args_tests.rs"]
 mod tests;
+
+/// pi's rule for a chosen session id: letters, digits, `.`, `_`, `-`, starting and ending with
+/// a letter or digit.
+fn valid_session_id(id: &str) -> bool {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    edge(id.chars().next())
+        && edge(id.chars().last())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}

@@ -433,3 +433,37 @@ fn undo_takes_a_session_and_a_turn_and_continues_by_default() {
     assert!(error(&["undo", "-c", "--session", "x"]).contains("cannot be used with"));
     assert!(error(&["--session", "x", "undo"]).contains("tandem undo --session"));
 }
+
+#[test]
+fn a_session_id_and_a_name_as_pi_takes_them() {
+    let r = run(&[
+        "--session-id",
+        "my-run.1",
+        "-n",
+        "Release notes",
+        "-p",
+        "hi",
+    ]);
+    assert_eq!(r.session, SessionChoice::WithId("my-run.1".into()));
+    assert_eq!(r.name.as_deref(), Some("Release notes"));
+    assert_eq!(run(&["--name", "x"]).session, SessionChoice::New);
+    for bad in ["-lead", "trail_", "sp ace", "", "é"] {
+        let text = error(&[&format!("--session-id={bad}")]);
+        assert!(
+            text.contains("an id holds letters, digits"),
+            "{bad}: {text}"
+        );
+    }
+    let text = error(&["--session-id", "a", "-c", "--session", "b"]);
+    assert!(
+        text.contains("--session-id cannot be combined with --session, --continue"),
+        "{text}"
+    );
+    assert!(error(&["--session-id", "a", "--fork", "b"])
+        .contains("--session-id cannot be combined with --fork"));
+    assert!(error(&["--name", "  "]).contains("--name needs a name"));
+    // Accepted as pi's, with nothing to change here.
+    assert_eq!(run(&["--verbose", "--offline"]).session, SessionChoice::New);
+    // Protocol servers refuse them by name, like the other session flags.
+    assert!(error(&["lsp", "--session-id", "a"]).contains("--session-id"));
+}

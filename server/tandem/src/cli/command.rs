@@ -32,6 +32,9 @@ pub enum SessionChoice {
     Fork(String),
     /// Nothing written to disk (`--no-session`).
     InMemory,
+    /// This directory's session with this id, created with it when there is none
+    /// (`--session-id`).
+    WithId(String),
 }
 
 /// Everything a run needs from the command line, checked.
@@ -41,8 +44,10 @@ pub struct RunArgs {
     /// `--session-dir`, `--system-prompt`, `--append-system-prompt`, `--no-context-files`,
     /// `--approve` / `--no-approve`.
     pub options: SessionOptions,
-    /// `--session`, `--fork`, `--continue`, `--no-session`.
+    /// `--session`, `--fork`, `--continue`, `--no-session`, `--session-id`.
     pub session: SessionChoice,
+    /// `--name`: the session's display name (a `session_info` entry, as pi writes).
+    pub name: Option<String>,
     /// Message arguments, in order (the first becomes part of the initial prompt).
     pub messages: Vec<String>,
     /// `@file` arguments without their `@`, in order.

@@ -97,6 +97,8 @@ pub enum Origin {
     Open(PathBuf),
     /// A new session file copied from this one.
     Fork(PathBuf),
+    /// A new session file with this id (`--session-id` naming no stored session).
+    NewWithId(String),
 }
 
 impl Origin {
@@ -104,7 +106,7 @@ impl Origin {
     pub fn file(&self) -> Option<&Path> {
         match self {
             Origin::Open(path) | Origin::Fork(path) => Some(path),
-            Origin::New | Origin::InMemory | Origin::Continue => None,
+            Origin::New | Origin::InMemory | Origin::Continue | Origin::NewWithId(_) => None,
         }
     }
 }

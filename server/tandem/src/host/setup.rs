@@ -309,6 +309,7 @@ fn open_history(
     let failed = |e: tandem_coding::session::SessionError| SetupError::SessionFile(e.to_string());
     Ok(match origin {
         Origin::New => SessionManager::create(cwd, &dir),
+        Origin::NewWithId(id) => SessionManager::create_with_id(cwd, &dir, id.clone()),
         Origin::InMemory => SessionManager::in_memory(cwd),
         Origin::Continue => SessionManager::continue_recent(cwd, &dir).map_err(|e| {
             SetupError::SessionFile(format!(

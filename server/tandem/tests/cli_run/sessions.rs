@@ -1,5 +1,5 @@
 //! Session files across runs: `--continue`, `--session` (path or id prefix), `--fork`,
-//! `--no-session`, a damaged file that still loads and is only appended to, the thinking
+//! `--session-id` and `--name`, `--no-session`, a damaged file that still loads and is only appended to, the thinking
 //! level a session records, and one writer per file (two `tandem -c` at once; pi appending
 //! mid-run).
 
@@ -399,4 +399,44 @@ fn a_session_file_another_program_appends_to_mid_run_is_left_alone_and_the_run_m
         read_jsonl(moved)[0]["parentSession"],
         json!(original.to_string_lossy())
     );
+}
+
+#[test]
+fn a_session_id_creates_then_continues_its_session_and_a_name_is_recorded() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("One."));
+    sandbox
+        .run(&[
+            "--session-id",
+            "release-notes.1",
+            "-n",
+            "Release notes",
+            "-p",
+            "first",
+        ])
+        .expect_code(0);
+    let path = sandbox.only_session();
+    let entries = read_jsonl(&path);
+    assert_eq!(entries[0]["type"], "session");
+    assert_eq!(entries[0]["id"], "release-notes.1");
+    let info: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "session_info")
+        .collect();
+    assert_eq!(info.len(), 1, "{entries:?}");
+    assert_eq!(info[0]["name"], "Release notes");
+    // The same id again: that session, continued in place.
+    sandbox.answer(&Turn::text("Two."));
+    let run = sandbox.run(&["--session-id", "release-notes.1", "-p", "second"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Two.\n");
+    assert_eq!(sandbox.session_files(), std::slice::from_ref(&path));
+    assert!(body_mentions(&sandbox.requests()[1], "One."));
+    // An id another session does not have: a new file.
+    sandbox.answer(&Turn::text("Three."));
+    sandbox
+        .run(&["--session-id", "other", "-p", "third"])
+        .expect_code(0);
+    assert_eq!(sandbox.session_files().len(), 2);
+    assert!(!body_mentions(&sandbox.requests()[2], "One."));
 }
