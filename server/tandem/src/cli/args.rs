@@ -169,6 +169,11 @@ struct HistoryArgs {
     #[arg(long, value_name = "PATH|ID")]
     session: Option<String>,
 
+    /// Resume this session (path or id prefix), as --session; pi's session picker needs the
+    /// terminal interface, which Tandem does not have yet, so the session must be named
+    #[arg(short = 'r', long, value_name = "PATH|ID", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
+
     /// Copy this session (path or id prefix) into a new one and continue there
     #[arg(long, value_name = "PATH|ID")]
     fork: Option<String>,
@@ -344,10 +349,26 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             )));
         }
     }
+    if let Some(reference) = &h.resume {
+        if reference.trim().is_empty() {
+            return Err(usage_error(
+                "-r/--resume needs a session: give its id (or an id prefix) or its file, e.g. \
+                 `tandem -r 0195 -p \"…\"` (the session picker needs a terminal interface, \
+                 which Tandem does not have yet)"
+                    .to_string(),
+            ));
+        }
+        if h.session.is_some() || h.fork.is_some() || h.continue_session {
+            return Err(usage_error(
+                "-r/--resume cannot be combined with --session, --fork or --continue".to_string(),
+            ));
+        }
+    }
     if let Some(id) = &h.session_id {
         let conflicts: Vec<&str> = [
             (h.session.is_some(), "--session"),
             (h.continue_session, "--continue"),
+            (h.resume.is_some(), "--resume"),
             (h.fork.is_some(), "--fork"),
             (h.no_session, "--no-session"),
         ]
@@ -381,6 +402,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         (h.no_session, "--no-session"),
         (h.session_id.is_some(), "--session-id"),
         (h.name.is_some(), "--name"),
+        (h.resume.is_some(), "--resume"),
     ]
     .into_iter()
     .filter_map(|(set, name)| set.then_some(name))
@@ -407,7 +429,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         SessionChoice::InMemory
     } else if let Some(fork) = h.fork.clone() {
         SessionChoice::Fork(fork)
-    } else if let Some(path) = h.session.clone() {
+    } else if let Some(path) = h.session.clone().or_else(|| h.resume.clone()) {
         SessionChoice::Open(path)
     } else if h.continue_session {
         SessionChoice::Continue

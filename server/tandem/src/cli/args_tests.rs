@@ -467,3 +467,19 @@ fn a_session_id_and_a_name_as_pi_takes_them() {
     // Protocol servers refuse them by name, like the other session flags.
     assert!(error(&["lsp", "--session-id", "a"]).contains("--session-id"));
 }
+
+#[test]
+fn resume_names_its_session_without_a_picker() {
+    assert_eq!(
+        run(&["-r", "0195", "-p", "hi"]).session,
+        SessionChoice::Open("0195".into())
+    );
+    assert_eq!(
+        run(&["--resume=a.jsonl"]).session,
+        SessionChoice::Open("a.jsonl".into())
+    );
+    let text = error(&["-r"]);
+    assert!(text.contains("-r/--resume needs a session"), "{text}");
+    assert!(error(&["-r", "a", "-c"]).contains("cannot be combined"));
+    assert!(error(&["-r", "a", "--session-id", "b"]).contains("--resume"));
+}

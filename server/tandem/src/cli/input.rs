@@ -1,8 +1,9 @@
 //! The prompts of a print/JSON run, assembled as pi assembles them.
 //!
 //! The first prompt is piped stdin (trimmed), then the `@file` texts, then the first message
-//! argument, joined with nothing in between (pi's exact combination: a message directly follows
-//! stdin). A text file becomes `<file name="/abs/path">\n<content>\n</file>\n`; an image (JPEG,
+//! argument. pi (0.73 and 1.6) joins them with nothing in between, so `echo "a log" | pi -p
+//! "explain"` sends "a logexplain"; Tandem puts a blank line after stdin when something follows
+//! it, and otherwise joins as pi does. A text file becomes `<file name="/abs/path">\n<content>\n</file>\n`; an image (JPEG,
 //! PNG, GIF or WebP, recognised by its first bytes) becomes `<file name="/abs/path"></file>\n`
 //! plus an attached image block; empty files are skipped. The remaining message arguments are
 //! sent afterwards, one prompt each.
@@ -143,9 +144,13 @@ pub fn read_file_args(files: &[String], cwd: &Path) -> Result<FileParts, InputEr
 /// Combines stdin, file parts and the message arguments into the run's prompts.
 pub fn assemble(stdin: Option<String>, files: FileParts, messages: &[String]) -> Prompts {
     let mut text = stdin.unwrap_or_default();
-    text.push_str(&files.text);
     let mut rest = messages.iter();
-    if let Some(first) = rest.next() {
+    let first = rest.next();
+    if !text.is_empty() && (!files.text.is_empty() || first.is_some_and(|m| !m.is_empty())) {
+        text.push_str("\n\n");
+    }
+    text.push_str(&files.text);
+    if let Some(first) = first {
         text.push_str(first);
     }
     let initial = (!text.is_empty() || !files.images.is_empty()).then_some(InitialPrompt {

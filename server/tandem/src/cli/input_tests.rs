@@ -97,8 +97,20 @@ fn prompts_combine_stdin_files_and_the_first_message_like_pi() {
         &strings(&["first", "second", "third"]),
     );
     let initial = prompts.initial.expect("an initial prompt");
-    // pi joins the parts with nothing in between.
-    assert_eq!(initial.text, "piped<file name=\"/a\">\nA\n</file>\nfirst");
+    // A blank line after stdin (pi joins with nothing: "pipedfirst"); the rest as pi.
+    assert_eq!(
+        initial.text,
+        "piped\n\n<file name=\"/a\">\nA\n</file>\nfirst"
+    );
+    let stdin_then_message = assemble(
+        Some("a log".into()),
+        FileParts::default(),
+        &strings(&["explain"]),
+    );
+    assert_eq!(
+        stdin_then_message.initial.map(|p| p.text),
+        Some("a log\n\nexplain".to_string())
+    );
     assert_eq!(prompts.rest, strings(&["second", "third"]));
 
     let only_stdin = assemble(Some("x".into()), FileParts::default(), &[]);

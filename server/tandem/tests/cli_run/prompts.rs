@@ -86,7 +86,8 @@ fn piped_stdin_is_sent_in_the_first_message() {
     assert_eq!(run.stdout, "A diff.\n");
     let body = sandbox.requests()[0].json().expect("JSON body");
     let text = &body["messages"][0]["content"][0]["text"];
-    assert_eq!(text, "diff --git a/x b/x\n+new lineReview this change");
+    // A blank line between stdin and the message (pi 1.6 joins them with nothing).
+    assert_eq!(text, "diff --git a/x b/x\n+new line\n\nReview this change");
 
     // Stdin alone is a prompt too.
     sandbox.answer(&Turn::text("Alone."));
