@@ -110,15 +110,7 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
         })
         .collect();
     unused.sort();
-    assert_eq!(
-        unused,
-        [
-            "settings.json:enabledModels",
-            "settings.json:enabledModels",
-            "settings.json:images",
-            "settings.json:theme"
-        ]
-    );
+    assert_eq!(unused, ["settings.json:images", "settings.json:theme"]);
     let s = &loaded.merged;
     assert_eq!(s.default_provider.as_deref(), Some("anthropic"));
     assert_eq!(s.default_model.as_deref(), Some("claude-opus-4-1"));

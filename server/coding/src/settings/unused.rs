@@ -22,6 +22,7 @@ const HONOURED: &[&str] = &[
     "shellPath",
     "shellCommandPrefix",
     "thinkingBudgets",
+    "enabledModels",
     "skills",
     "prompts",
     "mcpServers",
@@ -57,7 +58,6 @@ const PI_TERMINAL: &[&str] = &[
 /// pi 1.6's other settings (settings.md), which Tandem does not act on yet.
 const PI_OTHER: &[&str] = &[
     "modelThinkingLevels",
-    "enabledModels",
     "cacheWarming",
     "defaultTools",
     "codemode",
@@ -138,6 +138,7 @@ mod tests {
             "theme": "dark",
             "terminal": {"showImages": false},
             "enabledModels": ["a*"],
+            "httpProxy": "http://proxy",
             "defaultModle": "typo",
             "diagnostics": {"maxItems": 3},
             "hideThinkingBlock": null,
@@ -156,7 +157,7 @@ mod tests {
                 ("compaction.modelOverrides".to_string(), other),
                 ("compaction.reserveTokns".to_string(), unknown),
                 ("defaultModle".to_string(), unknown),
-                ("enabledModels".to_string(), other),
+                ("httpProxy".to_string(), other),
                 ("retry.provider".to_string(), other),
                 ("terminal".to_string(), terminal),
                 ("theme".to_string(), terminal),

@@ -97,6 +97,11 @@ struct SessionArgs {
     #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
     thinking: Option<ThinkingLevel>,
 
+    /// Model scope: comma-separated ids, patterns or globs (`anthropic/*`, `*sonnet*`), each
+    /// optionally with :<thinking>; a new session without --model starts on the first match
+    #[arg(long, value_name = "PATTERNS")]
+    models: Option<String>,
+
     /// API key for the chosen model's provider (this process only)
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
@@ -144,6 +149,7 @@ impl SessionArgs {
         SessionArgs {
             provider: self.provider.or(earlier.provider),
             model: self.model.or(earlier.model),
+            models: self.models.or(earlier.models),
             thinking: self.thinking.or(earlier.thinking),
             api_key: self.api_key.or(earlier.api_key),
             tools: self.tools.or(earlier.tools),
@@ -411,6 +417,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         (o.provider.is_some(), "--provider"),
         (o.model.is_some(), "--model"),
         (o.thinking.is_some(), "--thinking"),
+        (o.models.is_some(), "--models"),
         (o.api_key.is_some(), "--api-key"),
         (o.tools.is_some(), "--tools"),
         (o.no_tools, "--no-tools"),
@@ -444,6 +451,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             provider: o.provider,
             model: o.model,
             thinking: o.thinking,
+            models: o.models.map(|list| vec![list]),
             api_key: o.api_key,
             tools,
             session_dir: o.session_dir,

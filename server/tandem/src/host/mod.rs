@@ -11,6 +11,7 @@
 
 pub mod model_flag;
 mod model_pattern;
+pub mod model_scope;
 pub mod models;
 pub mod options;
 pub mod pump;

@@ -18,6 +18,7 @@ use tandem_ai::registry::{KeyError, ModelRegistry};
 use tandem_ai::{Api, Model, ThinkingLevel};
 
 use super::model_flag::resolve_model_flag;
+use super::model_scope::{resolve_scope, split_patterns};
 use super::options::SessionOptions;
 use super::suggest::closest;
 
@@ -54,6 +55,8 @@ pub struct ModelDefaults {
     pub model: Option<String>,
     /// `defaultThinkingLevel`.
     pub thinking_level: Option<ThinkingLevel>,
+    /// `enabledModels`: the model scope when `--models` gives none.
+    pub enabled_models: Option<Vec<String>>,
 }
 
 /// What a session being resumed recorded (only for sessions that already have messages).
@@ -229,7 +232,7 @@ pub fn choose_model(
     } else {
         None
     };
-    if picked.is_none() && run.api_key.is_some() {
+    if picked.is_none() && run.api_key.is_some() && run.models.is_none() {
         return Err(ModelError::ApiKeyWithoutModel);
     }
     let mut not_restored = None;
@@ -253,6 +256,24 @@ pub fn choose_model(
             Some((resolved.model, ModelSource::Editor))
         }
         (None, None) => None,
+    };
+    // The scope's first model, for a new session (`--models`, else `enabledModels`).
+    let picked = match (picked, resumed, scope_patterns(run, defaults)) {
+        (Some(found), _, _) => Some(found),
+        (None, None, Some((patterns, source))) => {
+            let available: Vec<&Model> = all
+                .iter()
+                .copied()
+                .filter(|m| is_available(registry, m))
+                .collect();
+            let (scoped, scope_warnings) = resolve_scope(&patterns, &available);
+            warnings.extend(scope_warnings);
+            scoped.into_iter().next().map(|first| {
+                pattern_thinking = first.thinking;
+                (first.model, source)
+            })
+        }
+        (None, _, _) => None,
     };
     let picked = picked
         .or_else(|| {
@@ -288,6 +309,20 @@ pub fn choose_model(
         source,
         warnings,
     })
+}
+
+/// The scope's patterns and where they come from: `--models`, else `enabledModels`.
+fn scope_patterns(
+    run: &SessionOptions,
+    defaults: &ModelDefaults,
+) -> Option<(Vec<String>, ModelSource)> {
+    let (list, source) = match (&run.models, &defaults.enabled_models) {
+        (Some(list), _) => (list, ModelSource::CommandLine),
+        (None, Some(list)) => (list, ModelSource::Settings),
+        (None, None) => return None,
+    };
+    let patterns = split_patterns(list);
+    (!patterns.is_empty()).then_some((patterns, source))
 }
 
 /// pi's "No models available", with what to set and where, and every key that is configured but

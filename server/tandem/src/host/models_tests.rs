@@ -140,6 +140,7 @@ fn the_command_line_wins_and_thinking_is_clamped() {
         provider: Some("anthropic".into()),
         model: Some("claude-opus-4-6".into()),
         thinking_level: Some(ThinkingLevel::Minimal),
+        enabled_models: None,
     };
     let choice = choose_model(&r, &with_model("openai/gpt-4o:high"), &defaults, None).expect("ok");
     assert_eq!(choice.model.id, "gpt-4o");
@@ -172,6 +173,7 @@ fn a_provider_alone_picks_its_default_model() {
         provider: Some("groq".into()),
         model: Some("llama-3.3-70b-versatile".into()),
         thinking_level: None,
+        enabled_models: None,
     };
     let choice = choose_model(&r, &run, &defaults, None).expect("ok");
     assert_eq!(choice.model.id, "llama-3.3-70b-versatile");
@@ -221,6 +223,7 @@ fn settings_defaults_then_first_available_then_an_error_saying_what_to_set() {
         provider: Some("anthropic".into()),
         model: Some("claude-sonnet-4-6".into()),
         thinking_level: Some(ThinkingLevel::High),
+        enabled_models: None,
     };
     let choice = choose_model(&r, &SessionOptions::default(), &defaults, None).expect("ok");
     assert_eq!(choice.source, ModelSource::Settings);
@@ -329,6 +332,7 @@ fn the_editors_model_is_for_sessions_without_their_own() {
         provider: Some("anthropic".into()),
         model: Some("claude-haiku-4-5".into()),
         thinking_level: Some(ThinkingLevel::High),
+        enabled_models: None,
     };
     // A new session: the editor's over settings.json's.
     let choice = choose_model(&r, &editor, &defaults, None).expect("ok");
@@ -366,4 +370,48 @@ fn the_editors_model_is_for_sessions_without_their_own() {
     let choice = choose_model(&r, &pinned, &defaults, Some(&resumed)).expect("ok");
     assert_eq!(choice.source, ModelSource::CommandLine);
     assert_eq!(choice.model.id, "claude-haiku-4-5");
+}
+
+#[test]
+fn a_new_session_starts_on_the_scopes_first_model() {
+    let (_dir, r) = registry(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "k")]);
+    let defaults = ModelDefaults {
+        provider: Some("anthropic".into()),
+        model: Some("claude-opus-4-6".into()),
+        thinking_level: None,
+        enabled_models: Some(vec!["claude-sonnet-4-6".into()]),
+    };
+    // --models over enabledModels, its first match, with the pattern's thinking level.
+    let run = SessionOptions {
+        models: Some(vec!["openai/gpt-4o*:off,anthropic/*".into()]),
+        ..SessionOptions::default()
+    };
+    let choice = choose_model(&r, &run, &defaults, None).expect("ok");
+    assert_eq!(choice.model.id, "gpt-4o");
+    assert_eq!(choice.source, ModelSource::CommandLine);
+    assert_eq!(choice.thinking_level, ThinkingLevel::Off);
+    // enabledModels when there is no --models, before defaultModel.
+    let choice = choose_model(&r, &SessionOptions::default(), &defaults, None).expect("ok");
+    assert_eq!(choice.model.id, "claude-sonnet-4-6");
+    assert_eq!(choice.source, ModelSource::Settings);
+    // --model wins; a resumed session keeps its model.
+    let choice = choose_model(&r, &with_model("openai/gpt-4o"), &defaults, None).expect("ok");
+    assert_eq!(choice.model.id, "gpt-4o");
+    let resumed = ResumedSession {
+        model: Some(("anthropic".into(), "claude-opus-4-6".into())),
+        thinking_level: None,
+    };
+    let choice = choose_model(&r, &run, &defaults, Some(&resumed)).expect("ok");
+    assert_eq!(choice.model.id, "claude-opus-4-6");
+    // A pattern that matches nothing is a warning, and the next step decides.
+    let nothing = SessionOptions {
+        models: Some(vec!["no-such-model-anywhere".into()]),
+        ..SessionOptions::default()
+    };
+    let choice = choose_model(&r, &nothing, &defaults, None).expect("ok");
+    assert_eq!(choice.model.id, "claude-opus-4-6");
+    assert_eq!(
+        choice.warnings,
+        ["No models match pattern \"no-such-model-anywhere\""]
+    );
 }

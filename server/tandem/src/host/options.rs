@@ -36,6 +36,9 @@ pub struct SessionOptions {
     pub model: Option<String>,
     /// The thinking level.
     pub thinking: Option<ThinkingLevel>,
+    /// The model scope (`--models`: patterns, globs, `:thinking` suffixes); a new session
+    /// without `--model` starts on its first model. Over settings.json's `enabledModels`.
+    pub models: Option<Vec<String>>,
     /// The model for a session without one of its own (an editor's `model` setting, split
     /// like `provider`/`model`): a resumed session keeps its model, a new one gets this before
     /// settings.json's default.

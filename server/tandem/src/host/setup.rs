@@ -133,6 +133,7 @@ pub fn choose_model(
         provider: merged.default_provider.clone(),
         model: merged.default_model.clone(),
         thinking_level: merged.default_thinking_level,
+        enabled_models: merged.enabled_models.clone(),
     };
     let failed = |error: ModelError| ModelSetupError {
         error: Box::new(error),

@@ -440,3 +440,27 @@ fn a_session_id_creates_then_continues_its_session_and_a_name_is_recorded() {
     assert_eq!(sandbox.session_files().len(), 2);
     assert!(!body_mentions(&sandbox.requests()[2], "One."));
 }
+
+#[test]
+fn a_model_scope_picks_the_model_of_a_new_session_and_its_thinking_level() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("Scoped."));
+    let run = sandbox.run_raw(
+        &["--models", "nothing-like-this,MOCK/mock-*:off", "-p", "hi"],
+        None,
+    );
+    run.expect_code(0);
+    assert_eq!(run.stdout, "Scoped.\n");
+    assert!(
+        run.stderr
+            .contains("No models match pattern \"nothing-like-this\""),
+        "{}",
+        run.stderr
+    );
+    let entries = read_jsonl(&sandbox.only_session());
+    let change = entries
+        .iter()
+        .find(|e| e["type"] == "model_change")
+        .expect("a model_change entry");
+    assert_eq!(change["modelId"], "mock-model");
+}
