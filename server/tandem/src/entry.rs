@@ -33,7 +33,10 @@ pub fn main() -> ExitCode {
     }
     // Print and JSON modes report problems in plain words themselves; the log is for the rest.
     let default_level = match &parsed.command {
-        Command::Print(_) | Command::Json(_) | Command::ListModels { .. } => "error",
+        Command::Print(_)
+        | Command::Json(_)
+        | Command::ListModels { .. }
+        | Command::Export { .. } => "error",
         _ => "warn",
     };
     if let Err(e) = logging::init(&parsed.log, default_level) {
@@ -41,6 +44,7 @@ pub fn main() -> ExitCode {
     }
     match parsed.command {
         Command::ListModels { search } => list_models(search.as_deref()),
+        Command::Export { input, output } => export(&input, output.as_deref()),
         Command::Print(run) => run_print(run),
         Command::Json(run) => run_json(run),
         Command::Demo { real, mode, run } => run_demo(real, mode, run),
@@ -52,6 +56,27 @@ pub fn main() -> ExitCode {
             session_dir,
             back_to,
         } => undo(session, session_dir, back_to),
+    }
+}
+
+/// `--export`: the session as an HTML page; prints where it went.
+fn export(input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode {
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("Error: cannot read the current directory: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match cli::export::export(input, output, &cwd) {
+        Ok(path) => {
+            println!("Exported to: {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -64,6 +64,11 @@ struct Cli {
     #[arg(long = "list-models", value_name = "SEARCH", num_args = 0..=1)]
     list_models: Option<Option<String>>,
 
+    /// Export a session file to one HTML page and exit (default output:
+    /// tandem-session-<name>.html here)
+    #[arg(long, value_names = ["SESSION", "OUTPUT"], num_args = 1..=2)]
+    export: Option<Vec<String>>,
+
     #[command(flatten)]
     options: SessionArgs,
 
@@ -551,6 +556,20 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                         _ => TrustAction::Trust,
                     },
                 },
+            }
+        }
+        None if cli.export.is_some() => {
+            let mut paths = cli
+                .export
+                .unwrap_or_default()
+                .into_iter()
+                .map(PathBuf::from);
+            match paths.next() {
+                Some(input) => Command::Export {
+                    input,
+                    output: paths.next(),
+                },
+                None => return Err(usage_error("--export needs a session file".to_string())),
             }
         }
         None => match cli.list_models {

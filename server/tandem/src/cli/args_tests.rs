@@ -483,3 +483,21 @@ fn resume_names_its_session_without_a_picker() {
     assert!(error(&["-r", "a", "-c"]).contains("cannot be combined"));
     assert!(error(&["-r", "a", "--session-id", "b"]).contains("--resume"));
 }
+
+#[test]
+fn export_takes_a_session_and_an_optional_output() {
+    assert_eq!(
+        command(&["--export", "s.jsonl"]),
+        Command::Export {
+            input: "s.jsonl".into(),
+            output: None
+        }
+    );
+    assert_eq!(
+        command(&["--export", "s.jsonl", "out.html"]),
+        Command::Export {
+            input: "s.jsonl".into(),
+            output: Some("out.html".into())
+        }
+    );
+}

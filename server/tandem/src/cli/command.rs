@@ -61,6 +61,13 @@ pub enum Command {
     Print(RunArgs),
     /// Run once and print every event as a JSON line (`--mode json`).
     Json(RunArgs),
+    /// `--export <session> [output]`: the session as an HTML page.
+    Export {
+        /// The session file.
+        input: PathBuf,
+        /// Where the page goes (default: `tandem-session-<name>.html` here).
+        output: Option<PathBuf>,
+    },
     /// `--list-models [search]`.
     ListModels {
         /// The fuzzy search, when one was given.

@@ -12,6 +12,7 @@
 
 pub mod args;
 pub mod command;
+pub mod export;
 pub mod input;
 pub mod json_output;
 pub mod list_models;

@@ -464,3 +464,49 @@ fn a_model_scope_picks_the_model_of_a_new_session_and_its_thinking_level() {
         .expect("a model_change entry");
     assert_eq!(change["modelId"], "mock-model");
 }
+
+#[test]
+fn export_writes_the_session_as_one_html_page_with_every_text_escaped() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.write("notes.txt", "<script>alert('from a file')</script>\n");
+    sandbox.answer(&Turn::tool_call(
+        "call_r",
+        "read",
+        json!({"path": "notes.txt"}),
+    ));
+    sandbox.answer(&Turn::text("It holds <b>a script</b> & more."));
+    sandbox
+        .run(&["-n", "Export me", "-p", "what is in notes.txt?"])
+        .expect_code(0);
+    let session = sandbox.only_session();
+    let run = sandbox.run_raw(&["--export", &session.to_string_lossy(), "page.html"], None);
+    run.expect_code(0);
+    let page_path = sandbox.cwd.join("page.html");
+    assert_eq!(
+        run.stdout,
+        format!("Exported to: {}\n", page_path.display())
+    );
+    let page = std::fs::read_to_string(&page_path).expect("the page");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(page.contains("<title>Export me</title>"), "{page}");
+    assert!(page.contains("what is in notes.txt?"), "{page}");
+    assert!(page.contains("Tool call: read"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;alert(&#39;from a file&#39;)&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("It holds &lt;b&gt;a script&lt;/b&gt; &amp; more."));
+    assert!(!page.contains("<script"), "a script got through: {page}");
+    // Without an output: tandem-session-<file name>.html here.
+    let run = sandbox.run_raw(&["--export", &session.to_string_lossy()], None);
+    run.expect_code(0);
+    let stem = session.file_stem().expect("a name").to_string_lossy();
+    assert!(sandbox
+        .cwd
+        .join(format!("tandem-session-{stem}.html"))
+        .is_file());
+    // A missing file is an error saying so.
+    let run = sandbox.run_raw(&["--export", "nope.jsonl"], None);
+    run.expect_code(1);
+    assert!(run.stderr.contains("File not found"), "{}", run.stderr);
+}
