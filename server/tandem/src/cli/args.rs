@@ -345,14 +345,11 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
     let o = later.or(std::mem::take(&mut cli.options));
     let h = &cli.history;
     if h.fork.is_some() {
-        let conflicts: Vec<&str> = [
+        let conflicts: Vec<&str> = named(&[
             (h.session.is_some(), "--session"),
             (h.continue_session, "--continue"),
             (h.no_session, "--no-session"),
-        ]
-        .into_iter()
-        .filter_map(|(set, name)| set.then_some(name))
-        .collect();
+        ]);
         if !conflicts.is_empty() {
             return Err(usage_error(format!(
                 "--fork cannot be combined with {}",
@@ -376,16 +373,13 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         }
     }
     if let Some(id) = &h.session_id {
-        let conflicts: Vec<&str> = [
+        let conflicts: Vec<&str> = named(&[
             (h.session.is_some(), "--session"),
             (h.continue_session, "--continue"),
             (h.resume.is_some(), "--resume"),
             (h.fork.is_some(), "--fork"),
             (h.no_session, "--no-session"),
-        ]
-        .into_iter()
-        .filter_map(|(set, name)| set.then_some(name))
-        .collect();
+        ]);
         if !conflicts.is_empty() {
             return Err(usage_error(format!(
                 "--session-id cannot be combined with {}",
@@ -406,7 +400,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
     }
     let tools = tool_selection(o.tools.as_deref(), o.no_tools, &mut warnings);
     // What a protocol server or `tandem trust` cannot use, to refuse by name.
-    let session_flags: Vec<&str> = [
+    let session_flags: Vec<&str> = named(&[
         (h.continue_session, "--continue"),
         (h.session.is_some(), "--session"),
         (h.fork.is_some(), "--fork"),
@@ -414,11 +408,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         (h.session_id.is_some(), "--session-id"),
         (h.name.is_some(), "--name"),
         (h.resume.is_some(), "--resume"),
-    ]
-    .into_iter()
-    .filter_map(|(set, name)| set.then_some(name))
-    .collect();
-    let option_flags: Vec<&str> = [
+    ]);
+    let option_flags: Vec<&str> = named(&[
         (o.provider.is_some(), "--provider"),
         (o.model.is_some(), "--model"),
         (o.thinking.is_some(), "--thinking"),
@@ -432,10 +423,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         (o.no_context_files, "--no-context-files"),
         (o.approve, "--approve"),
         (o.no_approve, "--no-approve"),
-    ]
-    .into_iter()
-    .filter_map(|(set, name)| set.then_some(name))
-    .collect();
+    ]);
     let has_messages = !cli.messages.is_empty();
     let session = if h.no_session {
         SessionChoice::InMemory
@@ -671,4 +659,12 @@ fn valid_session_id(id: &str) -> bool {
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// The names whose flag is set, in order.
+fn named<'a>(flags: &[(bool, &'a str)]) -> Vec<&'a str> {
+    flags
+        .iter()
+        .filter_map(|&(set, name)| set.then_some(name))
+        .collect()
 }

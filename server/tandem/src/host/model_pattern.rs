@@ -120,11 +120,11 @@ pub(crate) fn match_pattern<'m>(pattern: &str, models: &[&'m Model]) -> Option<P
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use tandem_ai::{Api, InputKind, ModelCost};
 
-    fn model(provider: &str, id: &str, name: &str) -> Model {
+    pub(crate) fn model(provider: &str, id: &str, name: &str) -> Model {
         Model {
             id: id.into(),
             name: name.into(),

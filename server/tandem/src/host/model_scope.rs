@@ -94,23 +94,9 @@ pub fn split_patterns(list: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tandem_ai::{Api, InputKind, ModelCost};
 
     fn model(provider: &str, id: &str) -> Model {
-        Model {
-            id: id.into(),
-            name: id.into(),
-            api: Api::OpenAiCompletions,
-            provider: provider.into(),
-            base_url: String::new(),
-            reasoning: true,
-            input: vec![InputKind::Text],
-            cost: ModelCost::default(),
-            context_window: 1000,
-            max_tokens: 100,
-            headers: None,
-            compat: None,
-        }
+        crate::host::model_pattern::tests::model(provider, id, id)
     }
 
     #[test]
