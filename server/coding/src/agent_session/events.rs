@@ -85,7 +85,10 @@ pub enum SessionEvent {
         follow_up: Vec<String>,
     },
     /// Everything finished: the run, its retries and compactions.
-    AgentSettled,
+    AgentSettled {
+        /// True when the work ended because it was aborted.
+        aborted: bool,
+    },
 }
 
 /// One event of a session: the agent's or the session layer's.
@@ -108,7 +111,7 @@ impl AgentSessionEvent {
                 SessionEvent::AutoCompactionStart { .. } => "auto_compaction_start",
                 SessionEvent::AutoCompactionEnd { .. } => "auto_compaction_end",
                 SessionEvent::QueueUpdate { .. } => "queue_update",
-                SessionEvent::AgentSettled => "agent_settled",
+                SessionEvent::AgentSettled { .. } => "agent_settled",
             },
         }
     }

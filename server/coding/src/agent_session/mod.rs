@@ -454,7 +454,9 @@ impl AgentSession {
         }
         self.record_checkpoint(start.as_deref());
         self.shared
-            .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled))
+            .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled {
+                aborted: cancel.is_cancelled(),
+            }))
             .await;
         match lock(&self.shared.persist_error).take() {
             Some(e) => Err(SessionError::Persistence(e)),

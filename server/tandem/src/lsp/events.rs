@@ -156,7 +156,7 @@ impl Mapper {
                         final_error: Some(m),
                         ..
                     } => self.failure = Some(m.clone()),
-                    SessionEvent::AgentSettled => {
+                    SessionEvent::AgentSettled { .. } => {
                         if let Some(message) = self.failure.take() {
                             return vec![Event::Error { message }, Event::Settled];
                         }
@@ -341,7 +341,7 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
             steering: steering.clone(),
             follow_up: follow_up.clone(),
         },
-        SessionEvent::AgentSettled => Event::Settled,
+        SessionEvent::AgentSettled { .. } => Event::Settled,
     }]
 }
 
