@@ -319,10 +319,11 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
             attempt: *attempt,
             final_error: final_error.clone(),
         },
-        SessionEvent::AutoCompactionStart { reason } => Event::CompactionStart {
+        SessionEvent::CompactionStart { reason } => Event::CompactionStart {
             reason: compaction_reason(*reason),
         },
-        SessionEvent::AutoCompactionEnd {
+        SessionEvent::CompactionEnd {
+            reason: _,
             result,
             aborted,
             will_retry,
