@@ -84,6 +84,10 @@ pub enum AgentEvent {
         result: ToolOutput,
         /// True when it failed.
         is_error: bool,
+        /// How long the tool's `execute` took, in milliseconds (pi 1.6's `durationMs`); absent
+        /// when the tool did not run (unknown tool, invalid arguments, blocked, skipped).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
 }
 
@@ -160,11 +164,13 @@ mod tests {
             tool_name: "read".into(),
             result: ToolOutput::text("hello"),
             is_error: false,
+            duration_ms: Some(3),
         };
         assert_eq!(
             serde_json::to_value(&e).expect("serializes"),
             json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "read",
-                   "result": {"content": [{"type": "text", "text": "hello"}]}, "isError": false})
+                   "result": {"content": [{"type": "text", "text": "hello"}]}, "isError": false,
+                   "durationMs": 3})
         );
         assert_eq!(
             serde_json::to_value(AgentEvent::TurnStart).expect("ok"),

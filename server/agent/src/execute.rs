@@ -51,11 +51,14 @@ pub(crate) struct Batch {
 struct Finalized {
     result: ToolOutput,
     is_error: bool,
+    /// How long `execute` ran; `None` when the tool never ran.
+    duration_ms: Option<u64>,
 }
 
 impl Finalized {
     fn error(message: impl Into<String>) -> Self {
         Finalized {
+            duration_ms: None,
             result: ToolOutput::error(message),
             is_error: true,
         }
@@ -109,6 +112,7 @@ async fn emit_end(call: &ToolCall, f: &Finalized, emit: &dyn EventSink) {
         tool_name: call.name.clone(),
         result: f.result.clone(),
         is_error: f.is_error,
+        duration_ms: f.duration_ms,
     })
     .await;
 }
@@ -208,6 +212,7 @@ async fn run_call(
         cancel: cancel.child_token(),
         updates: ToolUpdates::new(index, updates),
     };
+    let started = std::time::Instant::now();
     let execution = AssertUnwindSafe(tool.execute(invocation)).catch_unwind();
     tokio::pin!(execution);
     let outcome = tokio::select! {
@@ -220,17 +225,25 @@ async fn run_call(
             }
         }
     };
+    let duration_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
     let mut f = match outcome {
         Ok(Ok(result)) => Finalized {
             result,
             is_error: false,
+            duration_ms,
         },
-        Ok(Err(e)) => Finalized::error(e.0),
-        Err(panic) => Finalized::error(format!(
-            "Tool {} crashed: {}",
-            call.name,
-            panic_text(panic.as_ref())
-        )),
+        Ok(Err(e)) => Finalized {
+            duration_ms,
+            ..Finalized::error(e.0)
+        },
+        Err(panic) => Finalized {
+            duration_ms,
+            ..Finalized::error(format!(
+                "Tool {} crashed: {}",
+                call.name,
+                panic_text(panic.as_ref())
+            ))
+        },
     };
     let after = config
         .hooks
@@ -262,7 +275,12 @@ async fn run_call(
             }
         }
         Ok(None) => {}
-        Err(e) => f = Finalized::error(e),
+        Err(e) => {
+            f = Finalized {
+                duration_ms: f.duration_ms,
+                ..Finalized::error(e)
+            }
+        }
     }
     (index, f)
 }

@@ -250,11 +250,11 @@ async fn an_overflow_compacts_and_continues_once() {
     let compaction: Vec<&str> = kinds
         .iter()
         .map(String::as_str)
-        .filter(|k| k.starts_with("auto_compaction"))
+        .filter(|k| k.starts_with("compaction_"))
         .collect();
     assert_eq!(
         compaction,
-        ["auto_compaction_start", "auto_compaction_end"],
+        ["compaction_start", "compaction_end"],
         "{kinds:?}"
     );
     let dump: Vec<String> = s

@@ -247,11 +247,12 @@ impl Translate for JsonEvents {
     type Out = Value;
 
     fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Value> {
-        let value = match event {
-            AgentSessionEvent::Agent(e) => self.0.agent_event(e),
-            AgentSessionEvent::Session(e) => serde_json::to_value(e),
-        };
-        value.into_iter().collect()
+        match event {
+            AgentSessionEvent::Agent(e) => self.0.agent_event(e).unwrap_or_default(),
+            AgentSessionEvent::Session(e) => serde_json::to_value(e)
+                .map(|v| self.0.session_event(v))
+                .unwrap_or_default(),
+        }
     }
 
     fn delta_len(_: &Value) -> Option<usize> {

@@ -16,6 +16,9 @@
 
 mod support_pi;
 
+#[path = "pi_interop/json_mode.rs"]
+mod json_mode;
+
 use std::path::Path;
 
 use serde_json::{json, Value};

@@ -1,5 +1,5 @@
 //! What an [`super::AgentSession`] reports: the agent's events plus the session layer's own
-//! (auto-retry, auto-compaction, queue changes, settled), in pi's JSON shapes.
+//! (auto-retry, compaction, queue changes, settled), in pi 1.6's JSON shapes.
 
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ pub enum CompactionReason {
     Manual,
 }
 
-/// The outcome of a compaction, as reported in `auto_compaction_end`.
+/// The outcome of a compaction, as reported in `compaction_end`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionSummaryInfo {
@@ -60,12 +60,14 @@ pub enum SessionEvent {
         final_error: Option<String>,
     },
     /// A compaction started.
-    AutoCompactionStart {
+    CompactionStart {
         /// Why.
         reason: CompactionReason,
     },
     /// A compaction ended.
-    AutoCompactionEnd {
+    CompactionEnd {
+        /// Why it ran.
+        reason: CompactionReason,
         /// The new summary, when it succeeded (absent otherwise, as pi writes it).
         #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<CompactionSummaryInfo>,
@@ -85,7 +87,10 @@ pub enum SessionEvent {
         follow_up: Vec<String>,
     },
     /// Everything finished: the run, its retries and compactions.
-    AgentSettled,
+    AgentSettled {
+        /// True when the work ended because it was aborted.
+        aborted: bool,
+    },
 }
 
 /// One event of a session: the agent's or the session layer's.
@@ -105,10 +110,10 @@ impl AgentSessionEvent {
             AgentSessionEvent::Session(e) => match e {
                 SessionEvent::AutoRetryStart { .. } => "auto_retry_start",
                 SessionEvent::AutoRetryEnd { .. } => "auto_retry_end",
-                SessionEvent::AutoCompactionStart { .. } => "auto_compaction_start",
-                SessionEvent::AutoCompactionEnd { .. } => "auto_compaction_end",
+                SessionEvent::CompactionStart { .. } => "compaction_start",
+                SessionEvent::CompactionEnd { .. } => "compaction_end",
                 SessionEvent::QueueUpdate { .. } => "queue_update",
-                SessionEvent::AgentSettled => "agent_settled",
+                SessionEvent::AgentSettled { .. } => "agent_settled",
             },
         }
     }

@@ -454,7 +454,9 @@ impl AgentSession {
         }
         self.record_checkpoint(start.as_deref());
         self.shared
-            .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled))
+            .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled {
+                aborted: cancel.is_cancelled(),
+            }))
             .await;
         match lock(&self.shared.persist_error).take() {
             Some(e) => Err(SessionError::Persistence(e)),
@@ -599,7 +601,8 @@ impl AgentSession {
                 if state.overflow_attempted {
                     // One compact-and-retry per prompt; say why the run stops here.
                     self.shared
-                        .emit(AgentSessionEvent::Session(SessionEvent::AutoCompactionEnd {
+                        .emit(AgentSessionEvent::Session(SessionEvent::CompactionEnd {
+                            reason: CompactionReason::Overflow,
                             result: None,
                             aborted: false,
                             will_retry: false,
@@ -691,19 +694,21 @@ impl AgentSession {
         will_retry: bool,
     ) -> Result<CompactionSummaryInfo, SessionError> {
         self.shared
-            .emit(AgentSessionEvent::Session(
-                SessionEvent::AutoCompactionStart { reason },
-            ))
+            .emit(AgentSessionEvent::Session(SessionEvent::CompactionStart {
+                reason,
+            }))
             .await;
         let outcome = self.compact_inner(instructions, cancel).await;
         let end = match &outcome {
-            Ok(info) => SessionEvent::AutoCompactionEnd {
+            Ok(info) => SessionEvent::CompactionEnd {
+                reason,
                 result: Some(info.clone()),
                 aborted: false,
                 will_retry,
                 error_message: None,
             },
-            Err(e) => SessionEvent::AutoCompactionEnd {
+            Err(e) => SessionEvent::CompactionEnd {
+                reason,
                 result: None,
                 aborted: cancel.is_cancelled(),
                 will_retry: false,

@@ -128,6 +128,7 @@ impl Translator {
                 tool_name,
                 result,
                 is_error,
+                ..
             } => {
                 let first = self.announce(tool_call_id);
                 let change = self

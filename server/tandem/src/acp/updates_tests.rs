@@ -168,6 +168,7 @@ fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
             result: ToolOutput::text("Successfully replaced 1 block(s) in src/a.rs.")
                 .with_details(json!({"diff": "-3 a\n+3 b", "firstChangedLine": 3})),
             is_error: false,
+            duration_ms: None,
         }),
         &extras,
     );
@@ -219,6 +220,7 @@ fn a_failed_call_has_no_diff_and_a_read_location_is_one_based() {
             tool_name: "read".into(),
             result: ToolOutput::text("File not found: x.rs"),
             is_error: true,
+            duration_ms: None,
         }),
         &extras,
     );
@@ -260,6 +262,7 @@ fn a_command_in_a_client_terminal_shows_the_terminal_not_streamed_text() {
             tool_name: "bash".into(),
             result: ToolOutput::text("a\nb\n"),
             is_error: false,
+            duration_ms: None,
         }),
         &extras,
     ));

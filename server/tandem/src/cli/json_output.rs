@@ -1,34 +1,39 @@
-//! JSON mode (`--mode json`): pi's exact output lines.
+//! JSON mode (`--mode json`): pi 1.6's event stream, line for line.
 //!
 //! pi prints the session header, then every event as `JSON.stringify(event)` on its own line,
 //! numbers in JavaScript's format (a zero cost is `0`). Tandem's events mostly serialize with
 //! pi's names and field order already; this writer fixes the rest:
 //!
-//! - `message_update`: Tandem's carries only what changed, pi's the whole partial message twice,
-//!   as `assistantMessageEvent.partial` and as `message`. Scripts written for pi read those, so
-//!   the partial is rebuilt with [`PartialMessage`]. That makes the output quadratic in the
-//!   answer's length, as pi's is; the in-process event stream stays linear.
-//! - `toolcall_start` has no `id`/`name` (they are in the partial), `text_end`/`thinking_end`
-//!   carry no signature.
+//! - `message_update` is delta-only, as pi prints it since 0.84: `{type, usage,
+//!   assistantMessageEvent}`, where `usage` is the streaming message's latest usage and the nested
+//!   event has no `partial`. `toolcall_start` names the call (`id`, `toolName`); `text_end` and
+//!   `thinking_end` carry the block's content, not its signature. The output is linear in the
+//!   answer's length (pi 0.73's shape, the whole partial message twice per delta, was quadratic:
+//!   2 GB for a 100 KB answer in 20,000 chunks; it is not kept, see the README's JSON section).
+//! - The streaming assistant message starts with `stopReason: "pending"`.
+//! - `agent_end` says `willRetry`: whether the session retries the failed answer, which Tandem's
+//!   session layer decides after the run, so the line waits for the next event (an
+//!   `auto_retry_start` means yes).
 //!
-//! Differences that remain: the partial holds what the events say, so provider metadata that pi
-//! copies onto it as it arrives (`responseId`, running `usage`) appears only at `message_end`;
-//! pi's per-provider scratch fields on open tool calls are reproduced for OpenAI-compatible
-//! (`partialArgs`, `streamIndex`), OpenAI Responses and Anthropic (`partialJson`) models, but
-//! Anthropic's block `index` is not.
+//! `usage` on updates is what Tandem knows while streaming: the usage the message started with
+//! (providers report usage at the end of the stream). pi serializes its live message object after
+//! later chunks have already changed it, so for an answer that arrives in one read its updates
+//! already show the final usage.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tandem_agent::AgentEvent;
-use tandem_ai::{Api, AssistantBlock, AssistantMessage, AssistantMessageEvent, PartialMessage};
+use tandem_ai::{AssistantMessageEvent, Usage};
 use tandem_coding::session::json::to_js_line;
 
-/// Turns events into pi's JSON lines, remembering the assistant message being streamed.
+/// Turns events into pi's JSON lines, remembering the usage of the assistant message being
+/// streamed and holding back `agent_end` until the next event says whether a retry follows.
 #[derive(Debug, Default)]
 pub struct JsonLines {
-    streaming: Option<PartialMessage>,
+    usage: Usage,
+    held_agent_end: Option<Value>,
 }
 
 impl JsonLines {
@@ -42,58 +47,74 @@ impl JsonLines {
         serde_json::to_value(header)
     }
 
-    /// One agent event in pi's shape.
-    pub fn agent_event(&mut self, event: &AgentEvent) -> Result<Value, serde_json::Error> {
-        match event {
+    /// The lines for one agent event in pi's shape: none while `agent_end` is held, two when
+    /// this event releases it.
+    pub fn agent_event(&mut self, event: &AgentEvent) -> Result<Vec<Value>, serde_json::Error> {
+        let value = match event {
             AgentEvent::MessageStart { message } => {
-                self.streaming = message.as_assistant().cloned().map(PartialMessage::new);
+                let mut value = serde_json::to_value(event)?;
+                if let Some(assistant) = message.as_assistant() {
+                    self.usage = assistant.usage;
+                    // The streamed message's first state; a message that failed before its stream
+                    // started already has its final stop reason and error text.
+                    if assistant.content.is_empty() && assistant.error_message.is_none() {
+                        value["message"]["stopReason"] = "pending".into();
+                    }
+                }
+                value
             }
             AgentEvent::MessageUpdate {
                 assistant_message_event,
-            } => return self.update(assistant_message_event),
-            AgentEvent::MessageEnd { .. } | AgentEvent::AgentEnd { .. } => self.streaming = None,
-            _ => {}
-        }
-        serde_json::to_value(event)
-    }
-
-    /// An event of the session layer (retry, compaction, queue updates, …), printed as given.
-    pub fn session_event(&self, event: &Value) -> Value {
-        event.clone()
-    }
-
-    fn update(&mut self, event: &AssistantMessageEvent) -> Result<Value, serde_json::Error> {
-        let Some(partial) = self.streaming.as_mut() else {
-            // No message_start seen (the writer joined mid-stream): the event alone.
-            return Ok(json!({ "type": "message_update", "assistantMessageEvent": event }));
+            } => self.update(assistant_message_event)?,
+            AgentEvent::AgentEnd { .. } => {
+                let held = self.held_agent_end.replace(serde_json::to_value(event)?);
+                return Ok(released(held, false).into_iter().collect());
+            }
+            _ => serde_json::to_value(event)?,
         };
-        partial.apply(event);
-        let partial_value = partial_json(partial)?;
+        Ok(self.release_before(value))
+    }
+
+    /// The lines for an event of the session layer (retry, compaction, queue updates, …).
+    pub fn session_event(&mut self, event: Value) -> Vec<Value> {
+        self.release_before(event)
+    }
+
+    /// `value`, after the held `agent_end` if there is one.
+    fn release_before(&mut self, value: Value) -> Vec<Value> {
+        let retrying = value["type"] == "auto_retry_start";
+        let mut out: Vec<Value> = released(self.held_agent_end.take(), retrying)
+            .into_iter()
+            .collect();
+        out.push(value);
+        out
+    }
+
+    fn update(&self, event: &AssistantMessageEvent) -> Result<Value, serde_json::Error> {
         let mut fields = match serde_json::to_value(event)? {
             Value::Object(fields) => fields,
-            other => return Ok(other),
+            other => other.as_object().cloned().unwrap_or_default(),
         };
         match event {
-            // pi's start events carry only the index: the id and name are in the partial.
-            AssistantMessageEvent::ToolcallStart { .. } => {
-                fields.shift_remove("id");
+            // pi names the call on its start event: `id` and `toolName`.
+            AssistantMessageEvent::ToolcallStart { name, .. } => {
                 fields.shift_remove("name");
+                fields.insert("toolName".into(), name.clone().into());
             }
             // pi's end events carry the block's content, not its signature.
             AssistantMessageEvent::TextEnd { .. } | AssistantMessageEvent::ThinkingEnd { .. } => {
                 fields.shift_remove("signature");
                 fields.shift_remove("redacted");
             }
+            AssistantMessageEvent::Start { .. } => {
+                fields.shift_remove("partial");
+            }
             _ => {}
-        }
-        let terminal = event.is_terminal() || matches!(event, AssistantMessageEvent::Start { .. });
-        if !terminal {
-            fields.insert("partial".into(), partial_value.clone());
         }
         let mut line = Map::new();
         line.insert("type".into(), "message_update".into());
+        line.insert("usage".into(), serde_json::to_value(self.usage)?);
         line.insert("assistantMessageEvent".into(), Value::Object(fields));
-        line.insert("message".into(), partial_value);
         Ok(Value::Object(line))
     }
 
@@ -111,58 +132,13 @@ impl JsonLines {
     }
 }
 
-/// A message serialized like [`tandem_ai::Message`] (role first) without copying it.
-#[derive(Serialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
-enum WithRole<'a> {
-    Assistant(&'a AssistantMessage),
-}
-
-/// The partial message as pi prints it: with its role, and with the provider's scratch fields on
-/// tool calls whose arguments are still streaming.
-fn partial_json(partial: &PartialMessage) -> Result<Value, serde_json::Error> {
-    let message = partial.message();
-    let mut value = serde_json::to_value(WithRole::Assistant(message))?;
-    let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) else {
-        return Ok(value);
-    };
-    let mut tool_calls_seen = 0;
-    for (index, (block, json)) in message.content.iter().zip(blocks).enumerate() {
-        if !matches!(block, AssistantBlock::ToolCall(_)) {
-            continue;
-        }
-        let ordinal = tool_calls_seen;
-        tool_calls_seen += 1;
-        let (Some(raw), Some(fields)) = (partial.raw_tool_arguments(index), json.as_object_mut())
-        else {
-            continue;
-        };
-        add_scratch_fields(message, fields, raw, ordinal);
+/// A held `agent_end` with its `willRetry`.
+fn released(held: Option<Value>, will_retry: bool) -> Option<Value> {
+    let mut end = held?;
+    if let Some(fields) = end.as_object_mut() {
+        fields.insert("willRetry".into(), json!(will_retry));
     }
-    Ok(value)
-}
-
-fn add_scratch_fields(
-    message: &AssistantMessage,
-    block: &mut Map<String, Value>,
-    raw: &str,
-    ordinal: usize,
-) {
-    match &message.api {
-        Api::OpenAiCompletions => {
-            block.insert("partialArgs".into(), raw.into());
-            block.insert("streamIndex".into(), ordinal.into());
-        }
-        Api::OpenAiResponses | Api::AnthropicMessages => {
-            block.insert("partialJson".into(), raw.into());
-        }
-        Api::Other(name)
-            if name == "azure-openai-responses" || name == "openai-codex-responses" =>
-        {
-            block.insert("partialJson".into(), raw.into());
-        }
-        _ => {}
-    }
+    Some(end)
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ pub async fn pump<T, S>(
                 let settles = matches!(
                     &event,
                     AgentSessionEvent::Session(
-                        tandem_coding::agent_session::SessionEvent::AgentSettled
+                        tandem_coding::agent_session::SessionEvent::AgentSettled { .. }
                     )
                 );
                 (translator.translate(&event), settles)

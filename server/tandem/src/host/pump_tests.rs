@@ -89,7 +89,7 @@ fn text(delta: &str) -> AgentSessionEvent {
 }
 
 fn settled() -> AgentSessionEvent {
-    AgentSessionEvent::Session(SessionEvent::AgentSettled)
+    AgentSessionEvent::Session(SessionEvent::AgentSettled { aborted: false })
 }
 
 fn delta(d: &str) -> Msg {

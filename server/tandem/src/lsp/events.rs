@@ -156,7 +156,7 @@ impl Mapper {
                         final_error: Some(m),
                         ..
                     } => self.failure = Some(m.clone()),
-                    SessionEvent::AgentSettled => {
+                    SessionEvent::AgentSettled { .. } => {
                         if let Some(message) = self.failure.take() {
                             return vec![Event::Error { message }, Event::Settled];
                         }
@@ -319,10 +319,11 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
             attempt: *attempt,
             final_error: final_error.clone(),
         },
-        SessionEvent::AutoCompactionStart { reason } => Event::CompactionStart {
+        SessionEvent::CompactionStart { reason } => Event::CompactionStart {
             reason: compaction_reason(*reason),
         },
-        SessionEvent::AutoCompactionEnd {
+        SessionEvent::CompactionEnd {
+            reason: _,
             result,
             aborted,
             will_retry,
@@ -341,7 +342,7 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
             steering: steering.clone(),
             follow_up: follow_up.clone(),
         },
-        SessionEvent::AgentSettled => Event::Settled,
+        SessionEvent::AgentSettled { .. } => Event::Settled,
     }]
 }
 

@@ -62,9 +62,11 @@ async fn deltas_are_coalesced_and_numbered_in_order() {
     .await
     .unwrap();
     tx.send(text("d")).await.unwrap();
-    tx.send(AgentSessionEvent::Session(SessionEvent::AgentSettled))
-        .await
-        .unwrap();
+    tx.send(AgentSessionEvent::Session(SessionEvent::AgentSettled {
+        aborted: false,
+    }))
+    .await
+    .unwrap();
     drop(tx);
     forward(
         SessionId::from("s1"),

@@ -56,7 +56,7 @@ pub fn step(event: &AgentSessionEvent, cwd: &std::path::Path) -> Option<Step> {
             AgentEvent::AgentEnd { messages } => Some(Step::Finished(outcome(messages))),
             _ => None,
         },
-        AgentSessionEvent::Session(SessionEvent::AgentSettled) => Some(Step::Settled),
+        AgentSessionEvent::Session(SessionEvent::AgentSettled { .. }) => Some(Step::Settled),
         AgentSessionEvent::Session(_) => None,
     }
 }

@@ -42,13 +42,14 @@ fn an_overflowing_prompt_is_compacted_and_the_run_continues() {
     let lines = run.json_lines();
     let types = folded_types(run.types());
     let at = |t: &str| types.iter().position(|x| x == t).expect(t);
-    assert!(at("auto_compaction_start") < at("auto_compaction_end"));
+    assert!(at("compaction_start") < at("compaction_end"));
     assert_eq!(types.last().map(String::as_str), Some("agent_settled"));
     assert_eq!(
-        find(&lines, "auto_compaction_start"),
-        &json!({"type": "auto_compaction_start", "reason": "overflow"})
+        find(&lines, "compaction_start"),
+        &json!({"type": "compaction_start", "reason": "overflow"})
     );
-    let end = find(&lines, "auto_compaction_end");
+    let end = find(&lines, "compaction_end");
+    assert_eq!(end["reason"], "overflow");
     assert_eq!(end["aborted"], false);
     assert_eq!(end["willRetry"], true);
     assert_eq!(
@@ -125,7 +126,7 @@ fn an_overflow_inside_a_tool_turn_summarizes_history_and_turn_prefix() {
         read_jsonl(&session)[0]["id"],
         "same session"
     );
-    assert_eq!(find(&lines, "auto_compaction_end")["willRetry"], true);
+    assert_eq!(find(&lines, "compaction_end")["willRetry"], true);
 
     let after = std::fs::read(&session).expect("session bytes");
     assert!(after.starts_with(&before), "the resumed file was rewritten");
@@ -177,10 +178,10 @@ fn a_context_past_the_threshold_after_an_answer_is_compacted() {
     let lines = run.json_lines();
     let types = folded_types(run.types());
     let at = |t: &str| types.iter().position(|x| x == t).expect(t);
-    assert!(at("agent_end") < at("auto_compaction_start"));
-    assert!(at("auto_compaction_end") < at("agent_settled"));
-    assert_eq!(find(&lines, "auto_compaction_start")["reason"], "threshold");
-    let end = find(&lines, "auto_compaction_end");
+    assert!(at("agent_end") < at("compaction_start"));
+    assert!(at("compaction_end") < at("agent_settled"));
+    assert_eq!(find(&lines, "compaction_start")["reason"], "threshold");
+    let end = find(&lines, "compaction_end");
     assert_eq!(end["willRetry"], false);
     assert_eq!(end["result"]["tokensBefore"], 3520);
     assert!(end["result"]["summary"]
@@ -254,7 +255,7 @@ fn a_failed_compaction_event_has_no_result_field() {
     let sandbox = failed_recovery();
     let run = sandbox.run(&["--mode", "json", "first question", SECOND]);
     let lines = run.json_lines();
-    let end = find(&lines, "auto_compaction_end");
+    let end = find(&lines, "compaction_end");
     assert_eq!(end["willRetry"], false);
     assert!(
         end["errorMessage"]
@@ -266,7 +267,7 @@ fn a_failed_compaction_event_has_no_result_field() {
 }
 
 /// BUG (pi conformance): after one compact-and-retry, a second overflow in the same prompt
-/// ends the run; pi then emits `auto_compaction_end` with `willRetry: false` and an
+/// ends the run; pi then emits `compaction_end` with `willRetry: false` and an
 /// `errorMessage` saying the recovery failed. Tandem emits nothing.
 #[test]
 fn a_second_overflow_after_recovery_is_reported() {
@@ -282,7 +283,7 @@ fn a_second_overflow_after_recovery_is_reported() {
     let lines = run.json_lines();
     let ends: Vec<_> = lines
         .iter()
-        .filter(|l| type_of(l) == "auto_compaction_end")
+        .filter(|l| type_of(l) == "compaction_end")
         .collect();
     assert_eq!(ends.len(), 2, "{ends:?}");
     assert_eq!(ends[1]["willRetry"], false);

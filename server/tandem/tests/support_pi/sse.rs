@@ -48,6 +48,34 @@ impl Answer {
         self
     }
 
+    /// One tool call streamed as a provider sends it: a delta naming the call with empty
+    /// arguments, then the arguments' JSON in pieces of `piece` bytes (ASCII arguments).
+    pub fn streamed_tool_call(
+        mut self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+        piece: usize,
+    ) -> Answer {
+        let index = self.calls;
+        self.deltas.push(json!({ "tool_calls": [{
+            "index": index,
+            "id": call_id,
+            "type": "function",
+            "function": { "name": name, "arguments": "" }
+        }] }));
+        let text = arguments.to_string();
+        for chunk in text.as_bytes().chunks(piece.max(1)) {
+            let chunk = String::from_utf8_lossy(chunk);
+            self.deltas.push(json!({ "tool_calls": [{
+                "index": index,
+                "function": { "arguments": chunk }
+            }] }));
+        }
+        self.calls += 1;
+        self
+    }
+
     /// The SSE body: the deltas, a finish chunk with usage (`tool_calls` when the answer has
     /// calls, else `stop`) and `[DONE]`.
     pub fn body(&self) -> String {
