@@ -9,7 +9,7 @@ use super::*;
 use crate::intel::{
     Diagnostic, FileEdits, IntelError, Location, Pos, ScriptedIntel, Severity, Span, Symbol,
 };
-use crate::settings::DiagnosticsSettings;
+use crate::settings::{DiagnosticsConfig, DiagnosticsSettings};
 use crate::workspace::{PermissionDecision, ScriptedWorkspace, Workspace};
 
 struct Fixture {
@@ -45,6 +45,16 @@ fn fixture(intel: ScriptedIntel) -> Fixture {
 }
 
 impl Fixture {
+    /// The same folder and workspace, answered by `intel` under `config`.
+    fn with(self, intel: ScriptedIntel, config: DiagnosticsConfig) -> Fixture {
+        let intel = Arc::new(intel);
+        let env = Arc::new(
+            ToolEnv::new(self.workspace.clone() as Arc<dyn Workspace>, &self.root)
+                .with_intel(Some(intel.clone() as Arc<dyn LanguageIntel>), config),
+        );
+        Fixture { env, intel, ..self }
+    }
+
     fn write(&self, name: &str, content: &str) -> PathBuf {
         let path = self.root.join(name);
         if let Some(parent) = path.parent() {
@@ -104,21 +114,14 @@ async fn definition_takes_the_models_line_and_column_and_quotes_the_target() {
     let app = f.write("app.py", "");
     f.workspace
         .open_buffer(&app, "import pkg\n# é𝄞\nu = «User»()\n");
-    let f = Fixture {
-        intel: Arc::new(ScriptedIntel::default().with_definition(vec![
+    let f = f.with(
+        ScriptedIntel::default().with_definition(vec![
             at(&models, 1, 6, 10),
             at(&models, 1, 6, 10),
             at(Path::new("/usr/lib/stubs/builtins.pyi"), 40, 2, 5),
-        ])),
-        ..f
-    };
-    let env = Arc::new(
-        ToolEnv::new(f.workspace.clone() as Arc<dyn Workspace>, &f.root).with_intel(
-            Some(f.intel.clone() as Arc<dyn LanguageIntel>),
-            Default::default(),
-        ),
+        ]),
+        Default::default(),
     );
-    let f = Fixture { env, ..f };
     let out = f
         .call(
             "definition",
@@ -177,15 +180,7 @@ async fn references_hover_and_symbols_are_compact_text() {
         .with_references(vec![at(&a, 3, 0, 5), at(&b, 0, 14, 19), at(&b, 1, 0, 5)])
         .with_hover("```python\ndef greet() -> int\n```")
         .with_symbols(symbols);
-    let f = Fixture {
-        env: Arc::new(
-            ToolEnv::new(f.workspace.clone() as Arc<dyn Workspace>, &f.root).with_intel(
-                Some(Arc::new(intel) as Arc<dyn LanguageIntel>),
-                Default::default(),
-            ),
-        ),
-        ..f
-    };
+    let f = f.with(intel, Default::default());
     let out = f
         .call(
             "references",
@@ -443,16 +438,10 @@ async fn rename_proposes_every_file_as_one_set_and_checks_each_path() {
         }
         files
     };
-    let f = Fixture {
-        env: Arc::new(
-            ToolEnv::new(f.workspace.clone() as Arc<dyn Workspace>, &f.root).with_intel(
-                Some(Arc::new(ScriptedIntel::default().with_rename(edits(false)))
-                    as Arc<dyn LanguageIntel>),
-                Default::default(),
-            ),
-        ),
-        ..f
-    };
+    let f = f.with(
+        ScriptedIntel::default().with_rename(edits(false)),
+        Default::default(),
+    );
     let out = f
         .call(
             "rename",
@@ -478,16 +467,10 @@ async fn rename_proposes_every_file_as_one_set_and_checks_each_path() {
     // A file outside the workspace is asked about; refused → nothing changes anywhere.
     std::fs::write(&a, "def greet():\n    pass\ngreet()\n").expect("reset");
     std::fs::write(&b, "from a import greet\n").expect("reset");
-    let f = Fixture {
-        env: Arc::new(
-            ToolEnv::new(f.workspace.clone() as Arc<dyn Workspace>, &f.root).with_intel(
-                Some(Arc::new(ScriptedIntel::default().with_rename(edits(true)))
-                    as Arc<dyn LanguageIntel>),
-                Default::default(),
-            ),
-        ),
-        ..f
-    };
+    let f = f.with(
+        ScriptedIntel::default().with_rename(edits(true)),
+        Default::default(),
+    );
     f.workspace
         .answer_permissions([PermissionDecision::Reject { reason: None }]);
     let err = f
@@ -506,16 +489,10 @@ async fn rename_proposes_every_file_as_one_set_and_checks_each_path() {
 
     // Edits computed on another text than the one here are refused.
     f.workspace.open_buffer(&b, "from a import gr_et\n");
-    let f = Fixture {
-        env: Arc::new(
-            ToolEnv::new(f.workspace.clone() as Arc<dyn Workspace>, &f.root).with_intel(
-                Some(Arc::new(ScriptedIntel::default().with_rename(edits(false)))
-                    as Arc<dyn LanguageIntel>),
-                Default::default(),
-            ),
-        ),
-        ..f
-    };
+    let f = f.with(
+        ScriptedIntel::default().with_rename(edits(false)),
+        Default::default(),
+    );
     let err = f
         .call(
             "rename",
@@ -560,9 +537,8 @@ async fn reading_a_file_gets_its_language_servers_ready() {
     assert_eq!(f.intel.asked(), [format!("prepare {}", path.display())]);
 
     // Not when reports after edits are off: nothing would use it.
-    let quiet = fixture(ScriptedIntel::default());
-    let env = ToolEnv::new(quiet.workspace.clone() as Arc<dyn Workspace>, &quiet.root).with_intel(
-        Some(quiet.intel.clone() as Arc<dyn LanguageIntel>),
+    let quiet = fixture(ScriptedIntel::default()).with(
+        ScriptedIntel::default(),
         DiagnosticsSettings {
             after_edit: Some(false),
             ..Default::default()
@@ -570,15 +546,10 @@ async fn reading_a_file_gets_its_language_servers_ready() {
         .config(),
     );
     quiet.write("a.py", "x = 1\n");
-    let tool = crate::tools::tool(&Arc::new(env), "read").expect("read");
-    tool.execute(ToolInvocation {
-        call_id: "call-2".into(),
-        args: json!({"path": "a.py"}),
-        cancel: CancellationToken::new(),
-        updates: tandem_agent::ToolUpdates::discard(),
-    })
-    .await
-    .expect("read");
+    quiet
+        .call("read", json!({"path": "a.py"}))
+        .await
+        .expect("read");
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     assert!(quiet.intel.asked().is_empty(), "{:?}", quiet.intel.asked());
 }
