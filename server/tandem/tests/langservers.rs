@@ -23,15 +23,7 @@ use std::process::{Command, Stdio};
 
 use support::{Run, Sandbox, MODEL};
 
-/// The language tools' names (`tandem_coding::tools::LANGUAGE_TOOLS`).
-const LANGUAGE_TOOLS: [&str; 6] = [
-    "diagnostics",
-    "definition",
-    "references",
-    "symbols",
-    "hover",
-    "rename",
-];
+use tandem_coding::tools::LANGUAGE_TOOLS;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
