@@ -225,7 +225,7 @@ impl TandemConfig {
             map,
             origin,
             "thinkingLevel",
-            "one of `off`, `minimal`, `low`, `medium`, `high`, `xhigh`",
+            "one of `off`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`",
             "pi's default level",
             w,
         );

@@ -25,17 +25,20 @@ pub enum ThinkingLevel {
     High,
     /// Extra high (a few models only; others use high).
     Xhigh,
+    /// The most a model offers (pi 1.6; Claude's adaptive `max` effort, else the highest level).
+    Max,
 }
 
 impl ThinkingLevel {
     /// All levels, lowest first.
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     /// The level's name on the wire.
@@ -47,6 +50,7 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
@@ -136,7 +140,8 @@ pub struct ThinkingSetParams {
 }
 
 /// `tandem/thinking/set` result: the level in effect, which is lower than the one requested
-/// when the model cannot do it (`off` for a model without reasoning, `high` for `xhigh` on most).
+/// when the model cannot do it (`off` for a model without reasoning, `high` for `xhigh` on most, `max`
+/// down to the highest level the model has).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkingSetResult {
     /// The level in effect.

@@ -355,6 +355,11 @@ impl Agent {
         lock(&self.inner.settings).stream_options = options;
     }
 
+    /// Changes the options template for model calls in place.
+    pub fn update_stream_options(&self, f: impl FnOnce(&mut StreamOptions)) {
+        f(&mut lock(&self.inner.settings).stream_options);
+    }
+
     /// Sets the steering drain mode.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         lock(&self.inner.queues.steering).set_mode(mode);

@@ -72,8 +72,8 @@ impl<'de> Deserialize<'de> for Api {
     }
 }
 
-/// Reasoning effort. `off` sends no reasoning request; `xhigh` is clamped to `high` on models
-/// that do not support it.
+/// Reasoning effort. `off` sends no reasoning request; `xhigh` and `max` (pi 1.6) are clamped
+/// on models that do not support them (`max` to `xhigh`, then `high`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingLevel {
@@ -90,17 +90,20 @@ pub enum ThinkingLevel {
     High,
     /// Extra high (a few models only).
     Xhigh,
+    /// The most a model offers (pi 1.6: Anthropic's adaptive-thinking `max` effort).
+    Max,
 }
 
 impl ThinkingLevel {
     /// All levels, lowest first.
-    pub const ALL: [ThinkingLevel; 6] = [
+    pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
         ThinkingLevel::Low,
         ThinkingLevel::Medium,
         ThinkingLevel::High,
         ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
     ];
 
     /// The level's name as pi writes it.
@@ -112,6 +115,7 @@ impl ThinkingLevel {
             ThinkingLevel::Medium => "medium",
             ThinkingLevel::High => "high",
             ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
         }
     }
 
@@ -120,9 +124,9 @@ impl ThinkingLevel {
         ThinkingLevel::ALL.into_iter().find(|l| l.as_str() == name)
     }
 
-    /// `xhigh` becomes `high`; everything else is unchanged.
+    /// `xhigh` and `max` become `high`; everything else is unchanged.
     pub fn clamp_xhigh(self) -> ThinkingLevel {
-        if self == ThinkingLevel::Xhigh {
+        if matches!(self, ThinkingLevel::Xhigh | ThinkingLevel::Max) {
             ThinkingLevel::High
         } else {
             self
@@ -163,7 +167,9 @@ impl ThinkingBudgets {
             ThinkingLevel::Minimal => Some(self.minimal.unwrap_or(1024)),
             ThinkingLevel::Low => Some(self.low.unwrap_or(2048)),
             ThinkingLevel::Medium => Some(self.medium.unwrap_or(8192)),
-            ThinkingLevel::High | ThinkingLevel::Xhigh => Some(self.high.unwrap_or(16384)),
+            ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => {
+                Some(self.high.unwrap_or(16384))
+            }
         }
     }
 }
@@ -309,6 +315,14 @@ pub struct Model {
     pub compat: Option<OpenAiCompat>,
 }
 
+/// True for the Claude models that think adaptively (`thinking: {type: adaptive}` with an
+/// effort), by id.
+pub(crate) fn has_adaptive_thinking(model_id: &str) -> bool {
+    ["opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"]
+        .iter()
+        .any(|id| model_id.contains(id))
+}
+
 impl Model {
     /// True when the model accepts images.
     pub fn accepts_images(&self) -> bool {
@@ -330,15 +344,23 @@ impl Model {
             || id.contains("opus-4.7")
     }
 
-    /// The level actually requested: `off` for models that cannot reason, `xhigh` clamped when
-    /// unsupported.
+    /// True when the model offers the `max` thinking level (pi 1.6: every Claude model with
+    /// adaptive thinking, whose `max` effort it is).
+    pub fn supports_max(&self) -> bool {
+        has_adaptive_thinking(&self.id)
+    }
+
+    /// The level actually requested: `off` for models that cannot reason; `max` and `xhigh`
+    /// clamped down, as pi 1.6 does, to the highest level the model has.
     pub fn effective_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
-        if !self.reasoning {
-            ThinkingLevel::Off
-        } else if level == ThinkingLevel::Xhigh && !self.supports_xhigh() {
-            ThinkingLevel::High
-        } else {
-            level
+        match level {
+            _ if !self.reasoning => ThinkingLevel::Off,
+            ThinkingLevel::Max if self.supports_max() => ThinkingLevel::Max,
+            ThinkingLevel::Max | ThinkingLevel::Xhigh if self.supports_xhigh() => {
+                ThinkingLevel::Xhigh
+            }
+            ThinkingLevel::Max | ThinkingLevel::Xhigh => ThinkingLevel::High,
+            _ => level,
         }
     }
 }

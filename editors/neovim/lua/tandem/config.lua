@@ -15,7 +15,7 @@ local M = {}
 ---@field cmd? string[]  the server command
 ---@field cmd_env? table<string, string>  extra environment for the server
 ---@field model? string  "provider/id" for new sessions (nil: pi's default, then the first available)
----@field thinking_level? string  off | minimal | low | medium | high | xhigh
+---@field thinking_level? string  off | minimal | low | medium | high | xhigh | max
 ---@field edit_mode? 'confirm'|'auto'
 ---@field bash_permission? 'ask'|'allow'|'deny'
 ---@field agent_dir? string  pi's agent dir (nil: $PI_CODING_AGENT_DIR, then ~/.pi/agent)
@@ -64,7 +64,7 @@ M.defaults = {
   },
 }
 
-M.thinking_levels = { 'off', 'minimal', 'low', 'medium', 'high', 'xhigh' }
+M.thinking_levels = { 'off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max' }
 
 ---@type tandem.Options
 M.options = vim.deepcopy(M.defaults)

@@ -115,7 +115,7 @@ export const ErrorCodes = {
     nothingToCompact: -32006,
 } as const;
 
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 /** `params` of a `tandem/event` notification. */

@@ -1,33 +1,47 @@
 //! The agent hooks of a session: keys resolved per call (they may come from a command that
 //! prints a fresh token) and the coding layer's message conversion.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tandem_agent::{AgentHooks, AgentMessage, BoxFuture};
 use tandem_ai::registry::ModelRegistry;
-use tandem_ai::Message;
+use tandem_ai::sync::lock;
+use tandem_ai::{Message, TextContent, UserBlock, UserContent};
+
+use crate::settings::Settings;
+
+/// What the model reads instead of an image when `images.blockImages` is on (pi 1.6's words).
+pub const IMAGE_BLOCKED: &str = "Image reading is disabled.";
 
 /// Hooks installed on a session's agent.
 pub(super) struct SessionHooks {
     registry: Option<Arc<ModelRegistry>>,
     runtime_api_key: Option<String>,
+    /// The session's settings, read at each call (a folder trusted later changes them).
+    settings: Arc<Mutex<Settings>>,
 }
 
 impl SessionHooks {
     pub(super) fn new(
         registry: Option<Arc<ModelRegistry>>,
         runtime_api_key: Option<String>,
+        settings: Arc<Mutex<Settings>>,
     ) -> Self {
         SessionHooks {
             registry,
             runtime_api_key,
+            settings,
         }
     }
 }
 
 impl AgentHooks for SessionHooks {
     fn convert_to_llm(&self, messages: &[AgentMessage]) -> Vec<Message> {
-        crate::messages::convert_to_llm(messages)
+        let mut converted = crate::messages::convert_to_llm(messages);
+        if lock(&self.settings).images().block_images {
+            converted.iter_mut().for_each(block_images);
+        }
+        converted
     }
 
     fn get_api_key<'a>(
@@ -51,5 +65,95 @@ impl AgentHooks for SessionHooks {
             .await
             .map_err(|e| format!("Resolving the API key failed: {e}"))?
         })
+    }
+}
+
+/// Replaces each image a user message or tool result carries with [`IMAGE_BLOCKED`], one
+/// notice for a run of images (`images.blockImages`; the session file keeps the images).
+fn block_images(message: &mut Message) {
+    let blocks = match message {
+        Message::User(user) => match &mut user.content {
+            UserContent::Blocks(blocks) => blocks,
+            UserContent::Text(_) => return,
+        },
+        Message::ToolResult(result) => &mut result.content,
+        Message::Assistant(_) => return,
+    };
+    if !blocks.iter().any(|b| matches!(b, UserBlock::Image(_))) {
+        return;
+    }
+    let mut kept: Vec<UserBlock> = Vec::with_capacity(blocks.len());
+    for block in blocks.drain(..) {
+        let block = match block {
+            UserBlock::Image(_) => UserBlock::Text(TextContent {
+                text: IMAGE_BLOCKED.to_string(),
+                text_signature: None,
+            }),
+            other => other,
+        };
+        let repeated = matches!((&block, kept.last()),
+            (UserBlock::Text(t), Some(UserBlock::Text(last)))
+                if t.text == IMAGE_BLOCKED && last.text == IMAGE_BLOCKED);
+        if !repeated {
+            kept.push(block);
+        }
+    }
+    *blocks = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tandem_ai::{ImageContent, ToolResultMessage, UserMessage};
+
+    fn image() -> UserBlock {
+        UserBlock::Image(ImageContent {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: "image/png".into(),
+        })
+    }
+
+    fn text(t: &str) -> UserBlock {
+        UserBlock::Text(TextContent {
+            text: t.to_string(),
+            text_signature: None,
+        })
+    }
+
+    #[test]
+    fn blocked_images_become_one_notice_per_run_and_text_stays() {
+        let mut user = Message::User(UserMessage {
+            content: UserContent::Blocks(vec![
+                text("look"),
+                image(),
+                image(),
+                text("and"),
+                image(),
+            ]),
+            timestamp: 0,
+        });
+        block_images(&mut user);
+        let Message::User(u) = &user else {
+            unreachable!()
+        };
+        assert_eq!(
+            u.content,
+            UserContent::Blocks(vec![
+                text("look"),
+                text(IMAGE_BLOCKED),
+                text("and"),
+                text(IMAGE_BLOCKED)
+            ])
+        );
+
+        let mut result = Message::ToolResult(ToolResultMessage {
+            content: vec![image()],
+            ..ToolResultMessage::text("c1", "read", "", false)
+        });
+        block_images(&mut result);
+        let Message::ToolResult(r) = &result else {
+            unreachable!()
+        };
+        assert_eq!(r.content, vec![text(IMAGE_BLOCKED)]);
     }
 }

@@ -14,6 +14,7 @@ mod pump;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tandem_ai::sync::lock;
 
 use tandem_agent::{Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
@@ -124,7 +125,7 @@ pub struct Reconfiguration {
 pub struct AgentSession {
     agent: Agent,
     shared: Arc<Shared>,
-    settings: Mutex<Settings>,
+    settings: Arc<Mutex<Settings>>,
     resources: Mutex<Option<Arc<Resources>>>,
     stream_fn: StreamFn,
     runtime_api_key: Option<String>,
@@ -170,11 +171,16 @@ impl AgentSession {
             persist(session.append_thinking_level_change(options.thinking_level))?;
         }
 
+        let settings = Arc::new(Mutex::new(options.settings));
         let hooks = Arc::new(hooks::SessionHooks::new(
             options.registry.clone(),
             options.runtime_api_key.clone(),
+            settings.clone(),
         ));
-        let settings = options.settings;
+        let (steering_mode, follow_up_mode, idle_timeout) = {
+            let s = lock(&settings);
+            (s.steering_mode(), s.follow_up_mode(), idle_timeout(&s))
+        };
         let mut agent_options = AgentOptions::new(options.model);
         agent_options.system_prompt = Some(options.system_prompt);
         agent_options.thinking_level = options.thinking_level;
@@ -182,13 +188,14 @@ impl AgentSession {
         agent_options.messages = context.messages;
         agent_options.stream_fn = options.stream_fn.clone();
         let mut stream_options = options.stream_options;
+        stream_options.idle_timeout = idle_timeout;
         stream_options
             .session_id
             .get_or_insert_with(|| session.session_id().to_string());
         agent_options.stream_options = stream_options;
         agent_options.hooks = hooks;
-        agent_options.steering_mode = settings.steering_mode();
-        agent_options.follow_up_mode = settings.follow_up_mode();
+        agent_options.steering_mode = steering_mode;
+        agent_options.follow_up_mode = follow_up_mode;
         let agent = Agent::new(agent_options);
 
         let (ends, _) = watch::channel(0u64);
@@ -203,7 +210,7 @@ impl AgentSession {
         Ok(AgentSession {
             agent,
             shared,
-            settings: Mutex::new(settings),
+            settings,
             resources: Mutex::new(options.resources),
             stream_fn: options.stream_fn,
             runtime_api_key: options.runtime_api_key,
@@ -251,7 +258,12 @@ impl AgentSession {
         })
     }
 
-    /// The skills and prompt templates prompts are expanded with.
+    /// The settings the session runs with (a copy).
+    pub fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    /// The resources the system prompt and prompt expansion read.
     pub fn resources(&self) -> Option<Arc<Resources>> {
         lock(&self.resources).clone()
     }
@@ -279,6 +291,8 @@ impl AgentSession {
         }
         self.agent.set_steering_mode(new.settings.steering_mode());
         self.agent.set_follow_up_mode(new.settings.follow_up_mode());
+        let idle = idle_timeout(&new.settings);
+        self.agent.update_stream_options(|o| o.idle_timeout = idle);
         self.agent.update_state(|s| {
             s.system_prompt = Some(new.system_prompt);
             s.tools = new.tools;
@@ -555,8 +569,12 @@ impl AgentSession {
         }
     }
 
+    /// Compaction's settings for the session's current model (`compaction.modelOverrides`).
     fn compaction_settings(&self) -> CompactionSettings {
-        let c = lock(&self.settings).compaction();
+        let (provider, id) = self
+            .agent
+            .with_state(|s| (s.model.provider.clone(), s.model.id.clone()));
+        let c = lock(&self.settings).compaction_for(&provider, &id);
         CompactionSettings {
             enabled: c.enabled,
             reserve_tokens: c.reserve_tokens,
@@ -814,4 +832,9 @@ pub(crate) fn user_text(message: &AgentMessage) -> Option<String> {
         AgentMessage::Llm(Message::User(u)) => Some(u.content.text()),
         _ => None,
     }
+}
+/// The longest silence a model call tolerates, from the settings (`Duration::MAX` when they
+/// turn the timeout off).
+fn idle_timeout(settings: &Settings) -> Duration {
+    settings.provider_idle_timeout().unwrap_or(Duration::MAX)
 }

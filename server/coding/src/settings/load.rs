@@ -207,11 +207,13 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
     } else {
         Map::new()
     };
-    if project.remove(DEFAULT_PROJECT_TRUST).is_some() {
-        errors.push(SettingsError::GlobalOnly {
-            file: paths.project.clone(),
-            key: DEFAULT_PROJECT_TRUST.to_string(),
-        });
+    for key in GLOBAL_ONLY {
+        if project.remove(*key).is_some() {
+            errors.push(SettingsError::GlobalOnly {
+                file: paths.project.clone(),
+                key: key.to_string(),
+            });
+        }
     }
     let mut merged = Value::Object(global.clone());
     deep_merge(&mut merged, Value::Object(project.clone()));
@@ -251,8 +253,9 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
     }
 }
 
-/// The key only the agent directory's settings may hold.
-const DEFAULT_PROJECT_TRUST: &str = "defaultProjectTrust";
+/// The keys only the agent directory's settings may hold: a project cannot vouch for itself,
+/// nor send the user's requests (and keys) through a proxy of its choosing.
+const GLOBAL_ONLY: &[&str] = &["defaultProjectTrust", "httpProxy"];
 
 /// The `mcpServers` of an mcp.json file (checked like settings.json's); other keys are pi's.
 fn read_mcp_json(

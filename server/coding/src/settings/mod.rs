@@ -34,6 +34,7 @@ pub use mcp::McpServerSettings;
 use crate::trust::DefaultProjectTrust;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -53,6 +54,26 @@ pub struct Settings {
     /// Thinking level to start with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_thinking_level: Option<ThinkingLevel>,
+    /// Thinking level to start a new session with, per model (`provider/modelId`, exact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_thinking_levels: Option<BTreeMap<String, ThinkingLevel>>,
+    /// The built-in tools to start with: plain names replace the front door's default set,
+    /// `+name` / `-name` change it (see [`crate::tools::select_tools`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_tools: Option<Vec<String>>,
+    /// Where session files go (relative to the working directory); `--session-dir` and
+    /// `PI_CODING_AGENT_SESSION_DIR` win over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_dir: Option<String>,
+    /// The proxy for the providers' HTTP requests (agent-directory settings only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_proxy: Option<String>,
+    /// Longest silence of a provider's response, in milliseconds; `0` or `"disabled"`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_idle_timeout_ms: Option<Millis>,
+    /// The providers' transport (`auto`, `sse`; pi's WebSocket transports are not Tandem's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// How steering messages are delivered (`all` or `one-at-a-time`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steering_mode: Option<QueueMode>,
@@ -118,13 +139,49 @@ pub struct Settings {
     pub extra: Map<String, Value>,
 }
 
+/// A duration setting that can be turned off: milliseconds (`0` turns it off) or `"disabled"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Millis {
+    /// Milliseconds.
+    Count(u64),
+    /// `"disabled"` (the schema check lets no other word through).
+    Word(String),
+}
+
+impl Millis {
+    /// The duration, `None` when turned off.
+    pub fn duration(&self) -> Option<Duration> {
+        match self {
+            Millis::Count(0) | Millis::Word(_) => None,
+            Millis::Count(ms) => Some(Duration::from_millis(*ms)),
+        }
+    }
+}
+
 /// `compaction` as written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionSettings {
     /// Compact automatically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+    /// Tokens kept free for the prompt and the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_tokens: Option<u64>,
+    /// Recent tokens kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_recent_tokens: Option<u64>,
+    /// The two token settings per model (`provider/modelId`, exact), each falling back on its
+    /// ordinary value on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_overrides: Option<BTreeMap<String, CompactionTokens>>,
+}
+
+/// A `compaction.modelOverrides` entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionTokens {
     /// Tokens kept free for the prompt and the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserve_tokens: Option<u64>,
@@ -158,9 +215,30 @@ pub struct RetrySettings {
     /// First wait; doubles per attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_delay_ms: Option<u64>,
-    /// Longest wait.
+    /// Longest wait (pi 0.73's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_delay_ms: Option<u64>,
+    /// Longest wait (pi 1.6's name; wins over `maxDelayMs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_agent_delay_ms: Option<u64>,
+    /// The provider requests themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderRetrySettings>,
+}
+
+/// `retry.provider` as written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderRetrySettings {
+    /// Longest silence of a provider's response (default `httpIdleTimeoutMs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Retries of a failed request inside the provider call (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u64>,
+    /// The longest server-requested wait honoured (default 60000; 0: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retry_delay_ms: Option<u64>,
 }
 
 /// `images` as written.
@@ -219,13 +297,51 @@ impl Settings {
         self.follow_up_mode.unwrap_or(QueueMode::OneAtATime)
     }
 
-    /// Compaction with defaults (enabled, reserve 16384, keep 20000).
+    /// Compaction with defaults (enabled, reserve 16384, keep 20000), for any model.
     pub fn compaction(&self) -> CompactionConfig {
-        let c = self.compaction.unwrap_or_default();
+        self.compaction_for("", "")
+    }
+
+    /// Compaction for `provider/model_id`: each token setting from the model's
+    /// `compaction.modelOverrides` entry, else the ordinary setting, else the default.
+    pub fn compaction_for(&self, provider: &str, model_id: &str) -> CompactionConfig {
+        let c = self.compaction.clone().unwrap_or_default();
+        let key = format!("{provider}/{model_id}");
+        let model = c
+            .model_overrides
+            .as_ref()
+            .and_then(|overrides| overrides.get(&key))
+            .copied()
+            .unwrap_or_default();
         CompactionConfig {
             enabled: c.enabled.unwrap_or(true),
-            reserve_tokens: c.reserve_tokens.unwrap_or(16384),
-            keep_recent_tokens: c.keep_recent_tokens.unwrap_or(20000),
+            reserve_tokens: model.reserve_tokens.or(c.reserve_tokens).unwrap_or(16384),
+            keep_recent_tokens: model
+                .keep_recent_tokens
+                .or(c.keep_recent_tokens)
+                .unwrap_or(20000),
+        }
+    }
+
+    /// The thinking level `modelThinkingLevels` gives `provider/model_id`, if any.
+    pub fn model_thinking_level(&self, provider: &str, model_id: &str) -> Option<ThinkingLevel> {
+        self.model_thinking_levels
+            .as_ref()?
+            .get(&format!("{provider}/{model_id}"))
+            .copied()
+    }
+
+    /// The longest silence tolerated from a provider: `retry.provider.timeoutMs`, else
+    /// `httpIdleTimeoutMs`, else 300 s; `None` when turned off.
+    pub fn provider_idle_timeout(&self) -> Option<Duration> {
+        let provider = self.retry.and_then(|r| r.provider);
+        match (
+            provider.and_then(|p| p.timeout_ms),
+            &self.http_idle_timeout_ms,
+        ) {
+            (Some(ms), _) => Millis::Count(ms).duration(),
+            (None, Some(setting)) => setting.duration(),
+            (None, None) => Some(tandem_ai::DEFAULT_IDLE_TIMEOUT),
         }
     }
 
@@ -243,7 +359,7 @@ impl Settings {
             enabled: r.enabled.unwrap_or(true),
             max_retries: r.max_retries.unwrap_or(3),
             base_delay_ms: r.base_delay_ms.unwrap_or(2000),
-            max_delay_ms: r.max_delay_ms.unwrap_or(60000),
+            max_delay_ms: r.max_agent_delay_ms.or(r.max_delay_ms).unwrap_or(60000),
         }
     }
 

@@ -21,10 +21,18 @@ enum Kind {
     OneOf(&'static [&'static str]),
     /// An object with these known keys.
     Object(&'static [(&'static str, Kind)]),
+    /// An object whose every value is of this kind, keyed by anything (`provider/modelId`).
+    Map(&'static Kind),
+    /// A whole number of milliseconds, or `"disabled"` (pi 1.6's timeouts; `0` disables too).
+    MillisOrDisabled,
 }
 
 const QUEUE_MODES: &[&str] = &["all", "one-at-a-time"];
-const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+const COMPACTION_TOKENS: &[(&str, Kind)] = &[
+    ("reserveTokens", Kind::Count),
+    ("keepRecentTokens", Kind::Count),
+];
 
 /// The known keys of pi's (`mcpServers`, Tandem's, is checked entry by entry in `mcp.rs`; other
 /// keys pass unchecked).
@@ -32,6 +40,18 @@ const SCHEMA: &[(&str, Kind)] = &[
     ("defaultProvider", Kind::Text),
     ("defaultModel", Kind::Text),
     ("defaultThinkingLevel", Kind::OneOf(THINKING_LEVELS)),
+    (
+        "modelThinkingLevels",
+        Kind::Map(&Kind::OneOf(THINKING_LEVELS)),
+    ),
+    ("defaultTools", Kind::TextList),
+    ("sessionDir", Kind::Text),
+    ("httpProxy", Kind::Text),
+    ("httpIdleTimeoutMs", Kind::MillisOrDisabled),
+    (
+        "transport",
+        Kind::OneOf(&["auto", "sse", "websocket", "websocket-cached"]),
+    ),
     ("steeringMode", Kind::OneOf(QUEUE_MODES)),
     ("followUpMode", Kind::OneOf(QUEUE_MODES)),
     (
@@ -40,6 +60,10 @@ const SCHEMA: &[(&str, Kind)] = &[
             ("enabled", Kind::Bool),
             ("reserveTokens", Kind::Count),
             ("keepRecentTokens", Kind::Count),
+            (
+                "modelOverrides",
+                Kind::Map(&Kind::Object(COMPACTION_TOKENS)),
+            ),
         ]),
     ),
     (
@@ -53,6 +77,15 @@ const SCHEMA: &[(&str, Kind)] = &[
             ("maxRetries", Kind::Count),
             ("baseDelayMs", Kind::Count),
             ("maxDelayMs", Kind::Count),
+            ("maxAgentDelayMs", Kind::Count),
+            (
+                "provider",
+                Kind::Object(&[
+                    ("timeoutMs", Kind::Count),
+                    ("maxRetries", Kind::Count),
+                    ("maxRetryDelayMs", Kind::Count),
+                ]),
+            ),
         ]),
     ),
     ("shellPath", Kind::Text),
@@ -138,6 +171,16 @@ fn check_object(
                     false
                 }
             },
+            Kind::Map(entry) => match value.as_object_mut() {
+                Some(inner) => {
+                    check_entries(inner, **entry, &path, found);
+                    true
+                }
+                None => {
+                    found.push(mismatch(path, "an object", value));
+                    false
+                }
+            },
             kind => match check_leaf(*kind, value) {
                 Ok(()) => true,
                 Err((at, expected)) => {
@@ -152,6 +195,42 @@ fn check_object(
         };
         if !keep {
             object.remove(*key);
+        }
+    }
+}
+
+/// Checks every entry of a `Kind::Map` object against `kind`, removing the ones that do not fit.
+fn check_entries(
+    object: &mut Map<String, Value>,
+    kind: Kind,
+    path: &str,
+    found: &mut Vec<Mismatch>,
+) {
+    let keys: Vec<String> = object.keys().cloned().collect();
+    for key in keys {
+        let entry_path = format!("{path}.{key}");
+        let Some(value) = object.get_mut(&key) else {
+            continue;
+        };
+        let keep = match (kind, value.as_object_mut()) {
+            (Kind::Object(fields), Some(inner)) => {
+                check_object(inner, fields, &format!("{entry_path}."), found);
+                true
+            }
+            (Kind::Object(_), None) => {
+                found.push(mismatch(entry_path, "an object", value));
+                false
+            }
+            (kind, _) => match check_leaf(kind, value) {
+                Ok(()) => true,
+                Err((_, expected)) => {
+                    found.push(mismatch(entry_path, &expected, value));
+                    false
+                }
+            },
+        };
+        if !keep {
+            object.remove(&key);
         }
     }
 }
@@ -172,7 +251,8 @@ fn check_leaf(kind: Kind, value: &Value) -> Result<(), (Option<usize>, String)> 
                 None => Ok(()),
             };
         }
-        Kind::Object(_) => value.is_object(),
+        Kind::Object(_) | Kind::Map(_) => value.is_object(),
+        Kind::MillisOrDisabled => value.as_u64().is_some() || value.as_str() == Some("disabled"),
     };
     if fits {
         return Ok(());
@@ -187,7 +267,10 @@ fn check_leaf(kind: Kind, value: &Value) -> Result<(), (Option<usize>, String)> 
             format!("one of {}", quoted.join(", "))
         }
         Kind::TextList => "an array of strings".to_string(),
-        Kind::Object(_) => "an object".to_string(),
+        Kind::Object(_) | Kind::Map(_) => "an object".to_string(),
+        Kind::MillisOrDisabled => {
+            "a whole number of milliseconds (0 disables) or \"disabled\"".to_string()
+        }
     };
     Err((None, expected))
 }

@@ -110,7 +110,7 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
         })
         .collect();
     unused.sort();
-    assert_eq!(unused, ["settings.json:images", "settings.json:theme"]);
+    assert_eq!(unused, ["settings.json:theme"]);
     let s = &loaded.merged;
     assert_eq!(s.default_provider.as_deref(), Some("anthropic"));
     assert_eq!(s.default_model.as_deref(), Some("claude-opus-4-1"));
@@ -252,14 +252,9 @@ fn old_layouts_are_migrated() {
         r#"{"queueMode": "all", "skills": {"enableSkillCommands": false, "customDirectories": ["~/s"]}}"#,
         Path::new("s.json"),
     );
-    // Migrated, and then said to do nothing in Tandem.
-    assert_eq!(
-        errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        [
-            "s.json: enableSkillCommands is a pi 1.6 setting Tandem does not support yet; it has \
-          no effect here."
-        ]
-    );
+    // Migrated to pi 1.6's top-level key, which Tandem acts on.
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(map["enableSkillCommands"], serde_json::json!(false));
     let s: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
     assert_eq!(s.steering_mode(), QueueMode::All);
     assert!(!s.skill_commands_enabled());
@@ -688,4 +683,102 @@ fn bad_language_server_entries_are_reported_and_the_others_kept() {
          server from this file is used."
     );
     assert!(!map.contains_key("languageServers"));
+}
+
+#[test]
+fn pi16_model_and_network_settings_with_their_fallbacks() {
+    let d = dirs();
+    write(
+        &d.agent.join("settings.json"),
+        r#"{
+            "compaction": {"reserveTokens": 1000, "modelOverrides": {
+                "a/big": {"reserveTokens": 400000},
+                "a/small": {"keepRecentTokens": 5},
+                "a/bad": {"reserveTokens": -1, "keepRecentTokens": 7},
+                "a/wrong": 3
+            }},
+            "modelThinkingLevels": {"a/big": "max", "a/typo": "maximum"},
+            "retry": {"maxDelayMs": 9, "maxAgentDelayMs": 11},
+            "httpIdleTimeoutMs": "never",
+            "httpProxy": "http://127.0.0.1:9"
+        }"#,
+    );
+    write(
+        &d.cwd.join(".pi/settings.json"),
+        r#"{"httpProxy": "http://evil.example", "httpIdleTimeoutMs": 1500}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, true);
+    let texts: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    let global = d.agent.join("settings.json");
+    let (global, project) = (global.display(), d.cwd.join(".pi/settings.json"));
+    let project = project.display();
+    assert_eq!(
+        texts,
+        [
+            format!(
+                "{global}: modelThinkingLevels.a/typo: expected one of \"off\", \"minimal\", \
+                 \"low\", \"medium\", \"high\", \"xhigh\", \"max\", found a string (\"maximum\"). \
+                 This setting is ignored."
+            ),
+            format!(
+                "{global}: httpIdleTimeoutMs: expected a whole number of milliseconds (0 \
+                 disables) or \"disabled\", found a string (\"never\"). This setting is ignored."
+            ),
+            format!(
+                "{global}: compaction.modelOverrides.a/bad.reserveTokens: expected a whole \
+                 number of 0 or more, found a number (-1). This setting is ignored."
+            ),
+            format!(
+                "{global}: compaction.modelOverrides.a/wrong: expected an object, found a \
+                 number (3). This setting is ignored."
+            ),
+            format!(
+                "{project}: httpProxy can only be set in the agent directory's settings.json; \
+                 the project's value is ignored."
+            ),
+        ]
+    );
+    let s = &loaded.merged;
+    // Each token setting falls back on its own: the model's, the ordinary one, the default.
+    let big = s.compaction_for("a", "big");
+    assert_eq!(
+        (big.reserve_tokens, big.keep_recent_tokens),
+        (400000, 20000)
+    );
+    let small = s.compaction_for("a", "small");
+    assert_eq!((small.reserve_tokens, small.keep_recent_tokens), (1000, 5));
+    let bad = s.compaction_for("a", "bad");
+    assert_eq!((bad.reserve_tokens, bad.keep_recent_tokens), (1000, 7));
+    assert_eq!(s.compaction().reserve_tokens, 1000);
+    assert_eq!(s.model_thinking_level("a", "big"), Some(ThinkingLevel::Max));
+    assert_eq!(s.model_thinking_level("a", "typo"), None);
+    assert_eq!(s.retry().max_delay_ms, 11);
+    // The project's proxy is refused; its timeout applies.
+    assert_eq!(s.http_proxy.as_deref(), Some("http://127.0.0.1:9"));
+    assert_eq!(
+        s.provider_idle_timeout(),
+        Some(std::time::Duration::from_millis(1500))
+    );
+}
+
+#[test]
+fn idle_timeouts_turn_off_and_the_provider_timeout_wins() {
+    let timeout = |text: &str| {
+        let (map, errors) = parse(text, Path::new("s.json"));
+        assert!(errors.is_empty(), "{errors:?}");
+        let s: Settings = serde_json::from_value(serde_json::Value::Object(map)).expect("typed");
+        s.provider_idle_timeout()
+    };
+    let ms = std::time::Duration::from_millis;
+    assert_eq!(timeout("{}"), Some(ms(300_000)));
+    assert_eq!(timeout(r#"{"httpIdleTimeoutMs": 0}"#), None);
+    assert_eq!(timeout(r#"{"httpIdleTimeoutMs": "disabled"}"#), None);
+    assert_eq!(
+        timeout(r#"{"httpIdleTimeoutMs": "disabled", "retry": {"provider": {"timeoutMs": 20}}}"#),
+        Some(ms(20))
+    );
+    assert_eq!(
+        timeout(r#"{"retry": {"provider": {"timeoutMs": 0}}}"#),
+        None
+    );
 }

@@ -10,21 +10,32 @@ const HONOURED: &[&str] = &[
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
+    "modelThinkingLevels",
     "steeringMode",
     "followUpMode",
+    "defaultTools",
+    "sessionDir",
     "compaction.enabled",
     "compaction.reserveTokens",
     "compaction.keepRecentTokens",
+    "compaction.modelOverrides",
     "retry.enabled",
     "retry.maxRetries",
     "retry.baseDelayMs",
     "retry.maxDelayMs",
+    "retry.maxAgentDelayMs",
+    "retry.provider.timeoutMs",
+    "httpProxy",
+    "httpIdleTimeoutMs",
+    "transport",
     "shellPath",
     "shellCommandPrefix",
     "thinkingBudgets",
     "enabledModels",
     "skills",
     "prompts",
+    "images.blockImages",
+    "enableSkillCommands",
     "mcpServers",
     "defaultProjectTrust",
     "diagnostics",
@@ -53,37 +64,65 @@ const PI_TERMINAL: &[&str] = &[
     "markdown",
     "themes",
     "collapseChangelog",
+    "branchSummary",
 ];
 
-/// pi 1.6's other settings (settings.md), which Tandem does not act on yet.
-const PI_OTHER: &[&str] = &[
-    "modelThinkingLevels",
-    "cacheWarming",
-    "defaultTools",
-    "codemode",
-    "sessionDir",
-    "sessionShareDestination",
-    "compaction.modelOverrides",
-    "branchSummary",
-    "images",
-    "transport",
-    "httpProxy",
-    "httpIdleTimeoutMs",
-    "websocketConnectTimeoutMs",
-    "retry.maxAgentDelayMs",
-    "retry.provider",
-    "npmCommand",
-    "selfUpdateCommand",
-    "packages",
-    "extensions",
-    "enableSkillCommands",
-    "enableInstallTelemetry",
-    "enableAnalytics",
-    "warnings",
+/// pi 1.6's other settings Tandem does not act on, each with why.
+const PI_OTHER: &[(&str, &str)] = &[
+    (
+        "cacheWarming",
+        "pi 1.6's prompt-cache warming, which Tandem does not do",
+    ),
+    (
+        "codemode",
+        "pi 1.6's codemode extension, which Tandem does not have",
+    ),
+    (
+        "sessionShareDestination",
+        "pi 1.6's /share, which Tandem does not have",
+    ),
+    (
+        "images.autoResize",
+        "Tandem sends images at their own size (it does not resize them)",
+    ),
+    (
+        "websocketConnectTimeoutMs",
+        "Tandem streams over SSE only and opens no WebSocket",
+    ),
+    (
+        "retry.provider.maxRetries",
+        "Tandem does not retry inside a provider call; its own retries (retry.*) cover it",
+    ),
+    (
+        "retry.provider.maxRetryDelayMs",
+        "Tandem does not retry inside a provider call; its own retries (retry.*) cover it",
+    ),
+    (
+        "npmCommand",
+        "pi 1.6's packages, which Tandem does not install",
+    ),
+    (
+        "packages",
+        "pi 1.6's packages, which Tandem does not install",
+    ),
+    ("selfUpdateCommand", "pi 1.6's self-update"),
+    (
+        "extensions",
+        "pi 1.6's extensions, which Tandem does not run",
+    ),
+    (
+        "enableInstallTelemetry",
+        "pi 1.6's telemetry; Tandem sends none",
+    ),
+    ("enableAnalytics", "pi 1.6's analytics; Tandem sends none"),
+    ("warnings", "pi 1.6's provider warnings"),
 ];
 
 /// What pi writes into settings.json for itself (not a choice of the user's): not reported.
 const PI_BOOKKEEPING: &[&str] = &["lastChangelogVersion"];
+
+/// Why a setting of pi's terminal interface does nothing here.
+const TERMINAL_WHY: &str = "a setting of pi's terminal interface, which Tandem does not have yet";
 
 /// What a file sets that Tandem does not act on, as `(key, why)`, in the file's order.
 pub(super) fn unused(root: &Map<String, Value>) -> Vec<(String, &'static str)> {
@@ -95,23 +134,27 @@ pub(super) fn unused(root: &Map<String, Value>) -> Vec<(String, &'static str)> {
 fn walk(object: &Map<String, Value>, prefix: &str, out: &mut Vec<(String, &'static str)>) {
     for (key, value) in object {
         let path = format!("{prefix}{key}");
-        if value.is_null()
-            || HONOURED.contains(&path.as_str())
-            || PI_BOOKKEEPING.contains(&path.as_str())
-        {
+        if value.is_null() || PI_BOOKKEEPING.contains(&path.as_str()) {
+            continue;
+        }
+        if HONOURED.contains(&path.as_str()) {
+            if let Some(why) = honoured_but(&path, value) {
+                out.push((path, why));
+            }
             continue;
         }
         let why = if PI_TERMINAL.contains(&path.as_str()) {
-            Some("a setting of pi's terminal interface, which Tandem does not have yet")
-        } else if PI_OTHER.contains(&path.as_str()) {
-            Some("a pi 1.6 setting Tandem does not support yet")
+            Some(TERMINAL_WHY)
         } else {
-            None
+            PI_OTHER
+                .iter()
+                .find(|(key, _)| *key == path)
+                .map(|(_, why)| *why)
         };
         match (why, value) {
             (Some(why), _) => out.push((path, why)),
-            // An object some of whose keys are honoured: look inside.
-            (None, Value::Object(inner)) if honoured_below(&path) => {
+            // An object some of whose keys are known: look inside.
+            (None, Value::Object(inner)) if known_below(&path) => {
                 walk(inner, &format!("{path}."), out)
             }
             (None, _) => out.push((path, "not a setting pi 1.6 or Tandem knows (misspelt?)")),
@@ -119,9 +162,20 @@ fn walk(object: &Map<String, Value>, prefix: &str, out: &mut Vec<(String, &'stat
     }
 }
 
-fn honoured_below(path: &str) -> bool {
+/// A value of an honoured key that Tandem cannot follow as written.
+fn honoured_but(path: &str, value: &Value) -> Option<&'static str> {
+    match (path, value.as_str()) {
+        ("transport", Some("websocket" | "websocket-cached")) => {
+            Some("Tandem streams over SSE only: the providers are reached over SSE")
+        }
+        _ => None,
+    }
+}
+
+fn known_below(path: &str) -> bool {
     let prefix = format!("{path}.");
     HONOURED.iter().any(|k| k.starts_with(&prefix))
+        || PI_OTHER.iter().any(|(k, _)| k.starts_with(&prefix))
 }
 
 #[cfg(test)]
@@ -134,7 +188,12 @@ mod tests {
         let Value::Object(root) = json!({
             "defaultModel": "m",
             "compaction": {"enabled": true, "modelOverrides": {}, "reserveTokns": 1},
-            "retry": {"maxRetries": 2, "provider": {"maxRetries": 1}},
+            "retry": {"maxRetries": 2, "provider": {"maxRetries": 1, "timeoutMs": 5, "retries": 1}},
+            "images": {"autoResize": true, "blockImages": true},
+            "transport": "websocket",
+            "httpIdleTimeoutMs": "disabled",
+            "defaultTools": ["+grep"],
+            "modelThinkingLevels": {"a/b": "max"},
             "theme": "dark",
             "terminal": {"showImages": false},
             "enabledModels": ["a*"],
@@ -146,21 +205,25 @@ mod tests {
         }) else {
             unreachable!()
         };
-        let terminal = "a setting of pi's terminal interface, which Tandem does not have yet";
-        let other = "a pi 1.6 setting Tandem does not support yet";
+        let terminal = TERMINAL_WHY;
+        let resize = "Tandem sends images at their own size (it does not resize them)";
+        let provider_retries =
+            "Tandem does not retry inside a provider call; its own retries (retry.*) cover it";
+        let sse_only = "Tandem streams over SSE only: the providers are reached over SSE";
         let unknown = "not a setting pi 1.6 or Tandem knows (misspelt?)";
         let mut found = unused(&root);
         found.sort();
         assert_eq!(
             found,
             [
-                ("compaction.modelOverrides".to_string(), other),
                 ("compaction.reserveTokns".to_string(), unknown),
                 ("defaultModle".to_string(), unknown),
-                ("httpProxy".to_string(), other),
-                ("retry.provider".to_string(), other),
+                ("images.autoResize".to_string(), resize),
+                ("retry.provider.maxRetries".to_string(), provider_retries),
+                ("retry.provider.retries".to_string(), unknown),
                 ("terminal".to_string(), terminal),
                 ("theme".to_string(), terminal),
+                ("transport".to_string(), sse_only),
             ]
         );
     }

@@ -144,7 +144,8 @@ impl AcpSession {
                     ),
                 );
             }
-            for s in &resources.skills {
+            let skill_commands = self.session.settings().skill_commands_enabled();
+            for s in resources.skills.iter().filter(|_| skill_commands) {
                 commands.push(
                     AvailableCommand::new(format!("skill:{}", s.name), s.description.clone())
                         .input(AvailableCommandInput::Unstructured(

@@ -8,11 +8,14 @@
 //! only where it is asked for: `tandem demo`, or a models.json provider with `"api":
 //! "scripted"`). The thinking level is
 //! `--thinking`, else a `:<level>` suffix of the model chosen by name, else the resumed
-//! session's, else the editor's `thinkingLevel`, else settings' `defaultThinkingLevel`, else
-//! `medium`; then clamped to what the model supports.
+//! session's, else the editor's `thinkingLevel`, else (for a new session) settings'
+//! `modelThinkingLevels` entry of the chosen model, else `defaultThinkingLevel`, else `medium`;
+//! then clamped to what the model supports.
 //!
 //! `--model` (or an editor's `model` setting) is resolved by [`super::model_flag`]. Finding the key is a separate step,
 //! [`require_key`].
+
+use std::collections::BTreeMap;
 
 use tandem_ai::registry::{KeyError, ModelRegistry};
 use tandem_ai::{Api, Model, ThinkingLevel};
@@ -55,6 +58,8 @@ pub struct ModelDefaults {
     pub model: Option<String>,
     /// `defaultThinkingLevel`.
     pub thinking_level: Option<ThinkingLevel>,
+    /// `modelThinkingLevels`: a new session's level per `provider/modelId`.
+    pub model_thinking_levels: BTreeMap<String, ThinkingLevel>,
     /// `enabledModels`: the model scope when `--models` gives none.
     pub enabled_models: Option<Vec<String>>,
 }
@@ -301,6 +306,13 @@ pub fn choose_model(
         .or(pattern_thinking)
         .or_else(|| resumed.and_then(|r| r.thinking_level))
         .or(run.default_thinking)
+        .or_else(|| {
+            let key = format!("{}/{}", model.provider, model.id);
+            resumed
+                .is_none()
+                .then(|| defaults.model_thinking_levels.get(&key).copied())
+                .flatten()
+        })
         .or(defaults.thinking_level)
         .unwrap_or(DEFAULT_THINKING);
     Ok(ModelChoice {

@@ -141,6 +141,7 @@ fn the_command_line_wins_and_thinking_is_clamped() {
         model: Some("claude-opus-4-6".into()),
         thinking_level: Some(ThinkingLevel::Minimal),
         enabled_models: None,
+        ..ModelDefaults::default()
     };
     let choice = choose_model(&r, &with_model("openai/gpt-4o:high"), &defaults, None).expect("ok");
     assert_eq!(choice.model.id, "gpt-4o");
@@ -174,6 +175,7 @@ fn a_provider_alone_picks_its_default_model() {
         model: Some("llama-3.3-70b-versatile".into()),
         thinking_level: None,
         enabled_models: None,
+        ..ModelDefaults::default()
     };
     let choice = choose_model(&r, &run, &defaults, None).expect("ok");
     assert_eq!(choice.model.id, "llama-3.3-70b-versatile");
@@ -224,6 +226,7 @@ fn settings_defaults_then_first_available_then_an_error_saying_what_to_set() {
         model: Some("claude-sonnet-4-6".into()),
         thinking_level: Some(ThinkingLevel::High),
         enabled_models: None,
+        ..ModelDefaults::default()
     };
     let choice = choose_model(&r, &SessionOptions::default(), &defaults, None).expect("ok");
     assert_eq!(choice.source, ModelSource::Settings);
@@ -333,6 +336,7 @@ fn the_editors_model_is_for_sessions_without_their_own() {
         model: Some("claude-haiku-4-5".into()),
         thinking_level: Some(ThinkingLevel::High),
         enabled_models: None,
+        ..ModelDefaults::default()
     };
     // A new session: the editor's over settings.json's.
     let choice = choose_model(&r, &editor, &defaults, None).expect("ok");
@@ -380,6 +384,7 @@ fn a_new_session_starts_on_the_scopes_first_model() {
         model: Some("claude-opus-4-6".into()),
         thinking_level: None,
         enabled_models: Some(vec!["claude-sonnet-4-6".into()]),
+        ..ModelDefaults::default()
     };
     // --models over enabledModels, its first match, with the pattern's thinking level.
     let run = SessionOptions {
@@ -413,5 +418,65 @@ fn a_new_session_starts_on_the_scopes_first_model() {
     assert_eq!(
         choice.warnings,
         ["No models match pattern \"no-such-model-anywhere\""]
+    );
+}
+
+#[test]
+fn max_is_clamped_down_to_the_highest_level_a_model_has() {
+    let (_dir, r) = registry(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "k")]);
+    let pick = |model: &str| {
+        choose_model(&r, &with_model(model), &ModelDefaults::default(), None)
+            .expect("ok")
+            .thinking_level
+    };
+    // Claude's adaptive thinking has a `max` effort; gpt-5.2 stops at xhigh; others at high.
+    assert_eq!(pick("claude-opus-4-6:max"), ThinkingLevel::Max);
+    assert_eq!(pick("claude-sonnet-4-6:max"), ThinkingLevel::Max);
+    assert_eq!(pick("openai/gpt-5.2:max"), ThinkingLevel::Xhigh);
+    assert_eq!(pick("claude-haiku-4-5:max"), ThinkingLevel::High);
+    assert_eq!(pick("openai/gpt-4o:max"), ThinkingLevel::Off);
+}
+
+#[test]
+fn model_thinking_levels_start_new_sessions_of_that_model_only() {
+    let (_dir, r) = registry(&[("ANTHROPIC_API_KEY", "k")]);
+    let defaults = ModelDefaults {
+        thinking_level: Some(ThinkingLevel::Minimal),
+        model_thinking_levels: [(
+            "anthropic/claude-sonnet-4-6".to_string(),
+            ThinkingLevel::High,
+        )]
+        .into_iter()
+        .collect(),
+        ..ModelDefaults::default()
+    };
+    let level = |run: &SessionOptions, resumed: Option<&ResumedSession>| {
+        choose_model(&r, run, &defaults, resumed)
+            .expect("ok")
+            .thinking_level
+    };
+    // The entry of the chosen model, over defaultThinkingLevel.
+    assert_eq!(
+        level(&with_model("claude-sonnet-4-6"), None),
+        ThinkingLevel::High
+    );
+    // Another model: defaultThinkingLevel.
+    assert_eq!(
+        level(&with_model("claude-haiku-4-5"), None),
+        ThinkingLevel::Minimal
+    );
+    // --thinking and a `:level` suffix win.
+    let mut run = with_model("claude-sonnet-4-6:low");
+    assert_eq!(level(&run, None), ThinkingLevel::Low);
+    run.thinking = Some(ThinkingLevel::Medium);
+    assert_eq!(level(&run, None), ThinkingLevel::Medium);
+    // A resumed session keeps its own level.
+    let resumed = ResumedSession {
+        model: Some(("anthropic".into(), "claude-sonnet-4-6".into())),
+        thinking_level: Some(ThinkingLevel::Low),
+    };
+    assert_eq!(
+        level(&SessionOptions::default(), Some(&resumed)),
+        ThinkingLevel::Low
     );
 }

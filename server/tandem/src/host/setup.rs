@@ -133,6 +133,7 @@ pub fn choose_model(
         provider: merged.default_provider.clone(),
         model: merged.default_model.clone(),
         thinking_level: merged.default_thinking_level,
+        model_thinking_levels: merged.model_thinking_levels.clone().unwrap_or_default(),
         enabled_models: merged.enabled_models.clone(),
     };
     let failed = |error: ModelError| ModelSetupError {

@@ -199,6 +199,7 @@ pub fn to_core(level: Thinking) -> CoreThinking {
         Thinking::Medium => CoreThinking::Medium,
         Thinking::High => CoreThinking::High,
         Thinking::Xhigh => CoreThinking::Xhigh,
+        Thinking::Max => CoreThinking::Max,
     }
 }
 
@@ -211,6 +212,7 @@ pub fn from_core(level: CoreThinking) -> Thinking {
         CoreThinking::Medium => Thinking::Medium,
         CoreThinking::High => Thinking::High,
         CoreThinking::Xhigh => Thinking::Xhigh,
+        CoreThinking::Max => Thinking::Max,
     }
 }
 

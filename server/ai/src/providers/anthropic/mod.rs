@@ -20,9 +20,7 @@ pub use request::build_request;
 /// True for the models that take `thinking: {type: "adaptive"}` plus an effort instead of a token
 /// budget (Claude Opus 4.6 and Sonnet 4.6, with or without a date suffix).
 fn supports_adaptive_thinking(model_id: &str) -> bool {
-    ["opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"]
-        .iter()
-        .any(|id| model_id.contains(id))
+    crate::model::has_adaptive_thinking(model_id)
 }
 
 #[cfg(test)]

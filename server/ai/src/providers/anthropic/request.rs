@@ -85,7 +85,8 @@ fn plan_thinking(model: &Model, options: &StreamOptions) -> (Thinking, u64) {
     (Thinking::Budget(budget), max_tokens)
 }
 
-/// The adaptive-thinking effort for `level`; `max` exists only on Opus 4.6.
+/// The adaptive-thinking effort for `level`; `xhigh` means `max` on Opus 4.6 (pi 0.73's
+/// mapping), and pi 1.6's `max` level is `max` everywhere.
 fn effort(level: ThinkingLevel, model_id: &str) -> &'static str {
     match level {
         ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
@@ -95,6 +96,7 @@ fn effort(level: ThinkingLevel, model_id: &str) -> &'static str {
             "max"
         }
         ThinkingLevel::Xhigh => "high",
+        ThinkingLevel::Max => "max",
     }
 }
 
