@@ -96,13 +96,15 @@ pub enum ProviderError {
     },
     /// The provider sent nothing for too long.
     #[error(
-        "{provider} sent nothing for {seconds} s; the stream looks stalled (connection timeout)"
+        "{provider} sent nothing for {} s; the stream looks stalled (connection timeout; \
+         httpIdleTimeoutMs in settings.json sets how long to wait)",
+        *.millis as f64 / 1000.0
     )]
     Stalled {
         /// Provider name.
         provider: String,
-        /// The idle timeout.
-        seconds: u64,
+        /// The idle timeout, in milliseconds.
+        millis: u64,
     },
     /// The provider sent something that is not its documented wire format.
     #[error("Malformed response from {provider}: {detail}")]

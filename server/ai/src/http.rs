@@ -6,7 +6,7 @@
 //! response text that is quoted in an error.
 
 use std::collections::VecDeque;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,21 +15,48 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{excerpt, ProviderError};
 use crate::options::StreamOptions;
 use crate::sse::{SseDecoder, SseEvent};
+use crate::sync::lock;
 
 /// How much of an error body is quoted.
 const ERROR_BODY_EXCERPT: usize = 2000;
 /// How much of an error body is read at most.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
+}
+
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
-    })
+    CLIENT.get_or_init(|| builder().build().unwrap_or_else(|_| reqwest::Client::new()))
+}
+
+/// The pooled client for `proxy` (one per proxy URL, kept for the process), or the plain one.
+fn client_for(proxy: Option<&str>, provider: &str) -> Result<reqwest::Client, ProviderError> {
+    static PROXIED: OnceLock<Mutex<Vec<(String, reqwest::Client)>>> = OnceLock::new();
+    let Some(url) = proxy else {
+        return Ok(client().clone());
+    };
+    let mut proxied = lock(PROXIED.get_or_init(|| Mutex::new(Vec::new())));
+    if let Some((_, client)) = proxied.iter().find(|(u, _)| u == url) {
+        return Ok(client.clone());
+    }
+    // The URL may carry credentials: the error names the setting, never the value.
+    let bad = |e: reqwest::Error| {
+        ProviderError::Request(format!(
+            "The httpProxy setting is not a usable proxy URL ({e}); requests to {provider} \
+             were not sent. Fix httpProxy in the agent directory's settings.json (for example \
+             \"http://proxy.example:3128\")."
+        ))
+    };
+    let client = builder()
+        .proxy(reqwest::Proxy::all(url).map_err(|e| bad(e.without_url()))?)
+        .build()
+        .map_err(|e| bad(e.without_url()))?;
+    proxied.push((url.to_string(), client.clone()));
+    Ok(client)
 }
 
 /// A request to a provider.
@@ -70,7 +97,7 @@ async fn guarded<T>(
         _ = cancel.cancelled() => Err(ProviderError::Aborted),
         res = tokio::time::timeout(idle, fut) => res.map_err(|_| ProviderError::Stalled {
             provider: provider.to_string(),
-            seconds: idle.as_secs(),
+            millis: u64::try_from(idle.as_millis()).unwrap_or(u64::MAX),
         }),
     }
 }
@@ -114,7 +141,9 @@ pub async fn post_sse(
         secrets,
     } = request;
     tracing::debug!(provider = %provider, url = %url, "model request");
-    let mut builder = client().post(&url).json(&body);
+    let mut builder = client_for(options.proxy.as_deref(), &provider)?
+        .post(&url)
+        .json(&body);
     let mut header_map = reqwest::header::HeaderMap::new();
     for (name, value) in headers {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {

@@ -45,6 +45,9 @@ pub struct StreamOptions {
     pub cache_retention: CacheRetention,
     /// Longest silence tolerated while waiting for the response or the next chunk.
     pub idle_timeout: Duration,
+    /// The proxy every request goes through (settings' `httpProxy`); without one, the
+    /// `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY` environment applies.
+    pub proxy: Option<String>,
 }
 
 impl Default for StreamOptions {
@@ -60,6 +63,7 @@ impl Default for StreamOptions {
             session_id: None,
             cache_retention: CacheRetention::Short,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            proxy: None,
         }
     }
 }

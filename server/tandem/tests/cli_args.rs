@@ -98,8 +98,9 @@ fn usage_errors_exit_one_with_a_message_on_stderr() {
     let cases: [(&[&str], &str); 5] = [
         (&["--frobnicate"], "unexpected argument '--frobnicate'"),
         (
-            &["--thinking", "max"],
-            "Invalid thinking level \"max\". Valid values: off, minimal, low, medium, high, xhigh",
+            &["--thinking", "maxi"],
+            "Invalid thinking level \"maxi\". Valid values: off, minimal, low, medium, high, \
+             xhigh, max",
         ),
         (
             &["--mode", "yaml"],

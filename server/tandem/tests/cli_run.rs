@@ -21,6 +21,8 @@ mod prompts;
 mod retry;
 #[path = "cli_run/sessions.rs"]
 mod sessions;
+#[path = "cli_run/settings.rs"]
+mod settings;
 #[path = "cli_run/tool_turns.rs"]
 mod tool_turns;
 #[path = "cli_run/undo.rs"]

@@ -177,9 +177,9 @@ impl AgentSession {
             options.runtime_api_key.clone(),
             settings.clone(),
         ));
-        let (steering_mode, follow_up_mode, idle_timeout) = {
+        let (steering_mode, follow_up_mode, (idle_timeout, proxy)) = {
             let s = lock(&settings);
-            (s.steering_mode(), s.follow_up_mode(), idle_timeout(&s))
+            (s.steering_mode(), s.follow_up_mode(), network(&s))
         };
         let mut agent_options = AgentOptions::new(options.model);
         agent_options.system_prompt = Some(options.system_prompt);
@@ -189,6 +189,7 @@ impl AgentSession {
         agent_options.stream_fn = options.stream_fn.clone();
         let mut stream_options = options.stream_options;
         stream_options.idle_timeout = idle_timeout;
+        stream_options.proxy = proxy;
         stream_options
             .session_id
             .get_or_insert_with(|| session.session_id().to_string());
@@ -291,8 +292,11 @@ impl AgentSession {
         }
         self.agent.set_steering_mode(new.settings.steering_mode());
         self.agent.set_follow_up_mode(new.settings.follow_up_mode());
-        let idle = idle_timeout(&new.settings);
-        self.agent.update_stream_options(|o| o.idle_timeout = idle);
+        let (idle, proxy) = network(&new.settings);
+        self.agent.update_stream_options(|o| {
+            o.idle_timeout = idle;
+            o.proxy = proxy;
+        });
         self.agent.update_state(|s| {
             s.system_prompt = Some(new.system_prompt);
             s.tools = new.tools;
@@ -762,11 +766,14 @@ impl AgentSession {
             },
         };
         let session_id = self.with_session(|s| s.session_id().to_string());
+        let (idle_timeout, proxy) = network(&lock(&self.settings));
         let options = CompactionOptions {
             api_key,
             session_id: Some(session_id),
             custom_instructions: instructions,
             thinking_level: Some(thinking),
+            idle_timeout: Some(idle_timeout),
+            proxy,
             ..CompactionOptions::default()
         };
         let result = compaction::compact(&preparation, &model, &self.stream_fn, &options, cancel)
@@ -833,8 +840,9 @@ pub(crate) fn user_text(message: &AgentMessage) -> Option<String> {
         _ => None,
     }
 }
-/// The longest silence a model call tolerates, from the settings (`Duration::MAX` when they
-/// turn the timeout off).
-fn idle_timeout(settings: &Settings) -> Duration {
-    settings.provider_idle_timeout().unwrap_or(Duration::MAX)
+/// What the settings say of a model call's network: the longest silence it tolerates
+/// (`Duration::MAX` when they turn the timeout off) and the proxy (`httpProxy`).
+fn network(settings: &Settings) -> (Duration, Option<String>) {
+    let idle = settings.provider_idle_timeout().unwrap_or(Duration::MAX);
+    (idle, settings.http_proxy.clone())
 }

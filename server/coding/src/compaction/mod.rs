@@ -75,6 +75,10 @@ pub struct CompactionOptions {
     /// Reasoning effort for reasoning models (newer pi passes the session's level). `None`
     /// keeps pi 0.58's choice: `high` for the history summary, none for a turn prefix.
     pub thinking_level: Option<ThinkingLevel>,
+    /// The longest silence tolerated from the model (`None`: the default).
+    pub idle_timeout: Option<std::time::Duration>,
+    /// The proxy the request goes through (settings' `httpProxy`).
+    pub proxy: Option<String>,
 }
 
 /// A finished compaction, ready for the session's compaction entry.

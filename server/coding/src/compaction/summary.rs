@@ -138,6 +138,11 @@ impl SummaryCall<'_> {
             cancel: self.cancel.clone(),
             headers: self.options.headers.clone(),
             session_id: self.options.session_id.clone(),
+            proxy: self.options.proxy.clone(),
+            idle_timeout: self
+                .options
+                .idle_timeout
+                .unwrap_or(tandem_ai::DEFAULT_IDLE_TIMEOUT),
             ..StreamOptions::default()
         };
         let stream = (self.stream_fn)(self.model, &context, stream_options);

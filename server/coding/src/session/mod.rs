@@ -45,7 +45,10 @@ pub use list::{
     SessionList,
 };
 pub use manager::SessionManager;
-pub use paths::{default_session_dir, encode_cwd, session_file_name, sessions_root};
+pub use paths::{
+    default_session_dir, encode_cwd, resolve_session_dir, session_file_name, sessions_root,
+    SESSION_DIR_ENV,
+};
 
 #[cfg(test)]
 mod tests;

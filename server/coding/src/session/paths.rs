@@ -41,6 +41,34 @@ pub fn default_session_dir(agent_dir: &AgentDir, cwd: &Path) -> PathBuf {
     sessions_root(agent_dir).join(encode_cwd(&cwd.to_string_lossy()))
 }
 
+/// The environment variable that chooses the session folder (pi 1.6), over the settings.
+pub const SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
+
+/// The folder of `cwd`'s session files, in pi 1.6's order: `--session-dir` (`flag`), else
+/// `PI_CODING_AGENT_SESSION_DIR` (`env`), else the settings' `sessionDir` (`setting`; relative
+/// paths from `cwd`, a leading `~/` from the home folder), else [`default_session_dir`].
+pub fn resolve_session_dir(
+    flag: Option<&Path>,
+    env: Option<&str>,
+    setting: Option<&str>,
+    agent_dir: &AgentDir,
+    cwd: &Path,
+) -> PathBuf {
+    let chosen = flag.map(Path::to_path_buf).or_else(|| {
+        let named = [env, setting]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .find(|s| !s.is_empty())?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Some(match (named.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => cwd.join(named),
+        })
+    });
+    chosen.unwrap_or_else(|| default_session_dir(agent_dir, cwd))
+}
+
 /// A session file's name: the header's ISO timestamp with `:` and `.` replaced by `-`, an
 /// underscore, the session id, `.jsonl`.
 pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
@@ -54,6 +82,30 @@ pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flag_then_the_environment_then_the_setting_then_the_default() {
+        let agent = AgentDir::new("/agent");
+        let cwd = Path::new("/work/p");
+        let dir = |flag: Option<&str>, env: Option<&str>, setting: Option<&str>| {
+            resolve_session_dir(flag.map(Path::new), env, setting, &agent, cwd)
+        };
+        assert_eq!(
+            dir(None, None, None),
+            Path::new("/agent/sessions/--work-p--")
+        );
+        assert_eq!(dir(None, None, Some("s")), Path::new("/work/p/s"));
+        assert_eq!(dir(None, None, Some("/abs")), Path::new("/abs"));
+        assert_eq!(dir(None, Some("/env"), Some("/abs")), Path::new("/env"));
+        assert_eq!(dir(None, Some(" "), Some("/abs")), Path::new("/abs"));
+        assert_eq!(
+            dir(Some("/flag"), Some("/env"), Some("/abs")),
+            Path::new("/flag")
+        );
+        if let Some(home) = std::env::var_os("HOME") {
+            assert_eq!(dir(None, None, Some("~/x")), Path::new(&home).join("x"));
+        }
+    }
 
     #[test]
     fn cwd_encoding_matches_pi() {

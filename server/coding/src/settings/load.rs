@@ -254,8 +254,9 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
 }
 
 /// The keys only the agent directory's settings may hold: a project cannot vouch for itself,
-/// nor send the user's requests (and keys) through a proxy of its choosing.
-const GLOBAL_ONLY: &[&str] = &["defaultProjectTrust", "httpProxy"];
+/// send the user's requests (and keys) through a proxy of its choosing, or choose where the
+/// user's conversations are written.
+const GLOBAL_ONLY: &[&str] = &["defaultProjectTrust", "httpProxy", "sessionDir"];
 
 /// The `mcpServers` of an mcp.json file (checked like settings.json's); other keys are pi's.
 fn read_mcp_json(

@@ -18,6 +18,7 @@ mod ls;
 mod process;
 mod read;
 mod read_scan;
+mod selection;
 pub mod truncate;
 mod write;
 
@@ -32,6 +33,7 @@ pub use grep::GrepTool;
 pub use lang::{LanguageTool, Which};
 pub use ls::LsTool;
 pub use read::{image_mime, ReadTool};
+pub use selection::{entry_name, is_tool, select_tools, UnknownTool};
 pub use write::WriteTool;
 
 use tandem_agent::{AgentTool, ToolError};

@@ -140,13 +140,13 @@ fn display_name(model: &Model) -> String {
     }
 }
 
-/// The levels `model` accepts: only `off` for a model without reasoning.
+/// The levels `model` has: only `off` for a model without reasoning; `xhigh` and `max` only
+/// where it offers them.
 pub fn thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
-    if model.reasoning {
-        ThinkingLevel::ALL.to_vec()
-    } else {
-        vec![ThinkingLevel::Off]
-    }
+    ThinkingLevel::ALL
+        .into_iter()
+        .filter(|level| model.effective_thinking(*level) == *level)
+        .collect()
 }
 
 /// The level called `id`.
@@ -176,6 +176,6 @@ mod tests {
         for level in ThinkingLevel::ALL {
             assert_eq!(thinking_from_id(level.as_str()), Some(level));
         }
-        assert_eq!(thinking_from_id("max"), None);
+        assert_eq!(thinking_from_id("maximum"), None);
     }
 }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
 use tandem_ai::ThinkingLevel;
-use tandem_coding::tools::{ALL_TOOLS, LANGUAGE_TOOLS};
+use tandem_coding::tools::{entry_name, is_tool, UnknownTool};
 
 use crate::host::{SessionOptions, ToolSelection};
 use crate::logging::LogOptions;
@@ -602,16 +602,21 @@ fn tool_selection(
     match tools {
         Some(list) => {
             let mut names = Vec::new();
-            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                if ALL_TOOLS.contains(&name) || LANGUAGE_TOOLS.contains(&name) {
-                    names.push(name.to_string());
+            // Plain names, or `+name` / `-name` changes to the default set (pi 1.6).
+            for entry in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let name = entry_name(entry);
+                if is_tool(name) {
+                    names.push(entry.to_string());
                 } else {
-                    warnings.push(format!(
-                        "Unknown tool \"{name}\". Valid tools: {}, {}",
-                        ALL_TOOLS.join(", "),
-                        LANGUAGE_TOOLS.join(", ")
-                    ));
+                    warnings.push(UnknownTool(name.to_string()).to_string());
                 }
+            }
+            let mut entries = list.split(',').map(str::trim).filter(|n| !n.is_empty());
+            let changes_only =
+                entries.clone().next().is_some() && entries.all(|e| e.starts_with(['+', '-']));
+            if names.is_empty() && changes_only {
+                // Only changes, none valid: nothing changes.
+                return ToolSelection::Default;
             }
             ToolSelection::Only(names)
         }

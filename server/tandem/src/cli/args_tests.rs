@@ -102,10 +102,11 @@ fn every_thinking_level_parses_and_a_bad_one_lists_them() {
             Some(level)
         );
     }
-    let text = error(&["--thinking", "max"]);
+    let text = error(&["--thinking", "maximum"]);
     assert!(
         text.contains(
-            "Invalid thinking level \"max\". Valid values: off, minimal, low, medium, high, xhigh"
+            "Invalid thinking level \"maximum\". Valid values: off, minimal, low, medium, high, \
+             xhigh, max"
         ),
         "{text}"
     );

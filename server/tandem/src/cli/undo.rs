@@ -17,6 +17,7 @@ use tandem_coding::session::{self, SessionManager};
 use tandem_coding::{DiskWorkspace, PermissionPolicy};
 
 use super::command::SessionChoice;
+use crate::host::SessionOptions;
 
 /// What `tandem undo` was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,10 +49,11 @@ async fn undo(request: &UndoRequest) -> anyhow::Result<(checkpoint::UndoReport, 
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
     let cwd = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
-    let dir = request
-        .session_dir
-        .clone()
-        .unwrap_or_else(|| session::default_session_dir(&agent_dir, &cwd));
+    let dir = SessionOptions {
+        session_dir: request.session_dir.clone(),
+        ..SessionOptions::default()
+    }
+    .session_dir(&agent_dir, &cwd);
     let path = match &request.session {
         SessionChoice::Open(reference) => crate::run::find_session(reference, &dir, &cwd)?,
         _ => session::find_most_recent(&dir).ok_or_else(|| {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tandem_ai::registry::AgentDir;
 use tandem_ai::ThinkingLevel;
-use tandem_coding::session;
+use tandem_coding::{session, settings};
 
 /// The editor front doors' default tools: pi's default set plus the read-only search tools,
 /// because they see the editor's unsaved buffers and bash's own grep cannot.
@@ -20,8 +20,25 @@ pub enum ToolSelection {
     Default,
     /// [`EDITOR_TOOLS`] (`tandem lsp`, `tandem acp`).
     Editor,
-    /// Exactly these (empty for `--no-tools`).
+    /// A list in pi 1.6's `defaultTools` form over pi's default set (after the settings'
+    /// `defaultTools`): plain names replace (empty for `--no-tools`), `+name` / `-name` change.
     Only(Vec<String>),
+    /// The same over [`EDITOR_TOOLS`]: a list of only `+name` / `-name` changes in an editor
+    /// front door.
+    EditorList(Vec<String>),
+}
+
+impl ToolSelection {
+    /// `entries` (from `--tools` or an editor's configuration) in a front door whose default
+    /// set is [`EDITOR_TOOLS`] when `editor`.
+    pub fn list(entries: Vec<String>, editor: bool) -> ToolSelection {
+        let changes_only = !entries.is_empty() && entries.iter().all(|e| e.starts_with(['+', '-']));
+        if editor && changes_only {
+            ToolSelection::EditorList(entries)
+        } else {
+            ToolSelection::Only(entries)
+        }
+    }
 }
 
 /// The options of a session that do not depend on the front door. `tandem -p` takes them from
@@ -65,19 +82,38 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
-    /// The folder holding the session files of `cwd`.
+    /// The folder holding the session files of `cwd`: `--session-dir`, else
+    /// `PI_CODING_AGENT_SESSION_DIR`, else the agent directory's `sessionDir` setting (a
+    /// project's is refused when its settings load: a cloned repository does not choose where
+    /// the user's conversations are written), else pi's folder for `cwd`. Blocking (reads the
+    /// agent directory's settings.json).
     pub fn session_dir(&self, agent_dir: &AgentDir, cwd: &Path) -> PathBuf {
-        self.session_dir
-            .clone()
-            .unwrap_or_else(|| session::default_session_dir(agent_dir, cwd))
+        let setting = match &self.session_dir {
+            Some(_) => None,
+            None => {
+                settings::load(agent_dir.path(), cwd, false)
+                    .global
+                    .session_dir
+            }
+        };
+        let env = std::env::var(session::SESSION_DIR_ENV).ok();
+        session::resolve_session_dir(
+            self.session_dir.as_deref(),
+            env.as_deref(),
+            setting.as_deref(),
+            agent_dir,
+            cwd,
+        )
     }
 
     /// These options in an editor front door: without `--tools` / `--no-tools`, the
     /// [`ToolSelection::Editor`] set.
     pub fn in_editor(mut self) -> SessionOptions {
-        if self.tools == ToolSelection::Default {
-            self.tools = ToolSelection::Editor;
-        }
+        self.tools = match self.tools {
+            ToolSelection::Default => ToolSelection::Editor,
+            ToolSelection::Only(entries) => ToolSelection::list(entries, true),
+            other => other,
+        };
         self
     }
 

@@ -689,26 +689,30 @@ fn assemble(
     );
     let features = intel.as_ref().map(|i| i.features()).unwrap_or_default();
     let offered = tools::language_tools(features);
-    let mut tool_names: Vec<String> = match &options.tools {
-        ToolSelection::Default => DEFAULT_TOOLS
-            .iter()
-            .chain(&offered)
-            .map(|s| s.to_string())
-            .collect(),
-        ToolSelection::Editor => EDITOR_TOOLS
-            .iter()
-            .chain(&offered)
-            .map(|s| s.to_string())
-            .collect(),
-        // Named language tools without a source to answer them are left out.
-        ToolSelection::Only(names) => names
-            .iter()
-            .filter(|n| {
-                !tools::LANGUAGE_TOOLS.contains(&n.as_str()) || offered.contains(&n.as_str())
-            })
-            .cloned()
-            .collect(),
+    // The front door's default set and the language tools a source answers, changed by the
+    // settings' `defaultTools` (the user's, then the project's) and `--tools`.
+    let (base, flag): (&[&str], Option<&Vec<String>>) = match &options.tools {
+        ToolSelection::Default => (&DEFAULT_TOOLS, None),
+        ToolSelection::Editor => (&EDITOR_TOOLS, None),
+        ToolSelection::Only(list) => (&DEFAULT_TOOLS, Some(list)),
+        ToolSelection::EditorList(list) => (&EDITOR_TOOLS, Some(list)),
     };
+    let base: Vec<&str> = base.iter().chain(&offered).copied().collect();
+    let lists: Vec<&[String]> = [
+        loaded.global.default_tools.as_deref(),
+        loaded.project.default_tools.as_deref(),
+        flag.map(Vec::as_slice),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let (chosen, unknown) = tools::select_tools(&base, &lists);
+    problems.extend(unknown.iter().map(|u| format!("defaultTools: {u}")));
+    // Named language tools without a source to answer them are left out.
+    let mut tool_names: Vec<String> = chosen
+        .into_iter()
+        .filter(|n| !tools::LANGUAGE_TOOLS.contains(&n.as_str()) || offered.contains(&n.as_str()))
+        .collect();
     let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
     let mut tools = tools::tools(&env, &name_refs);
     for tool in extra_tools {

@@ -147,7 +147,7 @@ impl ServerConfig {
         options.default_thinking = c.thinking_level.map(to_core);
         // The editor's tool set, unless the command line chose one.
         if let (ToolSelection::Editor, Some(tools)) = (&options.tools, c.tools) {
-            options.tools = ToolSelection::Only(tools);
+            options.tools = ToolSelection::list(tools, true);
         }
         options
     }

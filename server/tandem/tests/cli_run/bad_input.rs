@@ -171,7 +171,8 @@ fn an_invalid_thinking_level_lists_the_valid_ones() {
     );
     assert!(
         stderr.contains(
-            "Invalid thinking level \"extreme\". Valid values: off, minimal, low, medium, high, xhigh"
+            "Invalid thinking level \"extreme\". Valid values: off, minimal, low, medium, high, \
+             xhigh, max"
         ),
         "{stderr}"
     );

@@ -198,6 +198,11 @@ impl Sandbox {
 
     /// Runs `tandem <args>` exactly as given; `stdin` is piped in when given, else closed.
     pub fn run_raw(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        self.run_with_env(args, stdin, &[])
+    }
+
+    /// [`Sandbox::run_raw`] with these environment variables set too.
+    pub fn run_with_env(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tandem"));
         cmd.args(args)
             .current_dir(&self.cwd)
@@ -205,6 +210,7 @@ impl Sandbox {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("PI_CODING_AGENT_DIR", &self.agent_dir)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let output = match stdin {
