@@ -196,6 +196,38 @@ fn a_context_past_the_threshold_after_an_answer_is_compacted() {
     assert_eq!(entries[5]["summary"], end["result"]["summary"]);
 }
 
+#[test]
+fn compaction_model_overrides_move_the_threshold_for_that_model_only() {
+    // 2500 of 4096 with the ordinary 1000 reserved: under the threshold, no compaction.
+    let quiet = small_window(WireApi::OpenAiCompletions);
+    quiet.answer(&Turn::text(long_first_answer()).with_usage(2500, 20, 0));
+    let run = quiet.run(&["--mode", "json", "look at everything"]);
+    run.expect_code(0);
+    assert!(!run.types().iter().any(|t| t == "compaction_start"));
+
+    // The model's override reserves 2000: the same answer is past it. Another model's entry
+    // changes nothing, and keepRecentTokens still comes from the ordinary setting.
+    let sandbox = small_window(WireApi::OpenAiCompletions);
+    sandbox.write_settings(json!({"compaction": {
+        "reserveTokens": 1000,
+        "keepRecentTokens": 10,
+        "modelOverrides": {
+            "mock/mock-model": {"reserveTokens": 2000},
+            "mock/other-model": {"reserveTokens": 0}
+        }
+    }}));
+    sandbox.answer(&Turn::text(long_first_answer()).with_usage(2500, 20, 0));
+    sandbox.answer(&Turn::text("Summary T."));
+    let run = sandbox.run(&["--mode", "json", "look at everything"]);
+    run.expect_code(0);
+    let lines = run.json_lines();
+    assert_eq!(find(&lines, "compaction_start")["reason"], "threshold");
+    assert_eq!(
+        find(&lines, "compaction_end")["result"]["tokensBefore"],
+        2520
+    );
+}
+
 /// A sandbox whose second prompt overflows and whose summary call is then refused.
 fn failed_recovery() -> Sandbox {
     let api = WireApi::AnthropicMessages;
