@@ -585,6 +585,9 @@ impl Agent {
             timestamp: now_millis(),
             response_id: None,
             error_message: Some(error.clone()),
+            raw_stop_reason: None,
+            duration_ms: None,
+            thinking_level: None,
             failure: Some(FailureKind::Other),
         };
         let message: AgentMessage = AgentMessage::Llm(Message::Assistant(message));

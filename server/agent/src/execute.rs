@@ -87,6 +87,7 @@ fn result_message(call: &ToolCall, f: &Finalized) -> ToolResultMessage {
         content: f.result.content.clone(),
         details: f.result.details.clone(),
         is_error: f.is_error,
+        duration_ms: f.duration_ms,
         timestamp: now_millis(),
         usage: f.result.usage,
         added_tool_names: f

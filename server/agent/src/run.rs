@@ -238,6 +238,7 @@ async fn stream_assistant_response(
     if let Some(key) = key {
         options.api_key = Some(key);
     }
+    let started = std::time::Instant::now();
     let mut stream = (config.stream_fn)(&config.model, &llm_context, options);
 
     let mut partial_added = false;
@@ -263,10 +264,17 @@ async fn stream_assistant_response(
         }
     }
     // The stream always records a final message (a vanished producer yields a synthetic error).
-    let final_message = match stream.final_message() {
+    let mut final_message = match stream.final_message() {
         Some(m) => m.clone(),
         None => stream.result().await,
     };
+    // As pi 1.6 records a call: how long it took and the level it was made at.
+    final_message
+        .duration_ms
+        .get_or_insert_with(|| u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+    final_message
+        .thinking_level
+        .get_or_insert(config.thinking_level);
     if partial_added {
         if let Some(last) = context.messages.last_mut() {
             *last = final_message.clone().into();

@@ -33,6 +33,10 @@ pub struct ToolOutput {
     /// Structured data for the UI (a diff, a file list); never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// The result as data for programs rather than the model (pi 1.6's `structuredContent`:
+    /// read's text, bash's output, exit code and time); never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
     /// Tokens the tool itself spent, when it called a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,

@@ -12,6 +12,7 @@ pub fn apply_cost(usage: &mut Usage, prices: &ModelCost) {
     usage.cost.cache_write = per(prices.cache_write, usage.cache_write);
     usage.cost.total =
         usage.cost.input + usage.cost.output + usage.cost.cache_read + usage.cost.cache_write;
+    usage.cost.total_from_provider = Some(false);
 }
 
 #[cfg(test)]
@@ -31,6 +32,7 @@ mod tests {
             output: 2_000,
             cache_read: 10_000,
             cache_write: 400,
+            reasoning: None,
             total_tokens: 13_400,
             ..Usage::default()
         };

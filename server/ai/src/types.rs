@@ -146,6 +146,10 @@ pub struct UsageCost {
     pub cache_write: f64,
     /// Sum of the above.
     pub total: f64,
+    /// Whether `total` is what the provider reported (pi 1.6; `false` once computed from the
+    /// model's prices, absent on a partial message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 /// Token usage of one model call, with its cost.
@@ -160,6 +164,9 @@ pub struct Usage {
     pub cache_read: u64,
     /// Input tokens written to the provider's cache.
     pub cache_write: u64,
+    /// The part of `output` spent reasoning, where the provider says (pi 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     /// Total tokens as the provider counts them.
     pub total_tokens: u64,
     /// Cost of this usage.
@@ -247,6 +254,15 @@ pub struct AssistantMessage {
     /// What went wrong, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The provider's own stop reason (`tool_calls`, `end_turn`, …), as pi 1.6 keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    /// How long the call took, from its start to its last event (pi 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The thinking level the call was made at (pi 1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<crate::model::ThinkingLevel>,
     /// What kind of failure `error_message` describes, for the retry decision; known only for
     /// a call made in this process (never saved).
     #[serde(skip)]
@@ -266,6 +282,9 @@ impl AssistantMessage {
             timestamp: now_millis(),
             response_id: None,
             error_message: None,
+            raw_stop_reason: None,
+            duration_ms: None,
+            thinking_level: None,
             failure: None,
         }
     }
@@ -305,6 +324,9 @@ pub struct ToolResultMessage {
     pub details: Option<Value>,
     /// True when the tool failed.
     pub is_error: bool,
+    /// How long the tool ran (pi 1.6; absent when it did not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// Milliseconds since the epoch.
     pub timestamp: i64,
     /// Usage spent by the tool itself, when it called a model.
@@ -332,6 +354,7 @@ impl ToolResultMessage {
             })],
             details: None,
             is_error,
+            duration_ms: None,
             timestamp: now_millis(),
             usage: None,
             added_tool_names: None,

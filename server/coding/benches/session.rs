@@ -46,6 +46,7 @@ fn message(i: usize) -> AgentMessage {
             m.usage = Usage {
                 input: 1200,
                 output: 40,
+                reasoning: None,
                 total_tokens: 1240,
                 ..Usage::default()
             };

@@ -290,6 +290,7 @@ pub async fn run(
             output: u.output,
             cache_read: u.cache_read,
             cache_write: u.cache_write,
+            reasoning: None,
             total_tokens: u.input + u.output + u.cache_read + u.cache_write,
             ..Usage::default()
         },
@@ -299,6 +300,7 @@ pub async fn run(
             Usage {
                 input,
                 output,
+                reasoning: None,
                 total_tokens: input + output,
                 ..Usage::default()
             }

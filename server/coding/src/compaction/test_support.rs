@@ -25,6 +25,7 @@ pub fn assistant(text: &str, usage: Option<(u64, u64)>) -> AgentMessage {
         m.usage = Usage {
             input,
             output,
+            reasoning: None,
             total_tokens: input + output,
             ..Usage::default()
         };

@@ -97,11 +97,13 @@ fn usage_gives_context_tokens() {
         output: 500,
         cache_read: 200,
         cache_write: 100,
+        reasoning: None,
         total_tokens: 0,
         ..Usage::default()
     };
     assert_eq!(calculate_context_tokens(&usage), 1800);
     let reported = Usage {
+        reasoning: None,
         total_tokens: 42,
         ..usage
     };

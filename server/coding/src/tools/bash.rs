@@ -137,11 +137,12 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
         timeout,
         output_limit: REMOTE_OUTPUT_LIMIT,
     };
+    let started = Instant::now();
     if let Some(remote) = env
         .workspace
         .run_command(&call.call_id, request, call.cancel.clone())
     {
-        return run_remote(remote, timeout_secs).await;
+        return run_remote(remote, timeout_secs, started).await;
     }
     // Only here, when no client terminal runs it: the command runs exactly once.
     let mut process = GroupProcess::spawn(&shell, &script, &env.cwd).map_err(|e| {
@@ -187,13 +188,14 @@ async fn run(env: &ToolEnv, call: ToolInvocation) -> Result<ToolOutput, ToolErro
         stream.send(&mut capture).await;
     }
     let snapshot = capture.finish().await;
-    finish(ending, &snapshot, timeout_secs)
+    finish(ending, &snapshot, timeout_secs, started)
 }
 
 /// Waits for a command the workspace runs, then answers as for a local one.
 async fn run_remote(
     remote: BoxFuture<'_, Result<CommandOutcome, WorkspaceError>>,
     timeout_secs: Option<f64>,
+    started: Instant,
 ) -> Result<ToolOutput, ToolError> {
     let outcome = remote
         .await
@@ -206,7 +208,7 @@ async fn run_remote(
         CommandEnding::Aborted => Ending::Aborted,
     };
     let snapshot = capture.finish().await;
-    finish(ending, &snapshot, timeout_secs)
+    finish(ending, &snapshot, timeout_secs, started)
 }
 
 /// A failure: the output (when there is any), a blank line, then what happened.
@@ -223,6 +225,7 @@ fn finish(
     ending: Ending,
     snapshot: &Snapshot,
     timeout_secs: Option<f64>,
+    started: Instant,
 ) -> Result<ToolOutput, ToolError> {
     match ending {
         Ending::Aborted => Err(with_status(render(snapshot, ""), "Command aborted".into())),
@@ -233,8 +236,10 @@ fn finish(
                 timeout_secs.unwrap_or_default()
             ),
         )),
-        Ending::Exited(status) => exited(snapshot, status.code(), || terminated_by_signal(status)),
-        Ending::Remote { code, signal } => exited(snapshot, code, || match signal {
+        Ending::Exited(status) => exited(snapshot, status.code(), started, || {
+            terminated_by_signal(status)
+        }),
+        Ending::Remote { code, signal } => exited(snapshot, code, started, || match signal {
             Some(name) => format!("Command was terminated by signal {name}"),
             None => "Command ended without an exit code".to_string(),
         }),
@@ -245,12 +250,16 @@ fn finish(
 fn exited(
     snapshot: &Snapshot,
     code: Option<i32>,
+    started: Instant,
     signal: impl FnOnce() -> String,
 ) -> Result<ToolOutput, ToolError> {
     let text = render(snapshot, "(no output)");
     match code {
         Some(0) => {
-            let output = ToolOutput::text(text);
+            let output = ToolOutput {
+                structured_content: Some(snapshot.structured(0, started)),
+                ..ToolOutput::text(text)
+            };
             Ok(match snapshot.truncated_details() {
                 Some(details) => output.with_details(details),
                 None => output,
@@ -305,6 +314,28 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
 }
 
 impl Snapshot {
+    /// pi 1.6's `structuredContent` of a command that exited: the output kept (the tail, when
+    /// it was cut), whether it was cut and where the whole of it is, the exit code, and the wall
+    /// time in tenths of a second.
+    fn structured(&self, exit_code: i32, started: Instant) -> Value {
+        let t = &self.truncation;
+        let tenths = (started.elapsed().as_millis() + 50) / 100;
+        let mut value = json!({
+            "output": t.content,
+            "truncated": t.truncated(),
+        });
+        if let (true, Some(path)) = (t.truncated(), &self.full_output) {
+            value["full_output_path"] = json!(path.display().to_string());
+        }
+        value["exit_code"] = json!(exit_code);
+        // Whole seconds as integers, as JavaScript prints them.
+        value["wall_time_seconds"] = match tenths % 10 {
+            0 => json!(tenths / 10),
+            _ => json!(tenths as f64 / 10.0),
+        };
+        value
+    }
+
     /// pi's `details` for a cut output: the truncation and the log's path.
     fn truncated_details(&self) -> Option<Value> {
         let t = &self.truncation;

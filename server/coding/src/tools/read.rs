@@ -247,10 +247,14 @@ fn scan_error(path: &Path, e: ScanError) -> ToolError {
 
 fn image_output(mime: &str, bytes: &[u8]) -> ToolOutput {
     let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let note = format!("Read image file [{mime}]");
     ToolOutput {
+        structured_content: Some(json!({
+            "type": "image", "data": data, "mimeType": mime, "note": note,
+        })),
         content: vec![
             UserBlock::Text(TextContent {
-                text: format!("Read image file [{mime}]"),
+                text: note,
                 text_signature: None,
             }),
             UserBlock::Image(ImageContent {
@@ -330,7 +334,10 @@ fn text_output(window: &Window, args: &Args) -> Result<ToolOutput, ToolError> {
             "\n\n[This file is not valid UTF-8: bytes that are not text are shown as U+FFFD.]",
         );
     }
-    let output = ToolOutput::text(text);
+    let output = ToolOutput {
+        structured_content: Some(Value::String(text.clone())),
+        ..ToolOutput::text(text)
+    };
     Ok(match details {
         Some(d) => output.with_details(d),
         None => output,

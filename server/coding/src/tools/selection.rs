@@ -124,14 +124,15 @@ mod tests {
             &[&list(&["+codemode", "read", "-codemode", "powershell"])],
         );
         assert_eq!(chosen, ["read"]);
+        // Plain names are read first, then the changes.
         assert_eq!(
             unknown,
             [
-                UnknownTool("codemode".into()),
-                UnknownTool("powershell".into())
+                UnknownTool("powershell".into()),
+                UnknownTool("codemode".into())
             ]
         );
-        assert!(unknown[0]
+        assert!(unknown[1]
             .to_string()
             .starts_with("Unknown tool \"codemode\". Valid tools: read,"));
     }

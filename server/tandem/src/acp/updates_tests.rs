@@ -387,6 +387,7 @@ fn a_history_replays_as_user_agent_and_finished_tool_updates() {
             })],
             details: None,
             is_error: false,
+            duration_ms: None,
             timestamp: 0,
             usage: None,
             added_tool_names: None,

@@ -74,7 +74,7 @@ fn normalized(lines: Vec<Value>) -> Vec<Value> {
             Value::Object(fields) => {
                 for (key, field) in fields.iter_mut() {
                     match key.as_str() {
-                        "timestamp" | "durationMs" => *field = json!("…"),
+                        "timestamp" | "durationMs" | "wall_time_seconds" => *field = json!("…"),
                         _ => blank(field),
                     }
                 }
@@ -104,37 +104,6 @@ fn known_gaps(lines: Vec<Value>) -> Vec<Value> {
     fn is_system(message: &Value) -> bool {
         message["role"] == "system"
     }
-    fn strip(value: &mut Value) {
-        match value {
-            Value::Object(fields) => {
-                // Gap: pi 1.6's usage counts `reasoning` tokens and says whether the cost came
-                // from the provider (`cost.totalFromProvider`).
-                if let Some(usage) = fields.get_mut("usage").and_then(Value::as_object_mut) {
-                    usage.shift_remove("reasoning");
-                    if let Some(cost) = usage.get_mut("cost").and_then(Value::as_object_mut) {
-                        cost.shift_remove("totalFromProvider");
-                    }
-                }
-                match fields.get("role").and_then(Value::as_str) {
-                    // Gap: pi 1.6's assistant messages keep the provider's raw stop reason, how
-                    // long the call took and the thinking level it ran at.
-                    Some("assistant") => {
-                        for key in ["rawStopReason", "durationMs", "thinkingLevel"] {
-                            fields.shift_remove(key);
-                        }
-                    }
-                    // Gap: pi 1.6's tool results record how long the tool ran.
-                    Some("toolResult") => {
-                        fields.shift_remove("durationMs");
-                    }
-                    _ => {}
-                }
-                fields.values_mut().for_each(strip);
-            }
-            Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
     for mut line in lines {
         let kind = line["type"].as_str().unwrap_or_default().to_string();
@@ -146,14 +115,6 @@ fn known_gaps(lines: Vec<Value>) -> Vec<Value> {
         if let Some(messages) = line.get_mut("messages").and_then(Value::as_array_mut) {
             messages.retain(|m| !is_system(m));
         }
-        // Gap: pi 1.6's tool results carry `structuredContent` (read: the text; bash: output,
-        // truncation, exit code, wall time) besides `content`.
-        if kind == "tool_execution_end" {
-            if let Some(result) = line.get_mut("result").and_then(Value::as_object_mut) {
-                result.shift_remove("structuredContent");
-            }
-        }
-        strip(&mut line);
         out.push(line);
     }
     provider_block_order(out)
@@ -208,6 +169,14 @@ async fn json_mode_prints_pi_16_lines_for_the_same_conversation() {
     let mock = MockLlm::start().await.expect("mock LLM");
     let pi = json_run(&mock, Agent::Pi16).await;
     let tandem = json_run(&mock, Agent::Tandem).await;
+    if let Ok(dir) = std::env::var("TANDEM_DUMP_JSON") {
+        let dump = |name: &str, lines: &[Value]| {
+            let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+            std::fs::write(format!("{dir}/{name}.jsonl"), text.join("\n")).expect("dump");
+        };
+        dump("pi16", &pi);
+        dump("tandem", &tandem);
+    }
 
     // Delta-only updates: no line carries the partial message.
     for line in tandem.iter().filter(|l| l["type"] == "message_update") {

@@ -141,6 +141,7 @@ impl Decoder<'_> {
                     .and_then(|d| d.get("stop_reason"))
                     .and_then(Value::as_str);
                 if let Some(stop) = stop {
+                    writer.message_mut().raw_stop_reason = Some(stop.to_string());
                     self.outcome = Ok(map_stop_reason(self.model, stop)?);
                     if let Some(refusal) = refusal(self.model, stop) {
                         self.outcome = Err(refusal);
@@ -254,6 +255,14 @@ impl Decoder<'_> {
                 None if reset => *slot = 0,
                 None => {}
             }
+        }
+        // Thinking tokens, part of the output, where the API reports them (pi 1.6).
+        if let Some(thinking) = usage
+            .get("output_tokens_details")
+            .and_then(|d| d.get("thinking_tokens"))
+            .and_then(Value::as_u64)
+        {
+            target.reasoning = Some(thinking);
         }
         target.total_tokens = target.input + target.output + target.cache_read + target.cache_write;
         apply_cost(target, &self.model.cost);

@@ -168,6 +168,7 @@ pub async fn decode(
                 apply_part(writer, part).await;
             }
             if let Some(reason) = candidate.finish_reason {
+                writer.message_mut().raw_stop_reason = Some(reason.clone());
                 finish = Some(Finish::from_wire(
                     &reason,
                     candidate.finish_message.as_deref(),
@@ -272,6 +273,7 @@ fn set_usage(writer: &mut StreamWriter, metadata: &UsageMetadata, model: &Model)
         .saturating_add(metadata.thoughts_token_count.unwrap_or(0));
     usage.cache_read = cached;
     usage.cache_write = 0;
+    usage.reasoning = Some(metadata.thoughts_token_count.unwrap_or(0));
     usage.total_tokens = metadata.total_token_count.unwrap_or(0);
     apply_cost(usage, &model.cost);
 }

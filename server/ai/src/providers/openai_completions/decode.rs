@@ -112,6 +112,7 @@ impl Decoder<'_> {
         };
 
         if let Some(reason) = choice["finish_reason"].as_str() {
+            writer.message_mut().raw_stop_reason = Some(reason.to_string());
             self.finish = Some(self.map_finish(reason)?);
         }
         let delta = &choice["delta"];
@@ -285,6 +286,11 @@ fn count(value: &Value) -> u64 {
 pub fn parse_usage(raw: &Value, model: &Model) -> Usage {
     let cached = count(&raw["prompt_tokens_details"]["cached_tokens"]);
     let reasoning = count(&raw["completion_tokens_details"]["reasoning_tokens"]);
+    // What pi 1.6 reports as `usage.reasoning` (some servers put it at the top level).
+    let reported = match reasoning {
+        0 => count(&raw["reasoning_tokens"]),
+        n => n,
+    };
     let input = count(&raw["prompt_tokens"]).saturating_sub(cached);
     let output = count(&raw["completion_tokens"]).saturating_add(reasoning);
     let mut usage = Usage {
@@ -292,6 +298,7 @@ pub fn parse_usage(raw: &Value, model: &Model) -> Usage {
         output,
         cache_read: cached,
         cache_write: 0,
+        reasoning: Some(reported),
         total_tokens: input.saturating_add(output).saturating_add(cached),
         ..Usage::default()
     };

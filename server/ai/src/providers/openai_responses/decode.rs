@@ -287,12 +287,27 @@ impl Decoder<'_> {
                 output: count(usage.get("output_tokens")),
                 cache_read: cached,
                 cache_write: 0,
+                reasoning: Some(count(
+                    usage
+                        .get("output_tokens_details")
+                        .and_then(|d| d.get("reasoning_tokens")),
+                )),
                 total_tokens: count(usage.get("total_tokens")),
                 ..Usage::default()
             };
         }
         apply_cost(&mut message.usage, &self.model.cost);
         let status = response.get("status").and_then(Value::as_str);
+        // pi 1.6 keeps the status, with the reason a limit cut it: `incomplete.max_output_tokens`.
+        message.raw_stop_reason = status.map(|status| {
+            match response
+                .pointer("/incomplete_details/reason")
+                .and_then(Value::as_str)
+            {
+                Some(reason) => format!("{status}.{reason}"),
+                None => status.to_string(),
+            }
+        });
         let reason = match status {
             None | Some("completed" | "in_progress" | "queued") => StopReason::Stop,
             Some("incomplete") => StopReason::Length,

@@ -301,6 +301,9 @@ mod tests {
             timestamp: 2,
             response_id: None,
             error_message: None,
+            raw_stop_reason: None,
+            duration_ms: None,
+            thinking_level: None,
             failure: None,
         })
     }
