@@ -8,11 +8,14 @@
 //! the session's subscribers. After a run the session waits for the pump to catch up before it
 //! decides on retries or compaction, so the file and the decisions always agree.
 
+mod bash;
+mod controls;
 mod events;
 mod hooks;
 mod pump;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tandem_ai::sync::lock;
 
@@ -25,6 +28,8 @@ use tandem_ai::{
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+pub use bash::BashResult;
+pub use controls::{ContextUsage, ForkPoint, SessionStats, TokenTotals};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, SessionEvent};
 
 use crate::calls::CallRecords;
@@ -52,6 +57,9 @@ pub enum SessionError {
     /// The work was aborted ([`AgentSession::abort`]) before it finished.
     #[error("{0} was aborted")]
     Aborted(&'static str),
+    /// A user's shell command could not run.
+    #[error("{0}")]
+    Bash(String),
 }
 
 /// What an agent session is built from.
@@ -132,6 +140,14 @@ pub struct AgentSession {
     /// Cancels retry waits and compactions of the current prompt.
     run_cancel: Mutex<CancellationToken>,
     calls: Arc<CallRecords>,
+    /// A compaction is running.
+    compacting: AtomicBool,
+    /// A retry waits for its delay.
+    retry_waiting: AtomicBool,
+    /// Cancels the user's running shell command ([`bash`]).
+    bash: Mutex<Option<CancellationToken>>,
+    /// User commands that ended during a run, recorded when it settles.
+    pending_bash: Mutex<Vec<AgentMessage>>,
 }
 
 /// What to do after a run.
@@ -210,6 +226,10 @@ impl AgentSession {
             registry: options.registry,
             run_cancel: Mutex::new(CancellationToken::new()),
             calls: options.calls,
+            compacting: AtomicBool::new(false),
+            retry_waiting: AtomicBool::new(false),
+            bash: Mutex::new(None),
+            pending_bash: Mutex::new(Vec::new()),
         })
     }
 
@@ -453,6 +473,9 @@ impl AgentSession {
             }
         }
         self.record_checkpoint(start.as_deref());
+        if let Err(e) = self.flush_pending_bash() {
+            lock(&self.shared.persist_error).get_or_insert(e.to_string());
+        }
         self.shared
             .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled {
                 aborted: cancel.is_cancelled(),
@@ -482,9 +505,21 @@ impl AgentSession {
         context: Option<&str>,
         queue: Queue,
     ) -> Result<(), SessionError> {
+        self.queue_with_images(text, Vec::new(), context, queue)
+            .await
+    }
+
+    /// [`AgentSession::queue`] with images attached to the message.
+    pub async fn queue_with_images(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        context: Option<&str>,
+        queue: Queue,
+    ) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
         lock(&self.shared.queued).push(expanded.clone());
-        let messages = with_context(context, user_message(&expanded, Vec::new()).into());
+        let messages = with_context(context, user_message(&expanded, images).into());
         match queue {
             Queue::Steering => self.agent.steer_all(messages),
             Queue::FollowUp => self.agent.follow_up_all(messages),
@@ -670,9 +705,15 @@ impl AgentSession {
             }))
             .await;
         self.drop_failed_turn();
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => AfterRun::Continue,
-            _ = cancel.cancelled() => {
+        self.retry_waiting.store(true, Ordering::Release);
+        let waited = tokio::select! {
+            _ = tokio::time::sleep(delay) => true,
+            _ = cancel.cancelled() => false,
+        };
+        self.retry_waiting.store(false, Ordering::Release);
+        match waited {
+            true => AfterRun::Continue,
+            false => {
                 self.shared
                     .emit(AgentSessionEvent::Session(SessionEvent::AutoRetryEnd {
                         success: false,
@@ -698,7 +739,9 @@ impl AgentSession {
                 reason,
             }))
             .await;
+        self.compacting.store(true, Ordering::Release);
         let outcome = self.compact_inner(instructions, cancel).await;
+        self.compacting.store(false, Ordering::Release);
         let end = match &outcome {
             Ok(info) => SessionEvent::CompactionEnd {
                 reason,
