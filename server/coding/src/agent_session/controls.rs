@@ -152,27 +152,39 @@ impl AgentSession {
         self.compacting.load(Ordering::Acquire)
     }
 
-    /// The text of the last assistant message (its text blocks joined), `None` when there is
-    /// none or it has no text.
+    /// The text of the last answer: the newest assistant message that ended normally or has
+    /// text (a turn that failed, was aborted or only called tools is skipped unless it has
+    /// text), its text blocks joined; `None` when there is none.
     pub fn last_assistant_text(&self) -> Option<String> {
-        let last = self.last_assistant()?;
-        let text: Vec<&str> = last
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                AssistantBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let text = text.join("");
-        (!text.trim().is_empty()).then_some(text)
+        let has_text = |a: &tandem_ai::AssistantMessage| {
+            a.content
+                .iter()
+                .any(|b| matches!(b, AssistantBlock::Text(t) if !t.text.trim().is_empty()))
+        };
+        let last = self.agent.with_state(|s| {
+            s.messages
+                .iter()
+                .rev()
+                .filter_map(AgentMessage::as_assistant)
+                .find(|a| a.stop_reason == tandem_ai::StopReason::Stop || has_text(a))
+                .cloned()
+        })?;
+        Some(
+            last.content
+                .iter()
+                .filter_map(|b| match b {
+                    AssistantBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        )
     }
 
-    /// The user prompts of the current branch, oldest first: where the session can be forked.
+    /// Every user prompt of the session file with text, in order: where it can be forked.
     pub fn fork_points(&self) -> Vec<ForkPoint> {
         self.with_session(|s| {
-            s.branch_path()
-                .into_iter()
+            s.entries()
+                .iter()
                 .filter_map(|e| match &e.kind {
                     EntryKind::Message {
                         message: AgentMessage::Llm(Message::User(u)),
@@ -182,6 +194,7 @@ impl AgentSession {
                     }),
                     _ => None,
                 })
+                .filter(|p| !p.text.is_empty())
                 .collect()
         })
     }
