@@ -15,7 +15,7 @@ mod hooks;
 mod pump;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tandem_ai::sync::lock;
 
@@ -101,10 +101,13 @@ struct Shared {
     persist_error: Mutex<Option<String>>,
     /// Texts of the messages queued through the session, to report their delivery.
     queued: Mutex<Vec<String>>,
+    /// Events emitted so far.
+    emitted: AtomicU64,
 }
 
 impl Shared {
     async fn emit(&self, event: AgentSessionEvent) {
+        self.emitted.fetch_add(1, Ordering::AcqRel);
         let subscribers = lock(&self.subscribers).clone();
         for s in &subscribers {
             let _ = s.send(event.clone()).await;
@@ -214,6 +217,7 @@ impl AgentSession {
             ends,
             persist_error: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
+            emitted: AtomicU64::new(0),
         });
         pump::start(&agent, shared.clone());
         Ok(AgentSession {
@@ -244,6 +248,14 @@ impl AgentSession {
         let (tx, rx) = mpsc::channel(1024);
         lock(&self.shared.subscribers).push(tx);
         rx
+    }
+
+    /// How many events the session has emitted so far (each reaches every subscriber, in
+    /// order): a front door that answers commands beside the event stream waits until its
+    /// subscriber has handled this many before it answers, so the answer follows the events
+    /// the command caused.
+    pub fn emitted_events(&self) -> u64 {
+        self.shared.emitted.load(Ordering::Acquire)
     }
 
     /// The agent (state, queues).

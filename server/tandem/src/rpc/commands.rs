@@ -36,6 +36,12 @@ async fn send(value: Value) {
     Stdout.send(value).await;
 }
 
+/// Sends a response once the session's events so far are written.
+async fn respond(rpc: &Rpc, value: Value) {
+    rpc.held().caught_up().await;
+    send(value).await;
+}
+
 /// Handles one input line.
 pub(super) async fn dispatch(rpc: &Arc<Rpc>, incoming: Incoming) {
     match incoming {
@@ -48,7 +54,7 @@ pub(super) async fn dispatch(rpc: &Arc<Rpc>, incoming: Incoming) {
                 Ok(None) => return,
                 Err(error) => wire::failure(id, Some(&kind), &error),
             };
-            send(response).await;
+            respond(rpc, response).await;
         }
     }
 }
@@ -166,6 +172,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
         "compact" => {
             let instructions = args.opt_string("customInstructions")?.map(str::to_string);
             let kind = kind.to_string();
+            let rpc = rpc.clone();
             tokio::spawn(async move {
                 let response = match session.compact(instructions).await {
                     Ok(result) => match to_json(&result) {
@@ -174,7 +181,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                     },
                     Err(e) => wire::failure(id, Some(&kind), &e.to_string()),
                 };
-                send(response).await;
+                respond(&rpc, response).await;
             });
             Ok(None)
         }
@@ -194,6 +201,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             let command = args.string("command")?.to_string();
             let exclude = args.opt_boolean("excludeFromContext")?.unwrap_or(false);
             let kind = kind.to_string();
+            let rpc = rpc.clone();
             tokio::spawn(async move {
                 let updates_id = id.clone();
                 let result = session
@@ -208,7 +216,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                     Ok(data) => wire::success(id, &kind, Some(data)),
                     Err(e) => wire::failure(id, Some(&kind), &e),
                 };
-                send(response).await;
+                respond(&rpc, response).await;
             });
             Ok(None)
         }
@@ -350,11 +358,10 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
     // Problems that refuse the prompt before it starts are its response's (a skill that
     // cannot be read).
     session.expand(&message).map_err(|e| e.to_string())?;
-    send(wire::success(
-        id,
-        "prompt",
-        Some(json!({ "disposition": "started" })),
-    ))
+    respond(
+        rpc,
+        wire::success(id, "prompt", Some(json!({ "disposition": "started" }))),
+    )
     .await;
     let pending = held.pending_trust.lock().ok().and_then(|mut p| p.take());
     let asker = rpc.clone();

@@ -32,16 +32,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::anyhow;
+use serde_json::Value;
 use tandem_ai::registry::{AgentDir, ModelRegistry};
 use tandem_ai::sync::lock;
+use tandem_coding::agent_session::AgentSessionEvent;
 use tandem_coding::session::SessionManager;
 use tandem_coding::trust::{ProtectedResources, TrustDecision};
 use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
+use tokio::sync::watch;
 
 use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::RunArgs;
-use crate::host::pump::Batching;
+use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::setup::{decide_trust, prepare, prepare_history, SessionRequest};
 use crate::host::turns::Live;
 use crate::langserver::LanguageServers;
@@ -58,6 +61,10 @@ const STOP_LIMIT: Duration = Duration::from_secs(10);
 /// One session as RPC mode holds it: the live session and what was started beside it.
 struct Held {
     live: Arc<Live>,
+    /// How many of the session's events have been written (see [`Held::caught_up`]).
+    written: watch::Receiver<u64>,
+    /// Events the session had emitted before they were forwarded.
+    emitted_before: u64,
     registry: Arc<ModelRegistry>,
     mcp: Mutex<McpTools>,
     languages: Mutex<Option<Arc<LanguageServers>>>,
@@ -66,6 +73,19 @@ struct Held {
 }
 
 impl Held {
+    /// Waits until every event the session has emitted so far is written, so a response
+    /// follows the events its command caused (a `queue_update` before `steer`'s answer, the
+    /// compaction's events before `compact`'s), as pi writes them.
+    async fn caught_up(&self) {
+        let target = self
+            .live
+            .session()
+            .emitted_events()
+            .saturating_sub(self.emitted_before);
+        let mut written = self.written.clone();
+        let _ = written.wait_for(|n| *n >= target).await;
+    }
+
     /// Stops the running turn, delivers its events, saves an unanswered prompt, and stops the
     /// servers started for the session.
     async fn close(&self) {
@@ -179,19 +199,58 @@ async fn start(
     for p in &started.problems {
         eprintln!("Warning: {p}");
     }
+    let emitted_before = started.session.emitted_events();
+    let (count, written) = watch::channel(0);
     let live = Live::start(
         started.session,
-        JsonEvents(JsonLines::new()),
-        Stdout,
+        Events(JsonEvents(JsonLines::new())),
+        Output(count),
         Batching::NONE,
     );
     Ok(Held {
         live,
+        written,
+        emitted_before,
         registry: started.registry,
         mcp: Mutex::new(started.mcp),
         languages: Mutex::new(started.languages),
         pending_trust: Mutex::new(started.pending),
     })
+}
+
+/// The session's events as JSON mode writes them, each followed by a marker (`null`) that
+/// [`Output`] counts instead of writing.
+struct Events(JsonEvents);
+
+impl Translate for Events {
+    type Out = Value;
+
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Value> {
+        let mut lines = self.0.translate(event);
+        lines.push(Value::Null);
+        lines
+    }
+
+    fn delta_len(_: &Value) -> Option<usize> {
+        None
+    }
+
+    fn merge(_: &mut Value, next: Value) -> Option<Value> {
+        Some(next)
+    }
+}
+
+/// Standard output, counting the events written.
+struct Output(watch::Sender<u64>);
+
+impl Transport<Value> for Output {
+    async fn send(&mut self, line: Value) {
+        if line.is_null() {
+            self.0.send_modify(|n| *n += 1);
+        } else {
+            Stdout.send(line).await;
+        }
+    }
 }
 
 /// Runs RPC mode until stdin ends or a signal stops it; the exit status.
