@@ -259,7 +259,11 @@ pub fn run(args: RunArgs) -> ExitCode {
         let cwd = crate::run::current_dir()?;
         let limit = MessageLimit::resolve(None).map_err(|e| anyhow!(e))?;
         let rt = crate::run::runtime()?;
-        rt.block_on(serve(args, cwd, limit))
+        let code = rt.block_on(serve(args, cwd, limit));
+        // A signal ends serving while stdin's reader may still block in its thread: the
+        // runtime does not wait for it.
+        rt.shutdown_background();
+        code
     })();
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,117 @@
+//! Shutdown (stdin EOF, SIGTERM) and the folder's trust question.
+
+use serde_json::json;
+use tandem_tests::wire::{Turn, WireApi};
+
+use crate::client::Rpc;
+use crate::support::{read_jsonl, Sandbox};
+
+#[test]
+fn stdin_eof_mid_turn_aborts_it_keeps_the_prompt_and_exits_0() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 30"}),
+    ));
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    rpc.call(json!({"type": "prompt", "message": "keep me"}));
+    rpc.until("tool_execution_start");
+    let status = rpc.finish();
+    assert_eq!(status.code(), Some(0));
+    let entries = read_jsonl(&sandbox.only_session());
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["message"]["content"][0]["text"] == "keep me"),
+        "{entries:?}"
+    );
+}
+
+#[test]
+fn sigterm_exits_143_and_an_idle_eof_exits_0() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    assert_eq!(rpc.call(json!({"type": "get_state"}))["success"], true);
+    assert_eq!(rpc.terminate().code(), Some(143));
+    let rpc = Rpc::start(&sandbox, &[]);
+    assert_eq!(rpc.finish().code(), Some(0));
+    // Nothing was asked: no session file.
+    assert!(sandbox.session_files().is_empty());
+}
+
+/// A project whose `.pi/prompts` needs trust.
+fn untrusted_project() -> Sandbox {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    std::fs::create_dir_all(sandbox.cwd.join(".pi/prompts")).expect("prompts dir");
+    sandbox.write(
+        ".pi/prompts/fix.md",
+        "---\ndescription: Fix it\n---\nFix $1",
+    );
+    sandbox.answer(&Turn::text("ok"));
+    sandbox
+}
+
+#[test]
+fn the_trust_question_is_an_extension_ui_select_before_the_first_prompt() {
+    let sandbox = untrusted_project();
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    assert_eq!(
+        rpc.data(json!({"type": "get_commands"})),
+        json!({"commands": []})
+    );
+    rpc.call(json!({"type": "prompt", "message": "hi"}));
+    let question = rpc.next();
+    assert_eq!(
+        (&question["type"], &question["method"], &question["timeout"]),
+        (
+            &json!("extension_ui_request"),
+            &json!("select"),
+            &json!(60000)
+        )
+    );
+    assert_eq!(
+        question["options"],
+        json!([
+            "Trust this folder",
+            "Trust for this session only",
+            "Do not trust"
+        ])
+    );
+    assert!(question["title"]
+        .as_str()
+        .is_some_and(|t| t.contains(".pi/prompts")));
+    rpc.send(
+        &json!({"type": "extension_ui_response", "id": question["id"],
+        "value": "Trust for this session only"}),
+    );
+    rpc.until("agent_settled");
+    let commands = rpc.data(json!({"type": "get_commands"}));
+    assert_eq!(commands["commands"][0]["name"], "fix", "{commands}");
+    assert_eq!(commands["commands"][0]["sourceInfo"]["scope"], "project");
+    assert!(rpc.finish().success());
+    // Only for this session: nothing saved.
+    assert!(!sandbox.agent_dir.join("trust.json").exists());
+}
+
+#[test]
+fn a_cancelled_trust_question_leaves_the_folder_untrusted() {
+    let sandbox = untrusted_project();
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    rpc.call(json!({"type": "prompt", "message": "hi"}));
+    let question = rpc.next();
+    rpc.send(&json!({"type": "extension_ui_response", "id": question["id"], "cancelled": true}));
+    rpc.until("agent_settled");
+    assert_eq!(
+        rpc.data(json!({"type": "get_commands"})),
+        json!({"commands": []})
+    );
+    assert!(rpc.finish().success());
+    assert!(rpc_stderr_mentions_untrusted(&sandbox));
+}
+
+fn rpc_stderr_mentions_untrusted(sandbox: &Sandbox) -> bool {
+    std::fs::read_to_string(sandbox.home.join("rpc-stderr.txt"))
+        .unwrap_or_default()
+        .contains("not trusted")
+}
