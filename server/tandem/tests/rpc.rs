@@ -16,5 +16,7 @@ mod client;
 mod commands;
 #[path = "rpc/lifecycle.rs"]
 mod lifecycle;
+#[path = "rpc/pi_client.rs"]
+mod pi_client;
 #[path = "rpc/sessions.rs"]
 mod sessions;
