@@ -36,6 +36,14 @@ async fn send(value: Value) {
     Stdout.send(value).await;
 }
 
+/// Writes one record at once, from code that cannot wait (a bash command's output, a
+/// question).
+pub(super) fn write_now(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = crate::cli::json_output::JsonLines::write_line(&mut out, value);
+    let _ = std::io::Write::flush(&mut out);
+}
+
 /// Sends a response once the session's events so far are written.
 async fn respond(rpc: &Rpc, value: Value) {
     rpc.held().caught_up().await;
@@ -206,10 +214,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                 let updates_id = id.clone();
                 let result = session
                     .run_bash(&command, exclude, |delta| {
-                        let line = wire::bash_update(updates_id.as_ref(), delta);
-                        let mut out = std::io::stdout().lock();
-                        let _ = crate::cli::json_output::JsonLines::write_line(&mut out, &line);
-                        let _ = std::io::Write::flush(&mut out);
+                        write_now(&wire::bash_update(updates_id.as_ref(), delta))
                     })
                     .await;
                 let response = match result.map_err(|e| e.to_string()).and_then(|r| to_json(&r)) {

@@ -15,17 +15,27 @@ use tandem_ai::sync::lock;
 use tokio::sync::oneshot;
 
 use super::wire::dialog_request;
-use crate::host::pump::Transport;
-use crate::run::Stdout;
+
+/// Writes one record to the client.
+pub type Write = Box<dyn Fn(&Value) + Send + Sync>;
 
 /// The open questions.
-#[derive(Default)]
 pub struct Dialogs {
     open: Mutex<HashMap<String, oneshot::Sender<Map<String, Value>>>>,
     next: AtomicU64,
+    write: Write,
 }
 
 impl Dialogs {
+    /// Questions written with `write`.
+    pub fn new(write: Write) -> Self {
+        Dialogs {
+            open: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+            write,
+        }
+    }
+
     /// Asks the client to choose one of `options`; the choice, or `None` when it cancelled,
     /// answered something else or did not answer within `timeout`.
     pub async fn select(&self, title: &str, options: &[&str], timeout: Duration) -> Option<String> {
@@ -54,7 +64,7 @@ impl Dialogs {
         let (tx, rx) = oneshot::channel();
         lock(&self.open).insert(id.clone(), tx);
         fields.insert("timeout".into(), (timeout.as_millis() as u64).into());
-        Stdout.send(dialog_request(&id, method, fields)).await;
+        (self.write)(&dialog_request(&id, method, fields));
         let answer = tokio::time::timeout(timeout, rx).await;
         lock(&self.open).remove(&id);
         let answer = answer.ok()?.ok()?;
@@ -84,5 +94,75 @@ impl Dialogs {
     /// Resolves every open question to its default (the process is ending).
     pub fn close_all(&self) {
         lock(&self.open).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use serde_json::{json, Value};
+
+    use super::Dialogs;
+
+    fn dialogs() -> (Arc<Dialogs>, Arc<Mutex<Vec<Value>>>) {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let sink = written.clone();
+        let dialogs = Dialogs::new(Box::new(move |v: &Value| {
+            sink.lock().expect("sink").push(v.clone())
+        }));
+        (Arc::new(dialogs), written)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_question_resolves_to_no_choice_at_its_timeout() {
+        let (dialogs, written) = dialogs();
+        let choice = dialogs
+            .select("Trust?", &["Yes", "No"], Duration::from_secs(60))
+            .await;
+        assert_eq!(choice, None);
+        let request = written.lock().expect("sink")[0].clone();
+        assert_eq!(request["type"], "extension_ui_request");
+        assert_eq!(request["method"], "select");
+        assert_eq!(request["timeout"], 60000);
+        assert_eq!(request["options"], json!(["Yes", "No"]));
+        // A late answer is ignored.
+        dialogs.answer(
+            json!({"type": "extension_ui_response", "id": request["id"], "value": "Yes"})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_resolves_its_question_and_only_a_listed_option_counts() {
+        let (dialogs, written) = dialogs();
+        for (answer, expected) in [
+            (json!({"value": "No"}), Some("No".to_string())),
+            (json!({"value": "Maybe"}), None),
+            (json!({"cancelled": true, "value": "Yes"}), None),
+        ] {
+            let asking = {
+                let dialogs = dialogs.clone();
+                tokio::spawn(async move {
+                    dialogs
+                        .select("Trust?", &["Yes", "No"], Duration::from_secs(60))
+                        .await
+                })
+            };
+            let id = loop {
+                let last = written.lock().expect("sink").pop();
+                if let Some(request) = last {
+                    break request["id"].clone();
+                }
+                tokio::task::yield_now().await;
+            };
+            let mut response = answer.as_object().cloned().expect("object");
+            response.insert("id".into(), id);
+            dialogs.answer(response);
+            assert_eq!(asking.await.expect("joins"), expected);
+        }
     }
 }

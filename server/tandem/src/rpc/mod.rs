@@ -73,6 +73,21 @@ struct Held {
 }
 
 impl Held {
+    /// Aborts the running turn until none runs (a turn whose question was just closed may
+    /// start its run after the first abort); whether it stopped within [`STOP_LIMIT`].
+    async fn stop(&self) -> bool {
+        let deadline = tokio::time::Instant::now() + STOP_LIMIT;
+        loop {
+            self.live.session().abort();
+            if self.live.idle(Duration::from_millis(50)).await {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
     /// Waits until every event the session has emitted so far is written, so a response
     /// follows the events its command caused (a `queue_update` before `steer`'s answer, the
     /// compaction's events before `compact`'s), as pi writes them.
@@ -89,9 +104,8 @@ impl Held {
     /// Stops the running turn, delivers its events, saves an unanswered prompt, and stops the
     /// servers started for the session.
     async fn close(&self) {
-        self.live.session().abort();
         self.live.session().abort_bash();
-        if !self.live.idle(STOP_LIMIT).await {
+        if !self.stop().await {
             tracing::warn!("the running turn did not stop within {STOP_LIMIT:?}");
         }
         self.live.save_started();
@@ -147,8 +161,7 @@ impl Rpc {
     /// first; when the new one cannot be set up, the old one stays (and the error is returned).
     async fn replace(&self, history: History) -> anyhow::Result<()> {
         let old = self.held();
-        old.live.session().abort();
-        if !old.live.idle(STOP_LIMIT).await {
+        if !old.stop().await {
             return Err(anyhow!(
                 "the running turn did not stop within {STOP_LIMIT:?}; try again"
             ));
@@ -304,7 +317,7 @@ async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Resu
         cwd,
         agent_dir,
         held: Mutex::new(Arc::new(first)),
-        dialogs: Dialogs::default(),
+        dialogs: Dialogs::new(Box::new(commands::write_now)),
     });
     let mut term = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;

@@ -115,3 +115,28 @@ fn rpc_stderr_mentions_untrusted(sandbox: &Sandbox) -> bool {
         .unwrap_or_default()
         .contains("not trusted")
 }
+
+#[test]
+fn an_unanswered_question_blocks_neither_commands_nor_shutdown() {
+    let sandbox = untrusted_project();
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    rpc.call(json!({"type": "prompt", "message": "hi"}));
+    let question = rpc.next();
+    assert_eq!(question["type"], "extension_ui_request");
+    // The prompt waits for the answer; everything else is answered meanwhile.
+    let state = rpc.data(json!({"type": "get_state"}));
+    assert_eq!(state["isStreaming"], true);
+    assert_eq!(
+        rpc.data(json!({"type": "get_messages"})),
+        json!({"messages": []})
+    );
+    assert_eq!(rpc.finish().code(), Some(0));
+    // The prompt is not lost: it is in the session file.
+    let entries = read_jsonl(&sandbox.only_session());
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["message"]["content"][0]["text"] == "hi"),
+        "{entries:?}"
+    );
+}
