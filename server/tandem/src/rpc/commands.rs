@@ -263,7 +263,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                     _ => Err("Invalid entry ID for forking".to_string()),
                 }
             })?;
-            replace(rpc, History::Opened(manager?)).await?;
+            replace(rpc, History::Opened(Box::new(manager?))).await?;
             ok(id, kind, Some(json!({ "text": text, "cancelled": false })))
         }
         "clone" => {
@@ -275,7 +275,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                     m.fork(Some(&leaf)).map_err(|e| e.to_string())
                 }
             })?;
-            replace(rpc, History::Opened(manager)).await?;
+            replace(rpc, History::Opened(Box::new(manager))).await?;
             ok(id, kind, Some(json!({ "cancelled": false })))
         }
         "get_fork_messages" => ok(

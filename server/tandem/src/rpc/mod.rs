@@ -128,7 +128,7 @@ enum History {
     /// As the command line would choose it.
     Choice(SessionChoice),
     /// Opened already (a fork of the current session).
-    Opened(SessionManager),
+    Opened(Box<SessionManager>),
 }
 
 /// RPC mode's state: the options every session is set up with, the current session and the
@@ -201,7 +201,7 @@ async fn start(
             prepare(request(origin))?
         }
         History::Opened(manager) => {
-            prepare_history(request(crate::host::Origin::InMemory), manager)?
+            prepare_history(request(crate::host::Origin::InMemory), *manager)?
         }
     };
     let workspace = Arc::new(DiskWorkspace::new(
