@@ -402,20 +402,13 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
 /// Asks the client whether to trust the folder (before the first prompt); a trusted folder
 /// gives the session the project's configuration. No answer in time leaves it untrusted.
 async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedResources) {
-    const ALWAYS: &str = "Trust this folder";
-    const ONCE: &str = "Trust for this session only";
-    const NEVER: &str = "Do not trust";
-    let mut title = format!(
-        "{} has project configuration that can run code or change Tandem's behaviour:",
-        resources.dir.display()
-    );
-    for line in resources.describe() {
-        title.push_str("\n  ");
-        title.push_str(&line);
-    }
+    const ONCE: &str = "Trust";
+    const ALWAYS: &str = "Trust always";
+    const NEVER: &str = "Don't trust";
+    let title = crate::lsp::trust::question_text(&resources);
     let choice = rpc
         .dialogs
-        .select(&title, &[ALWAYS, ONCE, NEVER], TRUST_TIMEOUT)
+        .select(&title, &[ONCE, ALWAYS, NEVER], TRUST_TIMEOUT)
         .await;
     match choice.as_deref() {
         Some(ALWAYS) => {

@@ -18,6 +18,8 @@ pub struct Rpc {
     lines: Receiver<String>,
     next_id: u64,
     stderr_path: std::path::PathBuf,
+    /// Every line read so far, for the failure messages.
+    seen: Vec<String>,
 }
 
 impl Rpc {
@@ -63,6 +65,7 @@ impl Rpc {
             lines,
             next_id: 0,
             stderr_path: sandbox.home.join("rpc-stderr.txt"),
+            seen: Vec::new(),
         }
     }
 
@@ -83,14 +86,16 @@ impl Rpc {
     /// The next stdout line, parsed; fails the test when none comes in time.
     pub fn next(&mut self) -> Value {
         match self.lines.recv_timeout(HANG_GUARD) {
-            Ok(line) => serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}")),
-            Err(RecvTimeoutError::Timeout) => {
-                panic!(
-                    "no stdout line within {HANG_GUARD:?}; stderr:\n{}",
-                    self.stderr()
-                )
+            Ok(line) => {
+                self.seen.push(line.clone());
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
             }
+            Err(RecvTimeoutError::Timeout) => panic!(
+                "no stdout line within {HANG_GUARD:?}; the lines so far:\n{}\nstderr:\n{}",
+                self.seen.join("\n"),
+                self.stderr()
+            ),
             Err(RecvTimeoutError::Disconnected) => {
                 panic!("stdout closed; stderr:\n{}", self.stderr())
             }
@@ -198,4 +203,17 @@ pub fn kinds(lines: &[Value]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Sends `message` as a prompt whose answer runs `sleep 30` through the bash tool, and waits
+/// until the tool runs: a turn that lasts until it is aborted.
+pub fn start_a_long_turn(sandbox: &Sandbox, rpc: &mut Rpc, message: &str) {
+    sandbox.answer(&tandem_tests::wire::Turn::tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "sleep 30"}),
+    ));
+    let started = rpc.data(json!({"type": "prompt", "message": message}));
+    assert_eq!(started, json!({"disposition": "started"}));
+    rpc.until("tool_execution_start");
 }

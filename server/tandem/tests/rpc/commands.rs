@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use tandem_tests::wire::{Turn, WireApi};
 
-use crate::client::{kinds, Rpc};
+use crate::client::{kinds, start_a_long_turn, Rpc};
 use crate::support::{body_mentions, Sandbox};
 
 /// The event kinds without the streamed deltas (their number depends on the chunking).
@@ -88,14 +88,8 @@ fn a_prompt_answers_started_then_streams_pis_events_to_agent_settled() {
 #[test]
 fn a_prompt_while_running_needs_a_streaming_behaviour_and_abort_settles_the_run() {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
-    sandbox.answer(&Turn::tool_call(
-        "call_1",
-        "bash",
-        json!({"command": "sleep 30"}),
-    ));
     let mut rpc = Rpc::start(&sandbox, &[]);
-    rpc.call(json!({"type": "prompt", "message": "wait"}));
-    rpc.until("tool_execution_start");
+    start_a_long_turn(&sandbox, &mut rpc, "wait");
     assert_eq!(rpc.data(json!({"type": "get_state"}))["isStreaming"], true);
     let busy = rpc.call(json!({"type": "prompt", "message": "again"}));
     assert_eq!(

@@ -3,20 +3,14 @@
 use serde_json::json;
 use tandem_tests::wire::{Turn, WireApi};
 
-use crate::client::Rpc;
+use crate::client::{start_a_long_turn, Rpc};
 use crate::support::{read_jsonl, Sandbox};
 
 #[test]
 fn stdin_eof_mid_turn_aborts_it_keeps_the_prompt_and_exits_0() {
     let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
-    sandbox.answer(&Turn::tool_call(
-        "call_1",
-        "bash",
-        json!({"command": "sleep 30"}),
-    ));
     let mut rpc = Rpc::start(&sandbox, &[]);
-    rpc.call(json!({"type": "prompt", "message": "keep me"}));
-    rpc.until("tool_execution_start");
+    start_a_long_turn(&sandbox, &mut rpc, "keep me");
     let status = rpc.finish();
     assert_eq!(status.code(), Some(0));
     let entries = read_jsonl(&sandbox.only_session());
@@ -72,18 +66,14 @@ fn the_trust_question_is_an_extension_ui_select_before_the_first_prompt() {
     );
     assert_eq!(
         question["options"],
-        json!([
-            "Trust this folder",
-            "Trust for this session only",
-            "Do not trust"
-        ])
+        json!(["Trust", "Trust always", "Don't trust"])
     );
     assert!(question["title"]
         .as_str()
         .is_some_and(|t| t.contains(".pi/prompts")));
     rpc.send(
         &json!({"type": "extension_ui_response", "id": question["id"],
-        "value": "Trust for this session only"}),
+        "value": "Trust"}),
     );
     rpc.until("agent_settled");
     let commands = rpc.data(json!({"type": "get_commands"}));
