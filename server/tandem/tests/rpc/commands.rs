@@ -308,12 +308,22 @@ fn abort_bash_cancels_the_running_command() {
         rpc.next(),
         json!({"type": "bash_execution_update", "id": "long", "delta": "started\n"})
     );
-    let (_, aborted) = rpc.request(json!({"type": "abort_bash"}));
+    rpc.send(&json!({"id": "stop", "type": "abort_bash"}));
+    // The two answers race: the cancelled command may answer first.
+    let (mut aborted, mut response) = (None, None);
+    while aborted.is_none() || response.is_none() {
+        let line = rpc.next();
+        match line["id"].as_str() {
+            Some("stop") => aborted = Some(line),
+            Some("long") => response = Some(line),
+            _ => panic!("unexpected line: {line}"),
+        }
+    }
     assert_eq!(
         aborted,
-        json!({"id": "req-1", "type": "response", "command": "abort_bash", "success": true})
+        Some(json!({"id": "stop", "type": "response", "command": "abort_bash", "success": true}))
     );
-    let (_, response) = rpc.response_to(&json!("long"));
+    let response = response.unwrap_or_default();
     assert_eq!(response["data"]["cancelled"], true, "{response}");
     assert!(response["data"].get("exitCode").is_none());
     assert!(rpc.finish().success());
