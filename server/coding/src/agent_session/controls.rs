@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 use serde::Serialize;
 use tandem_agent::{AgentMessage, QueueMode};
 use tandem_ai::sync::lock;
-use tandem_ai::{AssistantBlock, Message};
+use tandem_ai::{AssistantBlock, Message, ThinkingLevel};
 
-use super::{user_text, AgentSession};
+use super::{user_text, AgentSession, AgentSessionEvent, SessionError, SessionEvent};
 use crate::session::EntryKind;
 use crate::settings::{CompactionSettings, RetrySettings};
 
@@ -81,6 +81,48 @@ pub struct ForkPoint {
 }
 
 impl AgentSession {
+    /// Sets the thinking level, clamped to what the model supports; when that changes it, the
+    /// change is recorded and reported (`thinking_level_changed`). The level now in effect.
+    pub async fn change_thinking_level(
+        &self,
+        level: ThinkingLevel,
+    ) -> Result<ThinkingLevel, SessionError> {
+        let (model, current) = self
+            .agent
+            .with_state(|s| (s.model.clone(), s.thinking_level));
+        let level = model.effective_thinking(level);
+        if level != current {
+            self.set_thinking_level(level)?;
+            self.announce_thinking_level().await;
+        }
+        Ok(level)
+    }
+
+    /// Reports the current thinking level (`thinking_level_changed`), after a change made
+    /// another way (a model switch that clamped it).
+    pub async fn announce_thinking_level(&self) {
+        let level = self.agent.with_state(|s| s.thinking_level);
+        self.shared
+            .emit(AgentSessionEvent::Session(
+                SessionEvent::ThinkingLevelChanged { level },
+            ))
+            .await;
+    }
+
+    /// Names the session (a `session_info` entry) and reports it (`session_info_changed`).
+    pub async fn set_session_name(&self, name: &str) -> Result<(), SessionError> {
+        self.with_session(|m| m.append_session_info(name))
+            .map_err(|e| SessionError::Persistence(e.to_string()))?;
+        self.shared
+            .emit(AgentSessionEvent::Session(
+                SessionEvent::SessionInfoChanged {
+                    name: Some(name.to_string()),
+                },
+            ))
+            .await;
+        Ok(())
+    }
+
     /// Empties both queues; the texts that were waiting (steering, follow-ups), for the client
     /// to put back in its editor.
     pub async fn clear_queue(&self) -> (Vec<String>, Vec<String>) {

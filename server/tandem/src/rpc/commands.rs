@@ -128,12 +128,13 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             else {
                 return Err(format!("Model not found: {provider}/{model_id}"));
             };
-            switch_model(&session, &registry, model.clone()).map_err(|e| format!("{e:#}"))?;
+            switch(&session, &registry, model.clone()).await?;
             ok(id, kind, Some(to_json(&model)?))
         }
-        "cycle_model" => cycle_model(rpc, &session)
-            .map(|data| wire::success(id, kind, Some(data)))
-            .map(Some),
+        "cycle_model" => {
+            let data = cycle_model(rpc, &session).await?;
+            ok(id, kind, Some(data))
+        }
         "get_available_models" => {
             let registry = rpc.held().registry.clone();
             let models: Vec<&Model> = registry.available();
@@ -143,7 +144,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             let allowed: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
             let level = args.one_of("level", &allowed)?;
             let level = ThinkingLevel::parse(level).unwrap_or_default();
-            set_thinking(&session, level)?;
+            set_thinking(&session, level).await?;
             ok(id, kind, None)
         }
         "cycle_thinking_level" => {
@@ -158,7 +159,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                 .position(|l| *l == current)
                 .map_or(0, |i| (i + 1) % levels.len());
             let level = levels.get(next).copied().unwrap_or_default();
-            set_thinking(&session, level)?;
+            let level = set_thinking(&session, level).await?;
             ok(id, kind, Some(json!({ "level": level })))
         }
         "get_available_thinking_levels" => {
@@ -325,7 +326,8 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                 return Err("Session name cannot be empty".into());
             }
             session
-                .with_session(|m| m.append_session_info(name))
+                .set_session_name(name)
+                .await
                 .map_err(|e| format!("could not name the session: {e}"))?;
             ok(id, kind, None)
         }
@@ -506,23 +508,36 @@ fn thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
         .collect()
 }
 
-/// Sets the thinking level, clamped to the model's; recorded only when it changes.
-fn set_thinking(session: &AgentSession, level: ThinkingLevel) -> Result<(), String> {
-    let (model, current) = session
-        .agent()
-        .with_state(|s| (s.model.clone(), s.thinking_level));
-    let level = model.effective_thinking(level);
-    if level == current {
-        return Ok(());
-    }
+/// Sets the thinking level, clamped to the model's; recorded and reported only when it
+/// changes. The level in effect.
+async fn set_thinking(
+    session: &AgentSession,
+    level: ThinkingLevel,
+) -> Result<ThinkingLevel, String> {
     session
-        .set_thinking_level(level)
+        .change_thinking_level(level)
+        .await
         .map_err(|e: SessionError| e.to_string())
+}
+
+/// Switches the model (its key checked, as setup does); a thinking level the new model
+/// clamped is reported.
+async fn switch(
+    session: &AgentSession,
+    registry: &tandem_ai::registry::ModelRegistry,
+    model: Model,
+) -> Result<(), String> {
+    let before = session.agent().with_state(|s| s.thinking_level);
+    switch_model(session, registry, model).map_err(|e| format!("{e:#}"))?;
+    if session.agent().with_state(|s| s.thinking_level) != before {
+        session.announce_thinking_level().await;
+    }
+    Ok(())
 }
 
 /// `cycle_model`: the next model of the scope (`--models`) or of every available model;
 /// `null` when there is no other.
-fn cycle_model(rpc: &Rpc, session: &AgentSession) -> Result<Value, String> {
+async fn cycle_model(rpc: &Rpc, session: &AgentSession) -> Result<Value, String> {
     let registry = rpc.held().registry.clone();
     let available = registry.available();
     let scoped: Vec<(Model, Option<ThinkingLevel>)> = match &rpc.args.options.models {
@@ -542,9 +557,9 @@ fn cycle_model(rpc: &Rpc, session: &AgentSession) -> Result<Value, String> {
         .position(|(m, _)| m.provider == current.provider && m.id == current.id)
         .map_or(0, |i| (i + 1) % scoped.len());
     let (model, thinking) = scoped[index].clone();
-    switch_model(session, &registry, model.clone()).map_err(|e| format!("{e:#}"))?;
+    switch(session, &registry, model.clone()).await?;
     if let Some(level) = thinking {
-        set_thinking(session, level)?;
+        set_thinking(session, level).await?;
     }
     let level = session.agent().with_state(|s| s.thinking_level);
     Ok(json!({

@@ -206,11 +206,15 @@ fn models_and_thinking_levels() {
         rpc.data(json!({"type": "get_available_thinking_levels"})),
         json!({"levels": ["off", "minimal", "low", "medium", "high"]})
     );
-    let set = rpc.call(json!({"type": "set_thinking_level", "level": "high"}));
+    let (before, set) = rpc.request(json!({"type": "set_thinking_level", "level": "high"}));
     assert_eq!(
         set,
         json!({"id": "req-6", "type": "response", "command": "set_thinking_level",
             "success": true})
+    );
+    assert_eq!(
+        before,
+        [json!({"type": "thinking_level_changed", "level": "high"})]
     );
     assert_eq!(
         rpc.data(json!({"type": "get_state"}))["thinkingLevel"],

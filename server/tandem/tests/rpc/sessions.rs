@@ -47,7 +47,11 @@ fn get_state_has_pis_fields_and_names_the_session() {
     );
     assert_eq!(state["sessionName"], "first name");
     assert_eq!(state["model"]["id"], "mock-model");
-    let renamed = rpc.call(json!({"type": "set_session_name", "name": "  second  "}));
+    let (before, renamed) = rpc.request(json!({"type": "set_session_name", "name": "  second  "}));
+    assert_eq!(
+        before,
+        [json!({"type": "session_info_changed", "name": "second"})]
+    );
     assert_eq!(
         renamed,
         json!({"id": "req-2", "type": "response", "command": "set_session_name",
