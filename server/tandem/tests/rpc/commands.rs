@@ -396,3 +396,34 @@ fn get_commands_lists_prompt_templates_and_skills() {
     assert_eq!(commands[0]["sourceInfo"]["scope"], "user");
     assert!(rpc.finish().success());
 }
+
+#[test]
+fn compact_summarizes_and_answers_after_its_events() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.write_settings(json!({"compaction": {"keepRecentTokens": 1}}));
+    sandbox.answer(&Turn::text("one"));
+    sandbox.answer(&Turn::text("two"));
+    // The history's summary and, the cut splitting the last turn, its prefix's.
+    sandbox.answer(&Turn::text("The user said first and second."));
+    sandbox.answer(&Turn::text("The last turn asked for a second answer."));
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    for text in ["first", "second"] {
+        rpc.data(json!({"type": "prompt", "message": text}));
+        rpc.until("agent_settled");
+    }
+    let (before, compacted) =
+        rpc.request(json!({"type": "compact", "customInstructions": "keep it short"}));
+    assert_eq!(kinds(&before), ["compaction_start", "compaction_end"]);
+    assert_eq!(before[1]["result"], compacted["data"]);
+    let data = &compacted["data"];
+    let summary = data["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("The user said first and second."),
+        "{compacted}"
+    );
+    assert!(data["firstKeptEntryId"].is_string() && data["tokensBefore"].is_u64());
+    assert!(sandbox.requests()[2..]
+        .iter()
+        .any(|r| body_mentions(r, "keep it short")));
+    assert!(rpc.finish().success());
+}
