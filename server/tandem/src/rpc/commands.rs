@@ -370,7 +370,7 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
         wire::success(id, "prompt", Some(json!({ "disposition": "started" }))),
     )
     .await;
-    let pending = held.pending_trust.lock().ok().and_then(|mut p| p.take());
+    let pending = tandem_ai::sync::lock(&held.pending_trust).take();
     let asker = rpc.clone();
     let before = async move {
         if let Some(resources) = pending {
@@ -378,25 +378,26 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
         }
     };
     let notices = live.clone();
-    let started = live.spawn_turn(
-        Prompt {
-            text: message,
-            images,
-            context: None,
-        },
-        before,
-        move |result| {
-            if let Err(e) = result {
-                eprintln!("Error: the prompt failed: {e}");
-            }
-            for notice in notices.take_notices() {
-                eprintln!("Warning: {notice}");
-            }
-        },
-    );
+    let prompt = Prompt {
+        text: message,
+        images,
+        context: None,
+    };
+    let kept = prompt.clone();
+    let started = live.spawn_turn(prompt, before, move |result| {
+        if let Err(e) = result {
+            eprintln!("Error: the prompt failed: {e}");
+        }
+        for notice in notices.take_notices() {
+            eprintln!("Warning: {notice}");
+        }
+    });
     if started.is_err() {
-        // A turn started between the check and now: it is running, so the message waits.
-        tracing::warn!("a prompt arrived as a turn started; it was not run");
+        // A run started between the check and now (late messages): the prompt follows it.
+        session
+            .queue_with_images(&kept.text, kept.images, None, Queue::FollowUp)
+            .await
+            .map_err(|e| e.to_string())?;
     }
     Ok(None)
 }
