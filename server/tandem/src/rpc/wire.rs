@@ -128,7 +128,7 @@ impl<'a> Args<'a> {
             Some(v) => format!(
                 "{}: `{name}` must be {expected}, not {}",
                 self.kind,
-                js_type(v)
+                tandem_protocol::config::kind(v)
             ),
         }
     }
@@ -211,18 +211,6 @@ fn quoted(allowed: &[&str]) -> String {
         .map(|a| format!("\"{a}\""))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A JSON value's type in JavaScript's words, for errors.
-fn js_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// `{"type": "extension_ui_request", "id", "method", ...fields}`.

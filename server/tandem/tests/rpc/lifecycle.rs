@@ -13,11 +13,16 @@ fn stdin_eof_mid_turn_aborts_it_keeps_the_prompt_and_exits_0() {
     start_a_long_turn(&sandbox, &mut rpc, "keep me");
     let status = rpc.finish();
     assert_eq!(status.code(), Some(0));
+    assert_prompt_kept(&sandbox, "keep me");
+}
+
+/// The session file holds the prompt `text`.
+fn assert_prompt_kept(sandbox: &Sandbox, text: &str) {
     let entries = read_jsonl(&sandbox.only_session());
     assert!(
         entries
             .iter()
-            .any(|e| e["message"]["content"][0]["text"] == "keep me"),
+            .any(|e| e["message"]["content"][0]["text"] == text),
         "{entries:?}"
     );
 }
@@ -122,11 +127,5 @@ fn an_unanswered_question_blocks_neither_commands_nor_shutdown() {
     );
     assert_eq!(rpc.finish().code(), Some(0));
     // The prompt is not lost: it is in the session file.
-    let entries = read_jsonl(&sandbox.only_session());
-    assert!(
-        entries
-            .iter()
-            .any(|e| e["message"]["content"][0]["text"] == "hi"),
-        "{entries:?}"
-    );
+    assert_prompt_kept(&sandbox, "hi");
 }
