@@ -315,7 +315,8 @@ fn key<T: serde::de::DeserializeOwned>(
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+/// A JSON value's kind in words ("a number", "an array", …), for errors about bad values.
+pub fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

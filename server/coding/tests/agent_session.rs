@@ -438,3 +438,88 @@ async fn a_prompts_changes_are_checkpointed_and_an_undo_reaches_the_model() {
         last
     );
 }
+
+#[tokio::test]
+async fn a_users_bash_command_streams_and_is_recorded_as_a_bash_execution_message() {
+    let f = fixture(json!({"turns": [{"text": "Seen."}]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = session(&f, manager, model(&f, 128_000), Settings::default());
+    let mut streamed = String::new();
+    let result = within(s.run_bash("echo hi; exit 4", false, |d| streamed.push_str(&d)))
+        .await
+        .expect("runs");
+    assert_eq!(streamed, "hi\n");
+    assert_eq!(
+        serde_json::to_value(&result).expect("json"),
+        json!({"output": "hi\n", "exitCode": 4, "cancelled": false, "truncated": false})
+    );
+    within(s.prompt("what did it print?", Vec::new()))
+        .await
+        .expect("prompt");
+    let lines = file_lines(&s.session_file().expect("written"));
+    let roles: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["message"]["role"].as_str())
+        .collect();
+    assert_eq!(roles, ["bashExecution", "user", "assistant"]);
+    assert_eq!(lines[3]["message"]["command"], "echo hi; exit 4");
+    assert_eq!(s.last_assistant_text().as_deref(), Some("Seen."));
+    assert_eq!(s.fork_points().len(), 1);
+    let stats = s.stats();
+    assert_eq!(
+        (
+            stats.user_messages,
+            stats.assistant_messages,
+            stats.total_messages
+        ),
+        (1, 1, 3)
+    );
+}
+
+#[tokio::test]
+async fn a_bash_command_that_ends_during_a_run_is_recorded_after_the_run() {
+    let f = fixture(json!({"turns": [
+        {"toolCalls": [{"id": "c1", "name": "bash", "arguments": {"command": "sleep 1"}}]},
+        {"text": "Done."}
+    ]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = Arc::new(session(
+        &f,
+        manager,
+        model(&f, 128_000),
+        Settings::default(),
+    ));
+    let mut rx = s.subscribe();
+    let running = {
+        let s = s.clone();
+        tokio::spawn(async move { s.prompt("wait a second", Vec::new()).await })
+    };
+    // Wait for the tool to start, then run the user's command meanwhile.
+    within(async {
+        while let Some(event) = rx.recv().await {
+            if event.kind() == "tool_execution_start" {
+                break;
+            }
+        }
+    })
+    .await;
+    within(s.run_bash("echo meanwhile", false, |_| {}))
+        .await
+        .expect("runs");
+    within(running).await.expect("joins").expect("prompt");
+    let lines = file_lines(&s.session_file().expect("written"));
+    let roles: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["message"]["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "bashExecution"
+        ]
+    );
+}

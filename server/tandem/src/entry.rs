@@ -4,7 +4,7 @@
 //! crate of its own would compile its generic and async code again: BENCHMARKS.md, "Release
 //! build").
 
-use crate::{acp, cli, demo, logging, lsp, run};
+use crate::{acp, cli, demo, logging, lsp, rpc, run};
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -47,6 +47,7 @@ pub fn main() -> ExitCode {
         Command::Export { input, output } => export(&input, output.as_deref()),
         Command::Print(run) => run_print(run),
         Command::Json(run) => run_json(run),
+        Command::Rpc(run) => rpc::run(run),
         Command::Demo { real, mode, run } => run_demo(real, mode, run),
         Command::Lsp(options, limit) => run_lsp(options, limit),
         Command::Acp(options, limit) => run_acp(options, limit),

@@ -14,6 +14,7 @@ pub mod langserver;
 pub mod logging;
 pub mod lsp;
 pub mod mcp;
+pub mod rpc;
 pub mod run;
 pub mod transport;
 pub mod uri;

@@ -68,7 +68,7 @@ pub(crate) fn find_session(reference: &str, dir: &Path, cwd: &Path) -> anyhow::R
 }
 
 /// The session's origin for the command line's choice (a reference resolved to its file).
-fn origin(
+pub(crate) fn origin(
     choice: &SessionChoice,
     options: &SessionOptions,
     agent_dir: &AgentDir,
@@ -170,7 +170,7 @@ fn home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
 
-fn current_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn current_dir() -> anyhow::Result<PathBuf> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     Ok(std::fs::canonicalize(&cwd).unwrap_or(cwd))
 }
@@ -240,8 +240,8 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
     }
 }
 
-/// pi's JSON lines, one per event.
-struct JsonEvents(JsonLines);
+/// pi's JSON lines, one per event (JSON mode's and RPC mode's events).
+pub(crate) struct JsonEvents(pub(crate) JsonLines);
 
 impl Translate for JsonEvents {
     type Out = Value;
@@ -284,7 +284,7 @@ impl Translate for Silent {
 }
 
 /// Standard output, one line per message.
-struct Stdout;
+pub(crate) struct Stdout;
 
 impl Transport<Value> for Stdout {
     async fn send(&mut self, line: Value) {

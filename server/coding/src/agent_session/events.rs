@@ -86,6 +86,17 @@ pub enum SessionEvent {
         /// Queued follow-up texts.
         follow_up: Vec<String>,
     },
+    /// The session's display name changed (`None`: cleared).
+    SessionInfoChanged {
+        /// The new name.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// The thinking level changed.
+    ThinkingLevelChanged {
+        /// The new level.
+        level: tandem_ai::ThinkingLevel,
+    },
     /// Everything finished: the run, its retries and compactions.
     AgentSettled {
         /// True when the work ended because it was aborted.
@@ -113,6 +124,8 @@ impl AgentSessionEvent {
                 SessionEvent::CompactionStart { .. } => "compaction_start",
                 SessionEvent::CompactionEnd { .. } => "compaction_end",
                 SessionEvent::QueueUpdate { .. } => "queue_update",
+                SessionEvent::SessionInfoChanged { .. } => "session_info_changed",
+                SessionEvent::ThinkingLevelChanged { .. } => "thinking_level_changed",
                 SessionEvent::AgentSettled { .. } => "agent_settled",
             },
         }

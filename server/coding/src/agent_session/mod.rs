@@ -8,11 +8,14 @@
 //! the session's subscribers. After a run the session waits for the pump to catch up before it
 //! decides on retries or compaction, so the file and the decisions always agree.
 
+mod bash;
+mod controls;
 mod events;
 mod hooks;
 mod pump;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tandem_ai::sync::lock;
@@ -26,6 +29,8 @@ use tandem_ai::{
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+pub use bash::BashResult;
+pub use controls::{ContextUsage, ForkPoint, SessionStats, TokenTotals};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, SessionEvent};
 
 use crate::calls::CallRecords;
@@ -53,6 +58,9 @@ pub enum SessionError {
     /// The work was aborted ([`AgentSession::abort`]) before it finished.
     #[error("{0} was aborted")]
     Aborted(&'static str),
+    /// A user's shell command could not run.
+    #[error("{0}")]
+    Bash(String),
 }
 
 /// What an agent session is built from.
@@ -94,10 +102,13 @@ struct Shared {
     persist_error: Mutex<Option<String>>,
     /// Texts of the messages queued through the session, to report their delivery.
     queued: Mutex<Vec<String>>,
+    /// Events emitted so far.
+    emitted: AtomicU64,
 }
 
 impl Shared {
     async fn emit(&self, event: AgentSessionEvent) {
+        self.emitted.fetch_add(1, Ordering::AcqRel);
         let subscribers = lock(&self.subscribers).clone();
         for s in &subscribers {
             let _ = s.send(event.clone()).await;
@@ -133,6 +144,14 @@ pub struct AgentSession {
     /// Cancels retry waits and compactions of the current prompt.
     run_cancel: Mutex<CancellationToken>,
     calls: Arc<CallRecords>,
+    /// A compaction is running.
+    compacting: AtomicBool,
+    /// A retry waits for its delay.
+    retry_waiting: AtomicBool,
+    /// Cancels the user's running shell command ([`bash`]).
+    bash: Mutex<Option<CancellationToken>>,
+    /// User commands that ended during a run, recorded when it settles.
+    pending_bash: Mutex<Vec<AgentMessage>>,
 }
 
 /// What to do after a run.
@@ -206,6 +225,7 @@ impl AgentSession {
             ends,
             persist_error: Mutex::new(None),
             queued: Mutex::new(Vec::new()),
+            emitted: AtomicU64::new(0),
         });
         pump::start(&agent, shared.clone());
         Ok(AgentSession {
@@ -218,6 +238,10 @@ impl AgentSession {
             registry: options.registry,
             run_cancel: Mutex::new(CancellationToken::new()),
             calls: options.calls,
+            compacting: AtomicBool::new(false),
+            retry_waiting: AtomicBool::new(false),
+            bash: Mutex::new(None),
+            pending_bash: Mutex::new(Vec::new()),
         })
     }
 
@@ -232,6 +256,14 @@ impl AgentSession {
         let (tx, rx) = mpsc::channel(1024);
         lock(&self.shared.subscribers).push(tx);
         rx
+    }
+
+    /// How many events the session has emitted so far (each reaches every subscriber, in
+    /// order): a front door that answers commands beside the event stream waits until its
+    /// subscriber has handled this many before it answers, so the answer follows the events
+    /// the command caused.
+    pub fn emitted_events(&self) -> u64 {
+        self.shared.emitted.load(Ordering::Acquire)
     }
 
     /// The agent (state, queues).
@@ -471,6 +503,9 @@ impl AgentSession {
             }
         }
         self.record_checkpoint(start.as_deref());
+        if let Err(e) = self.flush_pending_bash() {
+            lock(&self.shared.persist_error).get_or_insert(e.to_string());
+        }
         self.shared
             .emit(AgentSessionEvent::Session(SessionEvent::AgentSettled {
                 aborted: cancel.is_cancelled(),
@@ -500,9 +535,21 @@ impl AgentSession {
         context: Option<&str>,
         queue: Queue,
     ) -> Result<(), SessionError> {
+        self.queue_with_images(text, Vec::new(), context, queue)
+            .await
+    }
+
+    /// [`AgentSession::queue`] with images attached to the message.
+    pub async fn queue_with_images(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        context: Option<&str>,
+        queue: Queue,
+    ) -> Result<(), SessionError> {
         let expanded = self.expand(text)?;
         lock(&self.shared.queued).push(expanded.clone());
-        let messages = with_context(context, user_message(&expanded, Vec::new()).into());
+        let messages = with_context(context, user_message(&expanded, images).into());
         match queue {
             Queue::Steering => self.agent.steer_all(messages),
             Queue::FollowUp => self.agent.follow_up_all(messages),
@@ -692,9 +739,15 @@ impl AgentSession {
             }))
             .await;
         self.drop_failed_turn();
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => AfterRun::Continue,
-            _ = cancel.cancelled() => {
+        self.retry_waiting.store(true, Ordering::Release);
+        let waited = tokio::select! {
+            _ = tokio::time::sleep(delay) => true,
+            _ = cancel.cancelled() => false,
+        };
+        self.retry_waiting.store(false, Ordering::Release);
+        match waited {
+            true => AfterRun::Continue,
+            false => {
                 self.shared
                     .emit(AgentSessionEvent::Session(SessionEvent::AutoRetryEnd {
                         success: false,
@@ -720,7 +773,9 @@ impl AgentSession {
                 reason,
             }))
             .await;
+        self.compacting.store(true, Ordering::Release);
         let outcome = self.compact_inner(instructions, cancel).await;
+        self.compacting.store(false, Ordering::Release);
         let end = match &outcome {
             Ok(info) => SessionEvent::CompactionEnd {
                 reason,

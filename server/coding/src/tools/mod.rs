@@ -15,7 +15,7 @@ mod find;
 mod grep;
 mod lang;
 mod ls;
-mod process;
+pub(crate) mod process;
 mod read;
 mod read_scan;
 mod selection;

@@ -56,9 +56,10 @@ struct Cli {
     #[arg(short = 'p', long)]
     print: bool,
 
-    /// Output: text (the final answer) or json (every event as a JSON line)
+    /// Output: text (the final answer), json (every event as a JSON line) or rpc (commands
+    /// on stdin, responses and events on stdout, one JSON line each)
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
-    mode: Option<OutputMode>,
+    mode: Option<ModeFlag>,
 
     /// List the models you have keys for (with an optional fuzzy search) and exit
     #[arg(long = "list-models", value_name = "SEARCH", num_args = 0..=1)]
@@ -463,111 +464,136 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         messages,
         file_args,
     };
-    let mode = cli.mode.unwrap_or_default();
-    let command = match cli.command {
-        Some(sub) => {
-            let name = match sub {
-                Sub::Lsp { .. } => "lsp",
-                Sub::Acp { .. } => "acp",
-                Sub::Demo { .. } => "demo",
-                Sub::Trust { .. } => "trust",
-                Sub::Undo { .. } => "undo",
-            };
-            if cli.list_models.is_some() {
-                return Err(usage_error(format!(
-                    "--list-models cannot be used with `tandem {name}`"
-                )));
-            }
-            if !matches!(sub, Sub::Demo { .. }) && (cli.print || cli.mode.is_some()) {
-                return Err(usage_error(format!(
-                    "-p/--print and --mode cannot be used with `tandem {name}`: \
-                     it speaks its protocol on stdin/stdout"
-                )));
-            }
-            let serves = matches!(sub, Sub::Lsp { .. } | Sub::Acp { .. });
-            if serves && (has_messages || !session_flags.is_empty()) {
-                let given = if has_messages {
-                    "messages".to_string()
-                } else {
-                    session_flags.join(", ")
+    let rpc = cli.mode == Some(ModeFlag::Rpc);
+    let mode = match cli.mode {
+        Some(ModeFlag::Output(mode)) => mode,
+        Some(ModeFlag::Rpc) | None => OutputMode::default(),
+    };
+    let command =
+        match cli.command {
+            Some(sub) => {
+                let name = match sub {
+                    Sub::Lsp { .. } => "lsp",
+                    Sub::Acp { .. } => "acp",
+                    Sub::Demo { .. } => "demo",
+                    Sub::Trust { .. } => "trust",
+                    Sub::Undo { .. } => "undo",
                 };
-                return Err(usage_error(format!(
+                if cli.list_models.is_some() {
+                    return Err(usage_error(format!(
+                        "--list-models cannot be used with `tandem {name}`"
+                    )));
+                }
+                if !matches!(sub, Sub::Demo { .. }) && (cli.print || cli.mode.is_some()) {
+                    return Err(usage_error(format!(
+                        "-p/--print and --mode cannot be used with `tandem {name}`: \
+                     it speaks its protocol on stdin/stdout"
+                    )));
+                }
+                let serves = matches!(sub, Sub::Lsp { .. } | Sub::Acp { .. });
+                if serves && (has_messages || !session_flags.is_empty()) {
+                    let given = if has_messages {
+                        "messages".to_string()
+                    } else {
+                        session_flags.join(", ")
+                    };
+                    return Err(usage_error(format!(
                     "{given} cannot be used with `tandem {name}`: the client sends the prompts \
                      and opens the sessions"
                 )));
-            }
-            if matches!(sub, Sub::Trust { .. } | Sub::Undo { .. })
-                && (has_messages || !session_flags.is_empty() || !option_flags.is_empty())
-            {
-                let mut given: Vec<&str> = session_flags.clone();
-                given.extend(&option_flags);
-                if has_messages {
-                    given.push("messages");
                 }
-                let what = match sub {
-                    Sub::Undo { .. } => {
-                        "`tandem undo`: give the session after it (tandem undo --session ID)"
+                if matches!(sub, Sub::Trust { .. } | Sub::Undo { .. })
+                    && (has_messages || !session_flags.is_empty() || !option_flags.is_empty())
+                {
+                    let mut given: Vec<&str> = session_flags.clone();
+                    given.extend(&option_flags);
+                    if has_messages {
+                        given.push("messages");
                     }
-                    _ => "`tandem trust`: it only saves or shows a folder's trust",
-                };
-                return Err(usage_error(format!(
-                    "{} cannot be used with {what}",
-                    given.join(", ")
-                )));
-            }
-            match sub {
-                Sub::Lsp {
-                    max_message_bytes, ..
-                } => Command::Lsp(run.options.in_editor(), max_message_bytes),
-                Sub::Acp {
-                    max_message_bytes, ..
-                } => Command::Acp(run.options.in_editor(), max_message_bytes),
-                Sub::Demo { real, .. } => Command::Demo { real, mode, run },
-                Sub::Undo {
-                    session,
-                    session_dir,
-                    back_to,
-                    ..
-                } => Command::Undo {
-                    session: match session {
-                        Some(reference) => SessionChoice::Open(reference),
-                        None => SessionChoice::Continue,
+                    let what = match sub {
+                        Sub::Undo { .. } => {
+                            "`tandem undo`: give the session after it (tandem undo --session ID)"
+                        }
+                        _ => "`tandem trust`: it only saves or shows a folder's trust",
+                    };
+                    return Err(usage_error(format!(
+                        "{} cannot be used with {what}",
+                        given.join(", ")
+                    )));
+                }
+                match sub {
+                    Sub::Lsp {
+                        max_message_bytes, ..
+                    } => Command::Lsp(run.options.in_editor(), max_message_bytes),
+                    Sub::Acp {
+                        max_message_bytes, ..
+                    } => Command::Acp(run.options.in_editor(), max_message_bytes),
+                    Sub::Demo { .. } if rpc => return Err(usage_error(
+                        "`tandem demo` prints text or JSON; --mode rpc is for a session driven \
+                         by a client (`tandem --mode rpc`)"
+                            .to_string(),
+                    )),
+                    Sub::Demo { real, .. } => Command::Demo { real, mode, run },
+                    Sub::Undo {
+                        session,
+                        session_dir,
+                        back_to,
+                        ..
+                    } => Command::Undo {
+                        session: match session {
+                            Some(reference) => SessionChoice::Open(reference),
+                            None => SessionChoice::Continue,
+                        },
+                        session_dir,
+                        back_to,
                     },
-                    session_dir,
-                    back_to,
-                },
-                Sub::Trust { dir, deny, status } => Command::Trust {
-                    dir,
-                    action: match (deny, status) {
-                        (_, true) => TrustAction::Show,
-                        (true, _) => TrustAction::Deny,
-                        _ => TrustAction::Trust,
+                    Sub::Trust { dir, deny, status } => Command::Trust {
+                        dir,
+                        action: match (deny, status) {
+                            (_, true) => TrustAction::Show,
+                            (true, _) => TrustAction::Deny,
+                            _ => TrustAction::Trust,
+                        },
                     },
-                },
+                }
             }
-        }
-        None if cli.export.is_some() => {
-            let mut paths = cli
-                .export
-                .unwrap_or_default()
-                .into_iter()
-                .map(PathBuf::from);
-            match paths.next() {
-                Some(input) => Command::Export {
-                    input,
-                    output: paths.next(),
-                },
-                None => return Err(usage_error("--export needs a session file".to_string())),
+            None if cli.export.is_some() => {
+                let mut paths = cli
+                    .export
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(PathBuf::from);
+                match paths.next() {
+                    Some(input) => Command::Export {
+                        input,
+                        output: paths.next(),
+                    },
+                    None => return Err(usage_error("--export needs a session file".to_string())),
+                }
             }
-        }
-        None => match cli.list_models {
-            Some(search) => Command::ListModels {
-                search: search.filter(|s| !s.trim().is_empty()),
+            None => match cli.list_models {
+                Some(search) => Command::ListModels {
+                    search: search.filter(|s| !s.trim().is_empty()),
+                },
+                None if rpc => {
+                    if !run.file_args.is_empty() {
+                        return Err(usage_error(
+                            "@file arguments are not supported in RPC mode".to_string(),
+                        ));
+                    }
+                    if !run.messages.is_empty() {
+                        warnings.push(
+                            "messages on the command line are ignored in RPC mode: send them as \
+                         `prompt` commands"
+                                .to_string(),
+                        );
+                    }
+                    Command::Rpc(run)
+                }
+                None if mode == OutputMode::Json => Command::Json(run),
+                None => Command::Print(run),
             },
-            None if mode == OutputMode::Json => Command::Json(run),
-            None => Command::Print(run),
-        },
-    };
+        };
     let log = LogOptions {
         level: cli.log.log_level,
         file: cli.log.log_file,
@@ -636,17 +662,20 @@ pub fn parse_thinking(value: &str) -> Result<ThinkingLevel, String> {
     })
 }
 
-fn parse_mode(value: &str) -> Result<OutputMode, String> {
+/// `--mode`: an output of a run, or RPC mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ModeFlag {
+    Output(OutputMode),
+    Rpc,
+}
+
+fn parse_mode(value: &str) -> Result<ModeFlag, String> {
     match value {
-        "text" => Ok(OutputMode::Text),
-        "json" => Ok(OutputMode::Json),
-        "rpc" => Err(
-            "pi's rpc mode is not available; `tandem acp` speaks the Agent Client \
-                      Protocol on stdin/stdout instead (valid modes: text, json)"
-                .to_string(),
-        ),
+        "text" => Ok(ModeFlag::Output(OutputMode::Text)),
+        "json" => Ok(ModeFlag::Output(OutputMode::Json)),
+        "rpc" => Ok(ModeFlag::Rpc),
         other => Err(format!(
-            "Invalid mode \"{other}\". Valid values: text, json"
+            "Invalid mode \"{other}\". Valid values: text, json, rpc"
         )),
     }
 }

@@ -69,11 +69,43 @@ fn print_and_mode_choose_the_command() {
 fn bad_modes_name_the_valid_ones() {
     let text = error(&["--mode", "yaml"]);
     assert!(
-        text.contains("Invalid mode \"yaml\". Valid values: text, json"),
+        text.contains("Invalid mode \"yaml\". Valid values: text, json, rpc"),
         "{text}"
     );
-    let text = error(&["--mode", "rpc"]);
-    assert!(text.contains("tandem acp"), "{text}");
+}
+
+#[test]
+fn rpc_mode_takes_the_session_options_and_refuses_file_arguments() {
+    let parsed = parse(&[
+        "--mode",
+        "rpc",
+        "--model",
+        "mock/m",
+        "--no-session",
+        "--name",
+        "n",
+    ])
+    .expect("parses");
+    let Command::Rpc(run) = parsed.command else {
+        panic!("not RPC mode: {:?}", parsed.command)
+    };
+    assert_eq!(run.options.model.as_deref(), Some("mock/m"));
+    assert_eq!(run.session, SessionChoice::InMemory);
+    assert_eq!(run.name.as_deref(), Some("n"));
+    let text = error(&["--mode", "rpc", "@notes.md"]);
+    assert!(
+        text.contains("@file arguments are not supported in RPC mode"),
+        "{text}"
+    );
+    let parsed = parse(&["--mode", "rpc", "hello"]).expect("parses");
+    assert!(matches!(parsed.command, Command::Rpc(_)));
+    assert!(
+        parsed.warnings[0].contains("ignored in RPC mode"),
+        "{:?}",
+        parsed.warnings
+    );
+    let text = error(&["--mode", "rpc", "demo"]);
+    assert!(text.contains("--mode rpc"), "{text}");
 }
 
 #[test]

@@ -61,6 +61,8 @@ pub enum Command {
     Print(RunArgs),
     /// Run once and print every event as a JSON line (`--mode json`).
     Json(RunArgs),
+    /// pi's RPC mode (`--mode rpc`): commands on stdin, responses and events on stdout.
+    Rpc(RunArgs),
     /// `--export <session> [output]`: the session as an HTML page.
     Export {
         /// The session file.

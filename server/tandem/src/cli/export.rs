@@ -24,14 +24,26 @@ pub fn export(input: &Path, output: Option<&Path>, cwd: &Path) -> anyhow::Result
     }
     let manager = SessionManager::open(&input)
         .with_context(|| format!("could not read the session file {}", input.display()))?;
-    let html = render(&manager);
+    write_page(&manager, output, cwd)
+}
+
+/// Writes the page for `manager`'s session to `output` (relative to `cwd`), by default
+/// `tandem-session-<file name>.html` in `cwd` (`session-<id>` for a session with no file yet);
+/// the path written.
+pub fn write_page(
+    manager: &SessionManager,
+    output: Option<&Path>,
+    cwd: &Path,
+) -> anyhow::Result<PathBuf> {
+    let html = render(manager);
     let output = match output {
         Some(path) => cwd.join(path),
         None => {
-            let stem = input
-                .file_stem()
+            let stem = manager
+                .session_file()
+                .and_then(Path::file_stem)
                 .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "session".into());
+                .unwrap_or_else(|| format!("session-{}", manager.session_id()));
             cwd.join(format!("tandem-session-{stem}.html"))
         }
     };

@@ -236,11 +236,26 @@ pub struct Prepared {
 /// Decides everything a session needs before anything starts (blocking: reads the
 /// configuration files, may run a `!command` key). See the module docs.
 pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {
+    let manager = open_history(
+        &request.origin,
+        request.options,
+        &request.agent_dir,
+        &request.cwd,
+    )?;
+    prepare_history(request, manager)
+}
+
+/// [`prepare`] over a history the caller opened (a fork of a live session's branch);
+/// `request.origin` is not read.
+pub fn prepare_history(
+    request: SessionRequest<'_>,
+    mut manager: SessionManager,
+) -> Result<Prepared, SetupError> {
     let SessionRequest {
         agent_dir,
         cwd,
         options,
-        origin,
+        origin: _,
         trust,
         trust_problems,
         model,
@@ -253,7 +268,6 @@ pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {
     let loaded = settings::load(agent_dir.path(), &cwd, trusted);
     problems.extend(loaded.errors.iter().map(ToString::to_string));
     let registry = Arc::new(ModelRegistry::load(agent_dir.clone()));
-    let mut manager = open_history(&origin, options, &agent_dir, &cwd)?;
     // A session file another process holds is continued in a copy: the user hears which.
     problems.extend(manager.take_notices());
     let model = match model {

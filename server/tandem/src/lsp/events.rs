@@ -299,6 +299,10 @@ fn map_update(event: &AssistantMessageEvent) -> Vec<Event> {
 
 fn map_session(event: &SessionEvent) -> Vec<Event> {
     vec![match event {
+        // The editor's own commands change these; it hears their answers.
+        SessionEvent::SessionInfoChanged { .. } | SessionEvent::ThinkingLevelChanged { .. } => {
+            return Vec::new()
+        }
         SessionEvent::AutoRetryStart {
             attempt,
             max_attempts,

@@ -28,6 +28,9 @@ pub enum Line {
 pub struct LineReader<R> {
     input: BufReader<R>,
     limit: usize,
+    /// The protocol and how its limit is set, for the refusals' text.
+    protocol: &'static str,
+    limit_setting: &'static str,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -36,7 +39,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         LineReader {
             input: BufReader::with_capacity(64 * 1024, input),
             limit,
+            protocol: "ACP",
+            limit_setting: "`tandem acp --max-message-bytes` or TANDEM_MAX_MESSAGE_BYTES",
         }
+    }
+
+    /// Names the protocol (`ACP` by default) and how its limit is set, in the refusals.
+    pub fn named(mut self, protocol: &'static str, limit_setting: &'static str) -> Self {
+        self.protocol = protocol;
+        self.limit_setting = limit_setting;
+        self
     }
 
     /// The next line or refusal; `None` at the end of the input.
@@ -77,9 +89,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     id_from_prefix(&line),
                     format!(
                         "a line of {length} bytes is longer than the limit of {} bytes; it was \
-                         skipped (the limit is `tandem acp --max-message-bytes` or \
-                         TANDEM_MAX_MESSAGE_BYTES)",
-                        self.limit
+                         skipped (the limit is {})",
+                        self.limit, self.limit_setting
                     ),
                 ))));
             }
@@ -95,9 +106,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Ok(text) => return Ok(Some(Line::Text(text))),
                 Err(e) => {
                     return Ok(Some(Line::Refused(Refusal::parse_error(format!(
-                        "the line is not valid UTF-8 (at byte {}): ACP messages are UTF-8 JSON, \
+                        "the line is not valid UTF-8 (at byte {}): {} messages are UTF-8 JSON, \
                          one per line",
-                        e.utf8_error().valid_up_to()
+                        e.utf8_error().valid_up_to(),
+                        self.protocol
                     )))))
                 }
             }

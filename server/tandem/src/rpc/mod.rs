@@ -1,0 +1,355 @@
+//! RPC mode (`tandem --mode rpc`), pi 1.6's headless protocol: commands as JSON lines on stdin,
+//! their responses and the session's events as JSON lines on stdout, logs on stderr.
+//!
+//! The session is the host's ([`crate::host`]), as in print and JSON modes: the events go
+//! through JSON mode's translator ([`crate::run::JsonEvents`], pi's event lines) to standard
+//! output, and the turn runner is [`Live`]. What RPC adds:
+//!
+//! - [`wire`]: the input lines (read by [`LineReader`]: split on LF only, one CR before it
+//!   dropped, U+2028/U+2029 inside strings left alone, a size limit per line) and the response
+//!   records; a line that is not JSON gets pi's `parse` error and the next line is read.
+//! - [`commands`]: every command of pi 1.6's `rpc-commands.md`, with pi's response shapes.
+//!   A `prompt`, `bash` or `compact` runs in a task of its own, so `abort`, `abort_bash` and
+//!   the queries keep answering meanwhile; the other commands answer in order.
+//! - [`dialogs`]: questions to the client as `extension_ui_request`s (the folder's trust before
+//!   the first prompt), resolved to "no" when not answered in time.
+//! - Sessions are replaced whole (`new_session`, `switch_session`, `fork`, `clone`): the running
+//!   turn is aborted, the new session is set up like the first (same options), and the old one
+//!   is dropped once the new one stands, so a failure leaves the old session in place.
+//!
+//! Shutdown: at the end of stdin, or on SIGTERM/SIGHUP, the running turn is aborted, its events
+//! are delivered, an unanswered prompt is saved ([`Live::save_started`]), MCP and language
+//! servers are stopped, and the process exits (0 at EOF, 143/129 on a signal). A second signal
+//! during shutdown exits at once.
+
+mod commands;
+mod dialogs;
+mod wire;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::anyhow;
+use serde_json::Value;
+use tandem_ai::registry::{AgentDir, ModelRegistry};
+use tandem_ai::sync::lock;
+use tandem_coding::agent_session::AgentSessionEvent;
+use tandem_coding::session::SessionManager;
+use tandem_coding::trust::{ProtectedResources, TrustDecision};
+use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
+use tokio::sync::watch;
+
+use crate::cli::command::SessionChoice;
+use crate::cli::json_output::JsonLines;
+use crate::cli::RunArgs;
+use crate::host::pump::{Batching, Translate, Transport};
+use crate::host::setup::{decide_trust, prepare, prepare_history, SessionRequest};
+use crate::host::turns::Live;
+use crate::langserver::LanguageServers;
+use crate::mcp::McpTools;
+use crate::run::{origin, JsonEvents, Stdout};
+use crate::transport::lines::LineReader;
+use crate::transport::MessageLimit;
+
+use dialogs::Dialogs;
+
+/// How long a running turn may take to stop when the process or its session ends.
+const STOP_LIMIT: Duration = Duration::from_secs(10);
+
+/// One session as RPC mode holds it: the live session and what was started beside it.
+struct Held {
+    live: Arc<Live>,
+    /// How many of the session's events have been written (see [`Held::caught_up`]).
+    written: watch::Receiver<u64>,
+    /// Events the session had emitted before they were forwarded.
+    emitted_before: u64,
+    registry: Arc<ModelRegistry>,
+    mcp: Mutex<McpTools>,
+    languages: Mutex<Option<Arc<LanguageServers>>>,
+    /// The folder's trust question, until it was asked (before the first prompt).
+    pending_trust: Mutex<Option<ProtectedResources>>,
+}
+
+impl Held {
+    /// Aborts the running turn until none runs (a turn whose question was just closed may
+    /// start its run after the first abort); whether it stopped within [`STOP_LIMIT`].
+    async fn stop(&self) -> bool {
+        let deadline = tokio::time::Instant::now() + STOP_LIMIT;
+        loop {
+            self.live.session().abort();
+            if self.live.idle(Duration::from_millis(50)).await {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
+    /// Waits until every event the session has emitted so far is written, so a response
+    /// follows the events its command caused (a `queue_update` before `steer`'s answer, the
+    /// compaction's events before `compact`'s), as pi writes them.
+    async fn caught_up(&self) {
+        let target = self
+            .live
+            .session()
+            .emitted_events()
+            .saturating_sub(self.emitted_before);
+        let mut written = self.written.clone();
+        let _ = written.wait_for(|n| *n >= target).await;
+    }
+
+    /// Stops the running turn, delivers its events, saves an unanswered prompt, and stops the
+    /// servers started for the session.
+    async fn close(&self) {
+        self.live.session().abort_bash();
+        if !self.stop().await {
+            tracing::warn!("the running turn did not stop within {STOP_LIMIT:?}");
+        }
+        self.live.save_started();
+        self.replace_servers(McpTools::default(), None).await;
+    }
+
+    /// Puts in new MCP and language servers (the folder was trusted later) and stops the old.
+    async fn replace_servers(&self, mcp: McpTools, languages: Option<Arc<LanguageServers>>) {
+        let old_mcp = std::mem::replace(&mut *lock(&self.mcp), mcp);
+        old_mcp.shutdown().await;
+        let old_languages = std::mem::replace(&mut *lock(&self.languages), languages);
+        if let Some(old) = old_languages {
+            old.shutdown().await;
+        }
+    }
+}
+
+/// Where a new session's history comes from.
+enum History {
+    /// As the command line would choose it.
+    Choice(SessionChoice),
+    /// Opened already (a fork of the current session).
+    Opened(Box<SessionManager>),
+}
+
+/// RPC mode's state: the options every session is set up with, the current session and the
+/// open questions.
+pub(crate) struct Rpc {
+    args: RunArgs,
+    cwd: PathBuf,
+    agent_dir: AgentDir,
+    held: Mutex<Arc<Held>>,
+    dialogs: Dialogs,
+}
+
+impl Rpc {
+    /// The current session.
+    fn held(&self) -> Arc<Held> {
+        lock(&self.held).clone()
+    }
+
+    /// The current live session.
+    fn live(&self) -> Arc<Live> {
+        self.held().live.clone()
+    }
+
+    /// A session from `history` with the command line's options.
+    async fn start(&self, history: History) -> anyhow::Result<Held> {
+        start(&self.args, &self.cwd, &self.agent_dir, history).await
+    }
+
+    /// Replaces the current session with one from `history`: the running turn is stopped
+    /// first; when the new one cannot be set up, the old one stays (and the error is returned).
+    async fn replace(&self, history: History) -> anyhow::Result<()> {
+        let old = self.held();
+        if !old.stop().await {
+            return Err(anyhow!(
+                "the running turn did not stop within {STOP_LIMIT:?}; try again"
+            ));
+        }
+        let new = self.start(history).await?;
+        *lock(&self.held) = Arc::new(new);
+        old.close().await;
+        Ok(())
+    }
+}
+
+/// Sets a session up with the command line's options: the folder's trust as far as it is
+/// decided without asking (a question is kept for the first prompt), then the host's setup over
+/// the disk. Problems go to stderr.
+async fn start(
+    args: &RunArgs,
+    cwd: &Path,
+    agent_dir: &AgentDir,
+    history: History,
+) -> anyhow::Result<Held> {
+    let mut trust_problems = Vec::new();
+    let trust: TrustDecision = decide_trust(agent_dir, cwd, args.options.approve, &mut |w| {
+        trust_problems.push(w)
+    });
+    let request = |origin| SessionRequest {
+        agent_dir: agent_dir.clone(),
+        cwd: cwd.to_path_buf(),
+        options: &args.options,
+        origin,
+        trust,
+        trust_problems,
+        model: None,
+    };
+    let prepared = match history {
+        History::Choice(choice) => {
+            let origin = origin(&choice, &args.options, agent_dir, cwd)?;
+            prepare(request(origin))?
+        }
+        History::Opened(manager) => {
+            prepare_history(request(crate::host::Origin::InMemory), *manager)?
+        }
+    };
+    let workspace = Arc::new(DiskWorkspace::new(
+        [cwd.to_path_buf()],
+        PermissionPolicy::AllowAll,
+    ));
+    let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
+    for p in &started.problems {
+        eprintln!("Warning: {p}");
+    }
+    let emitted_before = started.session.emitted_events();
+    let (count, written) = watch::channel(0);
+    let live = Live::start(
+        started.session,
+        Events(JsonEvents(JsonLines::new())),
+        Output(count),
+        Batching::NONE,
+    );
+    Ok(Held {
+        live,
+        written,
+        emitted_before,
+        registry: started.registry,
+        mcp: Mutex::new(started.mcp),
+        languages: Mutex::new(started.languages),
+        pending_trust: Mutex::new(started.pending),
+    })
+}
+
+/// The session's events as JSON mode writes them, each followed by a marker (`null`) that
+/// [`Output`] counts instead of writing.
+struct Events(JsonEvents);
+
+impl Translate for Events {
+    type Out = Value;
+
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Value> {
+        let mut lines = self.0.translate(event);
+        lines.push(Value::Null);
+        lines
+    }
+
+    fn delta_len(_: &Value) -> Option<usize> {
+        None
+    }
+
+    fn merge(_: &mut Value, next: Value) -> Option<Value> {
+        Some(next)
+    }
+}
+
+/// Standard output, counting the events written.
+struct Output(watch::Sender<u64>);
+
+impl Transport<Value> for Output {
+    async fn send(&mut self, line: Value) {
+        if line.is_null() {
+            self.0.send_modify(|n| *n += 1);
+        } else {
+            Stdout.send(line).await;
+        }
+    }
+}
+
+/// Runs RPC mode until stdin ends or a signal stops it; the exit status.
+pub fn run(args: RunArgs) -> ExitCode {
+    let outcome = (|| -> anyhow::Result<ExitCode> {
+        let cwd = crate::run::current_dir()?;
+        let limit = MessageLimit::resolve(None).map_err(|e| anyhow!(e))?;
+        let rt = crate::run::runtime()?;
+        let code = rt.block_on(serve(args, cwd, limit));
+        // A signal ends serving while stdin's reader may still block in its thread: the
+        // runtime does not wait for it.
+        rt.shutdown_background();
+        code
+    })();
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Why serving ended.
+enum Ending {
+    /// stdin ended.
+    Eof,
+    /// SIGTERM (143) or SIGHUP (129).
+    Signal(u8),
+}
+
+async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Result<ExitCode> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
+    let first = start(
+        &args,
+        &cwd,
+        &agent_dir,
+        History::Choice(args.session.clone()),
+    )
+    .await?;
+    if let Some(name) = &args.name {
+        first
+            .live
+            .session()
+            .with_session(|m| m.append_session_info(name.trim()))
+            .map_err(|e| anyhow!("could not name the session: {e}"))?;
+    }
+    let rpc = Arc::new(Rpc {
+        args,
+        cwd,
+        agent_dir,
+        held: Mutex::new(Arc::new(first)),
+        dialogs: Dialogs::new(Box::new(commands::write_now)),
+    });
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut input =
+        LineReader::new(tokio::io::stdin(), limit.bytes()).named("RPC", "TANDEM_MAX_MESSAGE_BYTES");
+    let ending = loop {
+        tokio::select! {
+            _ = term.recv() => break Ending::Signal(143),
+            _ = hangup.recv() => break Ending::Signal(129),
+            line = input.next() => match line {
+                Ok(Some(line)) => commands::dispatch(&rpc, wire::incoming(line)).await,
+                Ok(None) => break Ending::Eof,
+                Err(e) => {
+                    tracing::error!("reading stdin failed: {e}");
+                    break Ending::Eof;
+                }
+            },
+        }
+    };
+    // Shutdown: a second signal exits at once.
+    let shutdown = async {
+        rpc.dialogs.close_all();
+        rpc.held().close().await;
+    };
+    let code = match ending {
+        Ending::Eof => 0,
+        Ending::Signal(code) => code,
+    };
+    tokio::select! {
+        () = shutdown => {}
+        _ = term.recv() => return Ok(ExitCode::from(143)),
+        _ = hangup.recv() => return Ok(ExitCode::from(129)),
+    }
+    Ok(ExitCode::from(code))
+}
