@@ -16,11 +16,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tandem_ai::sync::lock;
 
-use tandem_agent::{Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
+use tandem_agent::{tool_definition, Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::{
     now_millis, AssistantMessage, ImageContent, Message, Model, StopReason, StreamOptions,
-    TextContent, ThinkingLevel, UserBlock, UserContent, UserMessage,
+    TextContent, ThinkingLevel, Tool, UserBlock, UserContent, UserMessage,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -29,8 +29,9 @@ pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, Ses
 
 use crate::calls::CallRecords;
 use crate::compaction::{self, CompactionOptions, CompactionSettings};
-use crate::resources::Resources;
+use crate::resources::{Resources, SystemPrompt};
 use crate::retry::{self, RetryPolicy};
+use crate::session::system::SystemState;
 use crate::session::SessionManager;
 use crate::settings::Settings;
 
@@ -64,8 +65,8 @@ pub struct AgentSessionOptions {
     pub thinking_level: ThinkingLevel,
     /// Active tools.
     pub tools: Vec<Arc<dyn AgentTool>>,
-    /// The system prompt.
-    pub system_prompt: String,
+    /// The system prompt, by sections (recorded in the session as pi 1.6 records it).
+    pub system_prompt: SystemPrompt,
     /// The session (a file, or in memory for `--no-session`).
     pub session: SessionManager,
     /// Merged settings.
@@ -113,7 +114,7 @@ pub struct Reconfiguration {
     /// Skills and templates.
     pub resources: Option<Arc<Resources>>,
     /// The system prompt.
-    pub system_prompt: String,
+    pub system_prompt: SystemPrompt,
     /// Active tools.
     pub tools: Vec<Arc<dyn AgentTool>>,
     /// A different model and thinking level, when the choice changed (recorded in the session).
@@ -126,6 +127,8 @@ pub struct AgentSession {
     shared: Arc<Shared>,
     settings: Mutex<Settings>,
     resources: Mutex<Option<Arc<Resources>>>,
+    /// The prompt the next run declares (see [`AgentSession::declare_system`]).
+    system_prompt: Mutex<SystemPrompt>,
     stream_fn: StreamFn,
     runtime_api_key: Option<String>,
     registry: Option<Arc<ModelRegistry>>,
@@ -176,7 +179,19 @@ impl AgentSession {
         ));
         let settings = options.settings;
         let mut agent_options = AgentOptions::new(options.model);
-        agent_options.system_prompt = Some(options.system_prompt);
+        // What the model is sent once the next prompt has declared the prompt and tools.
+        let mut system = SystemState::replay(&context.messages);
+        let tool_list: Vec<Tool> = options
+            .tools
+            .iter()
+            .map(|t| tool_definition(t.as_ref()))
+            .collect();
+        if let Some(AgentMessage::Custom(update)) =
+            system.update_to(&options.system_prompt, &tool_list, 0)
+        {
+            system.apply(update.fields());
+        }
+        agent_options.system_prompt = Some(system.text());
         agent_options.thinking_level = options.thinking_level;
         agent_options.tools = options.tools;
         agent_options.messages = context.messages;
@@ -205,6 +220,7 @@ impl AgentSession {
             shared,
             settings: Mutex::new(settings),
             resources: Mutex::new(options.resources),
+            system_prompt: Mutex::new(options.system_prompt),
             stream_fn: options.stream_fn,
             runtime_api_key: options.runtime_api_key,
             registry: options.registry,
@@ -279,10 +295,8 @@ impl AgentSession {
         }
         self.agent.set_steering_mode(new.settings.steering_mode());
         self.agent.set_follow_up_mode(new.settings.follow_up_mode());
-        self.agent.update_state(|s| {
-            s.system_prompt = Some(new.system_prompt);
-            s.tools = new.tools;
-        });
+        self.agent.update_state(|s| s.tools = new.tools);
+        *lock(&self.system_prompt) = new.system_prompt;
         *lock(&self.settings) = new.settings;
         *lock(&self.resources) = new.resources;
         Ok(())
@@ -309,7 +323,10 @@ impl AgentSession {
         if !self.agent.is_running() {
             self.calls.clear();
         }
-        let messages = with_context(context, user_message(&expanded, images).into());
+        let mut messages = with_context(context, user_message(&expanded, images).into());
+        if !self.agent.is_running() {
+            messages.splice(0..0, self.declare_system());
+        }
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
         let seen = *self.shared.ends.borrow();
@@ -320,6 +337,30 @@ impl AgentSession {
             .map_err(|_| SessionError::Busy)?;
         self.wait_for_pump(seen + 1).await;
         self.finish_run(&cancel, start).await
+    }
+
+    /// Brings the prompt and tools the conversation declares up to date, as pi 1.6 does before
+    /// each run: replays the conversation's `system` messages ([`SystemState`]), and when the
+    /// session's prompt sections or tools differ returns the `system` message recording the
+    /// change (the run then sends, persists and reports it before the user's message). Sets
+    /// the agent's system prompt to the replayed prompt either way.
+    fn declare_system(&self) -> Option<AgentMessage> {
+        let prompt = lock(&self.system_prompt).clone();
+        let (mut state, tools) = self.agent.with_state(|s| {
+            let tools: Vec<Tool> = s
+                .tools
+                .iter()
+                .map(|t| tool_definition(t.as_ref()))
+                .collect();
+            (SystemState::replay(&s.messages), tools)
+        });
+        let update = state.update_to(&prompt, &tools, now_millis().max(0) as u64);
+        if let Some(AgentMessage::Custom(message)) = &update {
+            state.apply(message.fields());
+        }
+        let text = state.text();
+        self.agent.update_state(|s| s.system_prompt = Some(text));
+        update
     }
 
     /// Whether steering or follow-up messages wait after a run that ended normally: they were
