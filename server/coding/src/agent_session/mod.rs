@@ -343,7 +343,8 @@ impl AgentSession {
     /// each run: replays the conversation's `system` messages ([`SystemState`]), and when the
     /// session's prompt sections or tools differ returns the `system` message recording the
     /// change (the run then sends, persists and reports it before the user's message). Sets
-    /// the agent's system prompt to the replayed prompt either way.
+    /// the agent's system prompt to the replayed prompt either way. Tandem keeps its own tool
+    /// set on resume (pi 1.6 also restores which tools were active from the record).
     fn declare_system(&self) -> Option<AgentMessage> {
         let prompt = lock(&self.system_prompt).clone();
         let (mut state, tools) = self.agent.with_state(|s| {
@@ -359,7 +360,18 @@ impl AgentSession {
             state.apply(message.fields());
         }
         let text = state.text();
-        self.agent.update_state(|s| s.system_prompt = Some(text));
+        let order: Vec<String> = state.tool_names().into_iter().map(str::to_string).collect();
+        self.agent.update_state(|s| {
+            s.system_prompt = Some(text);
+            // The model is offered the tools in the order the replay declares them (a changed
+            // tool moves to the end), as pi 1.6 sends them.
+            s.tools.sort_by_key(|t| {
+                order
+                    .iter()
+                    .position(|n| n == t.name())
+                    .unwrap_or(usize::MAX)
+            });
+        });
         update
     }
 

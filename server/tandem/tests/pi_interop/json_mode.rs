@@ -110,7 +110,7 @@ fn normalized(lines: Vec<Value>) -> Vec<Value> {
 }
 
 /// pi 1.6's lines as Tandem prints them today: each rule removes one difference.
-fn known_gaps(lines: Vec<Value>) -> Vec<Value> {
+pub(super) fn known_gaps(lines: Vec<Value>) -> Vec<Value> {
     fn strip(value: &mut Value) {
         match value {
             Value::Object(fields) => {
