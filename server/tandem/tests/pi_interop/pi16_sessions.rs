@@ -1,7 +1,7 @@
-//! Sessions beside the real pi 1.6: the lines both write for the same task, and sessions pi 1.6
-//! compacted or forked (through its RPC mode) resumed by pi 1.6 and by Tandem, which must send
-//! the model the same conversation, each with the prompt and tools its copy of the file
-//! declares, and leave every existing byte alone.
+//! Sessions beside the real pi 1.6: the lines both write for the same task, sessions pi 1.6
+//! compacted or forked (through its RPC mode) and a session Tandem compacted, each resumed by
+//! pi 1.6 and by Tandem, which must send the model the same conversation, each with the prompt
+//! and tools its copy of the file declares, and leave every existing byte alone.
 
 use std::path::{Path, PathBuf};
 
@@ -257,4 +257,78 @@ async fn tandem_resumes_a_session_pi_16_forked_as_pi_16_does() {
     expected.push(json!({"role": "assistant", "content": "Forked answer."}));
     expected.push(transcript::user("one more thing"));
     assert_eq!(sent, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_16_resumes_a_session_tandem_compacted_as_tandem_does() {
+    pi16_bin();
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let (sandbox, file) = run_reference_task(&mock, Agent::Tandem).await;
+    // From now on the window is small: past 100 tokens of context Tandem compacts, keeping
+    // about 50.
+    let models = sandbox.agent_dir.join("models.json");
+    let original = std::fs::read_to_string(&models).expect("models.json");
+    let mut config: Value = serde_json::from_str(&original).expect("JSON");
+    config["providers"]["mock"]["models"][0]["contextWindow"] = json!(1000);
+    std::fs::write(&models, config.to_string()).expect("models.json");
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        json!({"compaction": {"reserveTokens": 900, "keepRecentTokens": 50}}).to_string(),
+    )
+    .expect("settings.json");
+    mock.enqueue(sse::text("chatcmpl-second", SECOND_ANSWER));
+    mock.enqueue(sse::text("chatcmpl-summary", SUMMARY));
+    let path = file.to_string_lossy().into_owned();
+    let stdout = sandbox
+        .run_ok(Agent::Tandem, &["--session", &path, "-p", &second_prompt()])
+        .await;
+    assert_eq!(stdout.trim_end(), SECOND_ANSWER);
+    assert_eq!(mock.queued(), 0, "the answer and one summary");
+
+    let lines = transcript::lines(&file);
+    let compaction = lines
+        .iter()
+        .find(|l| l["type"] == "compaction")
+        .expect("Tandem compacted");
+    assert!(
+        compaction["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with(SUMMARY)),
+        "{compaction}"
+    );
+    // The kept range starts at the second prompt, or at the checkpoint entry just before it
+    // (entries the model does not see go with the message after them, as in pi).
+    let kept_at = lines
+        .iter()
+        .position(|l| l["id"] == compaction["firstKeptEntryId"])
+        .expect("the first kept entry");
+    let first_kept_message = lines[kept_at..]
+        .iter()
+        .find(|l| l["type"] == "message")
+        .expect("a kept message");
+    assert_eq!(
+        user_text(&first_kept_message["message"]),
+        second_prompt(),
+        "{compaction}"
+    );
+    // As pi 1.6 records it: the prompt and tools in force, stamped with the entry's time.
+    let checkpoint = &compaction["systemMessage"];
+    let keys: Vec<&str> = checkpoint
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        ["role", "content", "sections", "toolsAdded", "timestamp"],
+        "{compaction}"
+    );
+
+    // The resumers get the large window back, so neither compacts again.
+    std::fs::write(&models, original).expect("models.json");
+    std::fs::remove_file(sandbox.agent_dir.join("settings.json")).expect("settings.json");
+    let sent = resume_with_both(&mock, &sandbox, &file).await;
+    assert_eq!(sent.len(), 4, "{sent:#?}");
+    assert!(user_text(&sent[0]).contains(SUMMARY), "{:#}", sent[0]);
+    assert_eq!(user_text(&sent[1]), second_prompt());
+    assert_eq!(sent[2]["content"], SECOND_ANSWER);
 }
