@@ -14,7 +14,7 @@ use tandem_coding::agent_session::{
     AgentSession, AgentSessionEvent, AgentSessionOptions, Reconfiguration,
 };
 use tandem_coding::resources::SystemPrompt;
-use tandem_coding::session::SessionManager;
+use tandem_coding::session::{EntryKind, SessionManager};
 use tandem_coding::settings::Settings;
 use tandem_coding::tools::{tools, DEFAULT_TOOLS};
 use tandem_coding::{ScriptedWorkspace, ToolEnv};
@@ -212,6 +212,42 @@ async fn a_transient_failure_is_retried_then_succeeds() {
             .count()
     });
     assert_eq!(errors_in_session, 1);
+    // As pi 1.6 records it: a context edit leaves the failed answer out of the context a
+    // resumed session builds.
+    let (edits, resumed_errors) = s.with_session(|m| {
+        let failed = m
+            .entries()
+            .iter()
+            .find(|e| {
+                e.message()
+                    .and_then(AgentMessage::as_assistant)
+                    .is_some_and(|a| a.stop_reason == StopReason::Error)
+            })
+            .map(|e| e.id.clone())
+            .expect("the failed answer");
+        let edits: Vec<(String, bool)> = m
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::ContextEdit {
+                    target_id,
+                    replacement,
+                } => Some((target_id.clone(), replacement.is_none())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(edits, [(failed, true)]);
+        let resumed = m.build_context().messages;
+        let errors = resumed
+            .iter()
+            .filter(|m| {
+                m.as_assistant()
+                    .is_some_and(|a| a.stop_reason == StopReason::Error)
+            })
+            .count();
+        (edits.len(), errors)
+    });
+    assert_eq!((edits, resumed_errors), (1, 0));
 }
 
 #[tokio::test]

@@ -289,23 +289,32 @@ async fn pi_resumes_tandem_thinking_blocks_and_level() {
     thinking_task_across(Agent::Tandem, Agent::Pi).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pi_and_tandem_write_the_same_lines_for_the_same_task() {
-    pi_bin();
-    let mock = MockLlm::start().await.expect("mock LLM");
-    let (pi_box, pi_file) = run_reference_task(&mock, Agent::Pi).await;
-    let (tandem_box, tandem_file) = run_reference_task(&mock, Agent::Tandem).await;
-
-    // Both send the same conversation on every turn.
+/// Runs the reference task with `pi` and then with Tandem, checks that both sent the same
+/// conversation on every turn, and returns each one's sandbox and session file.
+pub(crate) async fn reference_task_by_both(
+    mock: &MockLlm,
+    pi: Agent,
+) -> ((Sandbox, std::path::PathBuf), (Sandbox, std::path::PathBuf)) {
+    let theirs = run_reference_task(mock, pi).await;
+    let ours = run_reference_task(mock, Agent::Tandem).await;
     let requests = mock.requests();
     assert_eq!(requests.len(), 6);
     for turn in 0..3 {
         assert_eq!(
             conversation(&requests[3 + turn]),
             conversation(&requests[turn]),
-            "turn {turn}: Tandem's request (left) differs from pi's (right)"
+            "turn {turn}: Tandem's request (left) differs from {pi:?}'s (right)"
         );
     }
+    (theirs, ours)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_and_tandem_write_the_same_lines_for_the_same_task() {
+    pi_bin();
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let ((pi_box, pi_file), (tandem_box, tandem_file)) =
+        reference_task_by_both(&mock, Agent::Pi).await;
 
     // Same file and folder names, derived the same way from the header and the cwd.
     for (sandbox, file) in [(&pi_box, &pi_file), (&tandem_box, &tandem_file)] {

@@ -619,15 +619,35 @@ impl AgentSession {
 
     /// Drops a failed assistant message from the agent's context (it stays in the session file).
     fn drop_failed_turn(&self) {
-        self.agent.update_state(|s| {
+        let failed = self.agent.update_state(|s| {
             if s.messages
                 .last()
                 .and_then(AgentMessage::as_assistant)
                 .is_some_and(|a| a.stop_reason == StopReason::Error)
             {
-                s.messages.pop();
+                s.messages.pop()
+            } else {
+                None
             }
         });
+        let Some(failed) = failed else {
+            return;
+        };
+        // As pi 1.6 does, the failed answer stays in the file and a `context_edit` leaves it
+        // out of what the model is sent when the session is resumed.
+        let omitted = self.with_session(|m| {
+            let id = m
+                .branch_path()
+                .into_iter()
+                .rev()
+                .find(|e| e.message() == Some(&failed))
+                .map(|e| e.id.clone())?;
+            Some(m.append_context_edit(&id, None))
+        });
+        if let Some(Err(e)) = omitted {
+            tracing::error!(error = %e, "could not record the failed answer's omission");
+            lock(&self.shared.persist_error).get_or_insert(e.to_string());
+        }
     }
 
     async fn after_run(&self, state: &mut RunState, cancel: &CancellationToken) -> AfterRun {

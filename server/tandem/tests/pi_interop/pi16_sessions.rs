@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use tandem_tests::mock_llm::MockLlm;
 
 use crate::json_mode::known_gaps;
+use crate::reference_task_by_both;
 use crate::support_pi::pi_rpc::PiRpc;
 use crate::support_pi::transcript::{self, conversation, normalize, types};
 use crate::support_pi::{pi16_bin, run_reference_task, sse, Agent, Sandbox};
@@ -42,17 +43,8 @@ fn blank_system(lines: &mut [Value]) {
 async fn pi_16_and_tandem_write_the_same_lines_for_the_same_task() {
     pi16_bin();
     let mock = MockLlm::start().await.expect("mock LLM");
-    let (_pi_box, pi_file) = run_reference_task(&mock, Agent::Pi16).await;
-    let (_tandem_box, tandem_file) = run_reference_task(&mock, Agent::Tandem).await;
-    let requests = mock.requests();
-    assert_eq!(requests.len(), 6);
-    for turn in 0..3 {
-        assert_eq!(
-            conversation(&requests[3 + turn]),
-            conversation(&requests[turn]),
-            "turn {turn}: Tandem's request (left) differs from pi 1.6's (right)"
-        );
-    }
+    let ((_pi_box, pi_file), (_tandem_box, tandem_file)) =
+        reference_task_by_both(&mock, Agent::Pi16).await;
 
     let mut tandem_lines = transcript::lines(&tandem_file);
     let checkpoint = tandem_lines.pop().expect("Tandem's lines");
