@@ -1,18 +1,18 @@
-//! Sessions beside the real pi 1.6: the lines both write for the same task, sessions pi 1.6
-//! compacted or forked (through its RPC mode) and a session Tandem compacted, each resumed by
-//! pi 1.6 and by Tandem, which must send the model the same conversation, each with the prompt
-//! and tools its copy of the file declares, and leave every existing byte alone.
+//! Sessions beside the real pi 1.6: the lines both write for the same task; sessions pi 1.6
+//! compacted or forked (through its RPC mode) and sessions Tandem compacted or retried in, each
+//! resumed by pi 1.6 and by Tandem, which must send the model the same conversation, each with
+//! the prompt and tools its copy of the file declares, and leave every existing byte alone.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use tandem_tests::mock_llm::MockLlm;
+use tandem_tests::mock_llm::{MockLlm, MockResponse};
 
 use crate::json_mode::known_gaps;
 use crate::reference_task_by_both;
 use crate::support_pi::pi_rpc::PiRpc;
 use crate::support_pi::transcript::{self, conversation, normalize, types};
-use crate::support_pi::{pi16_bin, run_reference_task, sse, Agent, Sandbox};
+use crate::support_pi::{pi16_bin, run_reference_task, sse, Agent, Sandbox, MODEL};
 
 /// The second prompt of a two-prompt session: long enough that a compaction keeping 50 tokens
 /// cuts right before it (a whole turn kept, so pi asks the model for one summary).
@@ -323,4 +323,47 @@ async fn pi_16_resumes_a_session_tandem_compacted_as_tandem_does() {
     assert!(user_text(&sent[0]).contains(SUMMARY), "{:#}", sent[0]);
     assert_eq!(user_text(&sent[1]), second_prompt());
     assert_eq!(sent[2]["content"], SECOND_ANSWER);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_16_leaves_out_an_answer_tandem_retried() {
+    pi16_bin();
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let sandbox = Sandbox::new(&mock);
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        json!({"retry": {"baseDelayMs": 1, "maxDelayMs": 5}}).to_string(),
+    )
+    .expect("settings.json");
+    mock.enqueue(MockResponse::json(
+        429,
+        json!({"error": {"message": "slow down", "type": "rate_limit"}}),
+    ));
+    mock.enqueue(sse::text("chatcmpl-retried", "Second time lucky."));
+    let stdout = sandbox
+        .run_ok(Agent::Tandem, &["-p", "--model", MODEL, "say hi"])
+        .await;
+    assert_eq!(stdout.trim_end(), "Second time lucky.");
+    let file = sandbox.only_session_file();
+    let lines = transcript::lines(&file);
+    let failed = lines
+        .iter()
+        .find(|l| l["message"]["stopReason"] == "error")
+        .expect("the failed answer stays in the file");
+    let edit = lines
+        .iter()
+        .find(|l| l["type"] == "context_edit")
+        .expect("a context edit");
+    assert_eq!(edit["targetId"], failed["id"], "{edit}");
+    assert_eq!(edit["replacement"], Value::Null, "{edit}");
+
+    let sent = resume_with_both(&mock, &sandbox, &file).await;
+    assert_eq!(
+        sent,
+        [
+            transcript::user("say hi"),
+            json!({"role": "assistant", "content": "Second time lucky."}),
+            transcript::user("one more thing"),
+        ]
+    );
 }
