@@ -168,6 +168,30 @@ fn summary_bodies(conversation: &[Value]) -> Vec<Value> {
     out
 }
 
+/// The session's compaction entry, after checking that what it keeps starts at the second
+/// prompt, or at entries the model does not see just before it (they go with the message after
+/// them, as in pi).
+fn compaction_keeping_the_second_prompt(lines: &[Value]) -> &Value {
+    let compaction = lines
+        .iter()
+        .find(|l| l["type"] == "compaction")
+        .expect("a compaction entry");
+    let kept_at = lines
+        .iter()
+        .position(|l| l["id"] == compaction["firstKeptEntryId"])
+        .expect("the first kept entry");
+    let first_kept_message = lines[kept_at..]
+        .iter()
+        .find(|l| l["type"] == "message")
+        .expect("a kept message");
+    assert_eq!(
+        user_text(&first_kept_message["message"]),
+        second_prompt(),
+        "{compaction}"
+    );
+    compaction
+}
+
 fn user_text(message: &Value) -> &str {
     message["content"][0]["text"].as_str().unwrap_or_default()
 }
@@ -185,15 +209,7 @@ async fn tandem_resumes_a_session_pi_16_compacted_as_pi_16_does() {
     assert_eq!(mock.queued(), 0, "one summary request: {reply}");
 
     let lines = transcript::lines(&file);
-    let compaction = lines
-        .iter()
-        .find(|l| l["type"] == "compaction")
-        .expect("a compaction entry");
-    let kept = lines
-        .iter()
-        .find(|l| l["id"] == compaction["firstKeptEntryId"])
-        .expect("the first kept entry");
-    assert_eq!(user_text(&kept["message"]), second_prompt(), "{compaction}");
+    let compaction = compaction_keeping_the_second_prompt(&lines);
     let checkpoint = &compaction["systemMessage"];
     assert_eq!(checkpoint["role"], "system", "{compaction}");
     assert!(
@@ -278,29 +294,11 @@ async fn pi_16_resumes_a_session_tandem_compacted_as_tandem_does() {
     assert_eq!(mock.queued(), 0, "the answer and one summary");
 
     let lines = transcript::lines(&file);
-    let compaction = lines
-        .iter()
-        .find(|l| l["type"] == "compaction")
-        .expect("Tandem compacted");
+    let compaction = compaction_keeping_the_second_prompt(&lines);
     assert!(
         compaction["summary"]
             .as_str()
             .is_some_and(|s| s.starts_with(SUMMARY)),
-        "{compaction}"
-    );
-    // The kept range starts at the second prompt, or at the checkpoint entry just before it
-    // (entries the model does not see go with the message after them, as in pi).
-    let kept_at = lines
-        .iter()
-        .position(|l| l["id"] == compaction["firstKeptEntryId"])
-        .expect("the first kept entry");
-    let first_kept_message = lines[kept_at..]
-        .iter()
-        .find(|l| l["type"] == "message")
-        .expect("a kept message");
-    assert_eq!(
-        user_text(&first_kept_message["message"]),
-        second_prompt(),
         "{compaction}"
     );
     // As pi 1.6 records it: the prompt and tools in force, stamped with the entry's time.
