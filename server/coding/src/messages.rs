@@ -267,9 +267,13 @@ pub fn compaction_summary_message(
 pub const PROMPT_CONTEXT_TYPE: &str = "tandem.promptContext";
 
 /// Whether `message` is for the model only: an extension message with `display: false` (such
-/// as a prompt's context). A UI leaves it out.
+/// as a prompt's context), or a `system` message (the recorded prompt and tools). A UI leaves it
+/// out.
 pub fn is_hidden(message: &AgentMessage) -> bool {
     match message {
+        AgentMessage::Custom(custom) if custom.role() == crate::session::system::SYSTEM_ROLE => {
+            true
+        }
         AgentMessage::Custom(custom) => matches!(
             CodingMessage::parse(custom),
             Some(CodingMessage::Custom(ExtensionMessage {

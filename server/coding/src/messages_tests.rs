@@ -192,7 +192,9 @@ fn entries_become_messages() {
         first_kept_entry_id: "e0".into(),
         tokens_before: 5,
         details: None,
+        usage: None,
         from_hook: None,
+        system_message: None,
     });
     let expected = CompactionSummaryMessage {
         summary: "S".into(),

@@ -10,8 +10,11 @@ use serde_json::{json, Value};
 use tandem_agent::{default_stream_fn, AgentMessage};
 use tandem_ai::providers::scripted::demo_model;
 use tandem_ai::{Message, Model, StopReason, StreamOptions, ThinkingLevel};
-use tandem_coding::agent_session::{AgentSession, AgentSessionEvent, AgentSessionOptions};
-use tandem_coding::session::SessionManager;
+use tandem_coding::agent_session::{
+    AgentSession, AgentSessionEvent, AgentSessionOptions, Reconfiguration,
+};
+use tandem_coding::resources::SystemPrompt;
+use tandem_coding::session::{EntryKind, SessionManager};
 use tandem_coding::settings::Settings;
 use tandem_coding::tools::{tools, DEFAULT_TOOLS};
 use tandem_coding::{ScriptedWorkspace, ToolEnv};
@@ -124,6 +127,7 @@ async fn a_prompt_is_persisted_as_pi_writes_it() {
             "message",
             "message",
             "message",
+            "message",
             "message"
         ]
     );
@@ -133,7 +137,25 @@ async fn a_prompt_is_persisted_as_pi_writes_it() {
         .iter()
         .map(|l| l["message"]["role"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"]
+    );
+    // As pi 1.6 does, the first run records the prompt's sections and the tool declarations.
+    let system = &lines[3]["message"];
+    assert_eq!(system["content"], "");
+    assert_eq!(
+        system["sections"],
+        json!({"preamble": "You are a test assistant."})
+    );
+    let declared: Vec<&str> = system["toolsAdded"]
+        .as_array()
+        .expect("toolsAdded")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(declared, DEFAULT_TOOLS);
+    assert!(system["toolsAdded"][0]["parameters"].is_object());
     // Every entry hangs under the previous one.
     for pair in lines[1..].windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
@@ -190,6 +212,42 @@ async fn a_transient_failure_is_retried_then_succeeds() {
             .count()
     });
     assert_eq!(errors_in_session, 1);
+    // As pi 1.6 records it: a context edit leaves the failed answer out of the context a
+    // resumed session builds.
+    let (edits, resumed_errors) = s.with_session(|m| {
+        let failed = m
+            .entries()
+            .iter()
+            .find(|e| {
+                e.message()
+                    .and_then(AgentMessage::as_assistant)
+                    .is_some_and(|a| a.stop_reason == StopReason::Error)
+            })
+            .map(|e| e.id.clone())
+            .expect("the failed answer");
+        let edits: Vec<(String, bool)> = m
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::ContextEdit {
+                    target_id,
+                    replacement,
+                } => Some((target_id.clone(), replacement.is_none())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(edits, [(failed, true)]);
+        let resumed = m.build_context().messages;
+        let errors = resumed
+            .iter()
+            .filter(|m| {
+                m.as_assistant()
+                    .is_some_and(|a| a.stop_reason == StopReason::Error)
+            })
+            .count();
+        (edits.len(), errors)
+    });
+    assert_eq!((edits, resumed_errors), (1, 0));
 }
 
 #[tokio::test]
@@ -284,11 +342,15 @@ async fn an_overflow_compacts_and_continues_once() {
         })
     });
     assert!(has_compaction);
-    // The context now starts with the summary.
-    let first_role = s
-        .agent()
-        .with_state(|st| st.messages.first().map(|m| m.role().to_string()));
-    assert_eq!(first_role.as_deref(), Some("compactionSummary"));
+    // The context now starts with the compaction's system checkpoint, then the summary.
+    let first_roles: Vec<String> = s.agent().with_state(|st| {
+        st.messages
+            .iter()
+            .take(2)
+            .map(|m| m.role().to_string())
+            .collect()
+    });
+    assert_eq!(first_roles, ["system", "compactionSummary"]);
 }
 
 #[tokio::test]
@@ -317,9 +379,10 @@ async fn model_and_thinking_changes_are_recorded_and_a_session_resumes() {
         "the lock was released"
     );
     let s = session(&f, reopened, model(&f, 128_000), Settings::default());
-    // The history came back; the second scripted turn answers.
+    // The history came back (the recorded prompt, the question, the answer); the second
+    // scripted turn answers.
     let history = s.agent().messages();
-    assert_eq!(history.len(), 2);
+    assert_eq!(history.len(), 3);
     within(s.prompt("second", Vec::new()))
         .await
         .expect("prompt");
@@ -339,6 +402,78 @@ async fn model_and_thinking_changes_are_recorded_and_a_session_resumes() {
         })
         .collect();
     assert_eq!(users, ["first", "second"]);
+    // The prompt and tools did not change: they are recorded once.
+    let systems = lines
+        .iter()
+        .filter(|l| l["message"]["role"] == "system")
+        .count();
+    assert_eq!(systems, 1);
+}
+
+#[tokio::test]
+async fn a_changed_prompt_or_tool_set_is_recorded_as_a_patch_and_sent() {
+    let f = fixture(json!({"turns": [{"text": "one"}, {"text": "two"}]}));
+    let s = session(
+        &f,
+        SessionManager::in_memory(&f.root),
+        model(&f, 128_000),
+        Settings::default(),
+    );
+    within(s.prompt("first", Vec::new())).await.expect("prompt");
+    let workspace = Arc::new(ScriptedWorkspace::new(&f.root));
+    let env = Arc::new(ToolEnv::new(workspace, f.root.clone()));
+    let prompt = SystemPrompt::from_sections([
+        (
+            "preamble".to_string(),
+            "You are a test assistant.".to_string(),
+        ),
+        ("addendum".to_string(), "Be brief.".to_string()),
+    ]);
+    s.reconfigure(Reconfiguration {
+        settings: Settings::default(),
+        resources: None,
+        system_prompt: prompt,
+        tools: tools(&env, &["read", "bash"]),
+        model: None,
+    })
+    .expect("reconfigured");
+    within(s.prompt("second", Vec::new()))
+        .await
+        .expect("prompt");
+    let messages = s.agent().messages();
+    let systems: Vec<Value> = messages
+        .iter()
+        .filter(|m| m.role() == "system")
+        .map(|m| serde_json::to_value(m).expect("json"))
+        .collect();
+    assert_eq!(systems.len(), 2);
+    let patch = &systems[1];
+    let keys: Vec<&str> = patch
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["role", "content", "sections", "timestamp", "toolsRemoved"]
+    );
+    assert_eq!(patch["sections"], json!({"addendum": "Be brief."}));
+    assert_eq!(
+        patch["toolsRemoved"],
+        json!([{"name": "edit"}, {"name": "write"}])
+    );
+    // The patch comes just before the second question, and the model is sent the whole prompt.
+    let roles: Vec<&str> = messages.iter().map(|m| m.role()).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "system", "user", "assistant"]
+    );
+    let sent = s.agent().with_state(|st| st.system_prompt.clone());
+    assert_eq!(
+        sent.as_deref(),
+        Some("You are a test assistant.\n\nBe brief.")
+    );
 }
 
 #[tokio::test]

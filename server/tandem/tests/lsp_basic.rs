@@ -333,7 +333,8 @@ fn sessions_are_listed_forked_and_opened() -> anyhow::Result<()> {
     let open = lsp.request("tandem/sessions/open", json!({"path": path}))?;
     assert_eq!(open["session"], session, "{open}");
     let state = lsp.request("tandem/state", json!({"session": session}))?;
-    assert_eq!(state["messageCount"], 2, "{state}");
+    // The recorded prompt and tools (a `system` message), the question, the answer.
+    assert_eq!(state["messageCount"], 3, "{state}");
 
     let missing =
         lsp.request_response("tandem/sessions/open", json!({"path": "/no/such.jsonl"}))?;

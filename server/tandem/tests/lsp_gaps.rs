@@ -45,14 +45,15 @@ fn fork_at_an_entry_ends_the_history_there() -> anyhow::Result<()> {
     let forked = r["session"].as_str().unwrap_or_default();
     assert!(!forked.is_empty() && forked != session, "{r}");
     let st = state(&mut lsp, forked)?;
-    assert_eq!(st["messageCount"], 1, "{st}");
+    // The recorded prompt and tools (a `system` message) and the question.
+    assert_eq!(st["messageCount"], 2, "{st}");
     let fork_lines = file_lines(&st["sessionFile"]);
     assert_eq!(fork_lines[0]["type"], "session");
     assert_eq!(fork_lines[0]["parentSession"], file);
     assert_eq!(fork_lines.last().unwrap()["id"], entry_id);
     // The original is unchanged.
     assert_eq!(file_lines(&file), lines);
-    assert_eq!(state(&mut lsp, &session)?["messageCount"], 2);
+    assert_eq!(state(&mut lsp, &session)?["messageCount"], 3);
     Ok(())
 }
 

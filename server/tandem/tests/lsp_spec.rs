@@ -237,28 +237,30 @@ fn entries_give_the_fork_points_and_hide_the_editor_context() -> anyhow::Result<
         [
             ("model_change", None),
             ("thinking_level_change", None),
+            ("message", Some("system")),
             ("custom_message", None),
             ("message", Some("user")),
             ("message", Some("assistant")),
         ],
         "{entries:?}"
     );
-    assert!(entries[2].get("text").is_none(), "hidden: {}", entries[2]);
-    assert_eq!(entries[3]["text"], "what does it print?");
-    assert_eq!(entries[4]["text"], "It prints hi.");
+    assert!(entries[2].get("text").is_none(), "no text: {}", entries[2]);
+    assert!(entries[3].get("text").is_none(), "hidden: {}", entries[3]);
+    assert_eq!(entries[4]["text"], "what does it print?");
+    assert_eq!(entries[5]["text"], "It prints hi.");
     // The user's own text is what the listing shows.
     let listed = lsp.request("tandem/sessions/list", json!({}))?;
     assert_eq!(listed[0]["firstMessage"], "what does it print?", "{listed}");
     // Fork at the user message: its history ends there.
     let forked = lsp.request(
         "tandem/sessions/fork",
-        json!({"session": session, "entryId": entries[3]["id"]}),
+        json!({"session": session, "entryId": entries[4]["id"]}),
     )?;
     let forked = forked["session"].as_str().unwrap_or_default().to_string();
     let forked_entries = lsp.request("tandem/sessions/entries", json!({"session": forked}))?;
     assert_eq!(
         forked_entries.as_array().map(Vec::len),
-        Some(4),
+        Some(5),
         "{forked_entries}"
     );
     let r = lsp.request_response("tandem/sessions/entries", json!({"session": "nope"}))?;

@@ -18,6 +18,8 @@ mod support_pi;
 
 #[path = "pi_interop/json_mode.rs"]
 mod json_mode;
+#[path = "pi_interop/pi16_sessions.rs"]
+mod pi16_sessions;
 
 use std::path::Path;
 
@@ -76,13 +78,25 @@ async fn resume_and_check(
         earlier[..],
         "{resumer:?} re-sends the earlier turns differently from {writer:?}"
     );
-    assert_eq!(
-        transcript::prompt_role(resumer_request),
-        transcript::prompt_role(writer_last),
-        "the system prompt's role"
-    );
+    // pi 1.6 sends a reasoning model's prompt on a host other than OpenAI's as `system`, where
+    // pi 0.73.1 and Tandem send `developer` (a provider difference, outside sessions).
+    if writer != Agent::Pi16 && resumer != Agent::Pi16 {
+        assert_eq!(
+            transcript::prompt_role(resumer_request),
+            transcript::prompt_role(writer_last),
+            "the system prompt's role"
+        );
+    }
     let body = resumer_request.json().expect("JSON body");
     assert_eq!(body["model"], "mock-model", "the session's model");
+    if resumer != Agent::Pi {
+        // The prompt and tools sent are the ones the file's `system` messages declare.
+        assert_eq!(
+            transcript::sent_system(resumer_request),
+            transcript::declared_system(&transcript::lines(file)),
+            "{resumer:?} sent a prompt or tools other than the session declares"
+        );
+    }
 
     // The resumer appended to the writer's file and left its bytes alone.
     assert_eq!(
@@ -101,9 +115,10 @@ async fn resume_and_check(
         std::str::from_utf8(&after[before.len()..]).expect("appended lines are UTF-8"),
         file,
     );
-    if resumer == Agent::Pi16 {
-        // pi 1.6 records its system prompt as a `system` message first (kept out of the
-        // conversation it sends); the follow-up continues after it.
+    if records_its_system(writer, resumer) {
+        // pi 1.6 and Tandem record the prompt and tools they run with as a `system` message
+        // (kept out of the conversation they send); resuming another program's file, they
+        // record the difference first, and the follow-up continues after it.
         let system = added.remove(0);
         assert_eq!(system["message"]["role"], "system", "{system}");
         assert_eq!(
@@ -151,6 +166,13 @@ async fn resume_and_check(
     body
 }
 
+/// Whether `resumer` appends a `system` message before the follow-up: pi 1.6 and Tandem do when
+/// the prompt or tools they run with differ from what the file declares, which is always the
+/// case for a file another program wrote (each has its own prompt).
+fn records_its_system(writer: Agent, resumer: Agent) -> bool {
+    resumer != Agent::Pi && writer != resumer
+}
+
 async fn reference_task_across(writer: Agent, resumer: Agent) {
     pi_bin();
     let mock = MockLlm::start().await.expect("mock LLM");
@@ -190,6 +212,24 @@ async fn pi_resumes_a_session_written_by_tandem() {
 async fn pi_16_resumes_a_session_written_by_tandem() {
     pi16_bin();
     reference_task_across(Agent::Tandem, Agent::Pi16).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_resumes_a_session_written_by_pi_16() {
+    pi16_bin();
+    reference_task_across(Agent::Pi16, Agent::Tandem).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandem_resumes_pi_16_thinking_blocks_and_level() {
+    pi16_bin();
+    thinking_task_across(Agent::Pi16, Agent::Tandem).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_16_resumes_tandem_thinking_blocks_and_level() {
+    pi16_bin();
+    thinking_task_across(Agent::Tandem, Agent::Pi16).await;
 }
 
 /// Tandem's session after the reference task and `tandem undo` ends with a checkpoint, an undo
@@ -249,23 +289,32 @@ async fn pi_resumes_tandem_thinking_blocks_and_level() {
     thinking_task_across(Agent::Tandem, Agent::Pi).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pi_and_tandem_write_the_same_lines_for_the_same_task() {
-    pi_bin();
-    let mock = MockLlm::start().await.expect("mock LLM");
-    let (pi_box, pi_file) = run_reference_task(&mock, Agent::Pi).await;
-    let (tandem_box, tandem_file) = run_reference_task(&mock, Agent::Tandem).await;
-
-    // Both send the same conversation on every turn.
+/// Runs the reference task with `pi` and then with Tandem, checks that both sent the same
+/// conversation on every turn, and returns each one's sandbox and session file.
+pub(crate) async fn reference_task_by_both(
+    mock: &MockLlm,
+    pi: Agent,
+) -> ((Sandbox, std::path::PathBuf), (Sandbox, std::path::PathBuf)) {
+    let theirs = run_reference_task(mock, pi).await;
+    let ours = run_reference_task(mock, Agent::Tandem).await;
     let requests = mock.requests();
     assert_eq!(requests.len(), 6);
     for turn in 0..3 {
         assert_eq!(
             conversation(&requests[3 + turn]),
             conversation(&requests[turn]),
-            "turn {turn}: Tandem's request (left) differs from pi's (right)"
+            "turn {turn}: Tandem's request (left) differs from {pi:?}'s (right)"
         );
     }
+    (theirs, ours)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_and_tandem_write_the_same_lines_for_the_same_task() {
+    pi_bin();
+    let mock = MockLlm::start().await.expect("mock LLM");
+    let ((pi_box, pi_file), (tandem_box, tandem_file)) =
+        reference_task_by_both(&mock, Agent::Pi).await;
 
     // Same file and folder names, derived the same way from the header and the cwd.
     for (sandbox, file) in [(&pi_box, &pi_file), (&tandem_box, &tandem_file)] {
@@ -286,6 +335,11 @@ async fn pi_and_tandem_write_the_same_lines_for_the_same_task() {
 
     let pi_lines = transcript::lines(&pi_file);
     let mut tandem_lines = transcript::lines(&tandem_file);
+    // Tandem records its prompt and tools first, as pi 1.6 does and pi 0.73.1 did not
+    // (`pi_16_and_tandem_write_the_same_lines_for_the_same_task` compares that line).
+    let system = tandem_lines.remove(3);
+    assert_eq!(system["message"]["role"], "system", "{system}");
+    tandem_lines[3]["parentId"] = system["parentId"].clone();
     // Tandem ends the run with its checkpoint (a `custom` entry pi does not write, and skips
     // when it loads the file); the rest is line for line what pi wrote.
     let checkpoint = tandem_lines.pop().expect("Tandem's lines");

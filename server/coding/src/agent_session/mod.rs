@@ -20,11 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tandem_ai::sync::lock;
 
-use tandem_agent::{Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
+use tandem_agent::{tool_definition, Agent, AgentMessage, AgentOptions, AgentTool, StreamFn};
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::{
     now_millis, AssistantMessage, ImageContent, Message, Model, StopReason, StreamOptions,
-    TextContent, ThinkingLevel, UserBlock, UserContent, UserMessage,
+    TextContent, ThinkingLevel, Tool, UserBlock, UserContent, UserMessage,
 };
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -35,8 +35,9 @@ pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, Ses
 
 use crate::calls::CallRecords;
 use crate::compaction::{self, CompactionOptions, CompactionSettings};
-use crate::resources::Resources;
+use crate::resources::{Resources, SystemPrompt};
 use crate::retry::{self, RetryPolicy};
+use crate::session::system::SystemState;
 use crate::session::SessionManager;
 use crate::settings::Settings;
 
@@ -73,8 +74,8 @@ pub struct AgentSessionOptions {
     pub thinking_level: ThinkingLevel,
     /// Active tools.
     pub tools: Vec<Arc<dyn AgentTool>>,
-    /// The system prompt.
-    pub system_prompt: String,
+    /// The system prompt, by sections (recorded in the session as pi 1.6 records it).
+    pub system_prompt: SystemPrompt,
     /// The session (a file, or in memory for `--no-session`).
     pub session: SessionManager,
     /// Merged settings.
@@ -125,7 +126,7 @@ pub struct Reconfiguration {
     /// Skills and templates.
     pub resources: Option<Arc<Resources>>,
     /// The system prompt.
-    pub system_prompt: String,
+    pub system_prompt: SystemPrompt,
     /// Active tools.
     pub tools: Vec<Arc<dyn AgentTool>>,
     /// A different model and thinking level, when the choice changed (recorded in the session).
@@ -138,6 +139,8 @@ pub struct AgentSession {
     shared: Arc<Shared>,
     settings: Arc<Mutex<Settings>>,
     resources: Mutex<Option<Arc<Resources>>>,
+    /// The prompt the next run declares (see [`AgentSession::declare_system`]).
+    system_prompt: Mutex<SystemPrompt>,
     stream_fn: StreamFn,
     runtime_api_key: Option<String>,
     registry: Option<Arc<ModelRegistry>>,
@@ -201,7 +204,19 @@ impl AgentSession {
             (s.steering_mode(), s.follow_up_mode(), network(&s))
         };
         let mut agent_options = AgentOptions::new(options.model);
-        agent_options.system_prompt = Some(options.system_prompt);
+        // What the model is sent once the next prompt has declared the prompt and tools.
+        let mut system = SystemState::replay(&context.messages);
+        let tool_list: Vec<Tool> = options
+            .tools
+            .iter()
+            .map(|t| tool_definition(t.as_ref()))
+            .collect();
+        if let Some(AgentMessage::Custom(update)) =
+            system.update_to(&options.system_prompt, &tool_list, 0)
+        {
+            system.apply(update.fields());
+        }
+        agent_options.system_prompt = Some(system.text());
         agent_options.thinking_level = options.thinking_level;
         agent_options.tools = options.tools;
         agent_options.messages = context.messages;
@@ -233,6 +248,7 @@ impl AgentSession {
             shared,
             settings,
             resources: Mutex::new(options.resources),
+            system_prompt: Mutex::new(options.system_prompt),
             stream_fn: options.stream_fn,
             runtime_api_key: options.runtime_api_key,
             registry: options.registry,
@@ -329,10 +345,8 @@ impl AgentSession {
             o.idle_timeout = idle;
             o.proxy = proxy;
         });
-        self.agent.update_state(|s| {
-            s.system_prompt = Some(new.system_prompt);
-            s.tools = new.tools;
-        });
+        self.agent.update_state(|s| s.tools = new.tools);
+        *lock(&self.system_prompt) = new.system_prompt;
         *lock(&self.settings) = new.settings;
         *lock(&self.resources) = new.resources;
         Ok(())
@@ -359,7 +373,10 @@ impl AgentSession {
         if !self.agent.is_running() {
             self.calls.clear();
         }
-        let messages = with_context(context, user_message(&expanded, images).into());
+        let mut messages = with_context(context, user_message(&expanded, images).into());
+        if !self.agent.is_running() {
+            messages.splice(0..0, self.declare_system());
+        }
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
         let seen = *self.shared.ends.borrow();
@@ -370,6 +387,42 @@ impl AgentSession {
             .map_err(|_| SessionError::Busy)?;
         self.wait_for_pump(seen + 1).await;
         self.finish_run(&cancel, start).await
+    }
+
+    /// Brings the prompt and tools the conversation declares up to date, as pi 1.6 does before
+    /// each run: replays the conversation's `system` messages ([`SystemState`]), and when the
+    /// session's prompt sections or tools differ returns the `system` message recording the
+    /// change (the run then sends, persists and reports it before the user's message). Sets
+    /// the agent's system prompt to the replayed prompt either way. Tandem keeps its own tool
+    /// set on resume (pi 1.6 also restores which tools were active from the record).
+    fn declare_system(&self) -> Option<AgentMessage> {
+        let prompt = lock(&self.system_prompt).clone();
+        let (mut state, tools) = self.agent.with_state(|s| {
+            let tools: Vec<Tool> = s
+                .tools
+                .iter()
+                .map(|t| tool_definition(t.as_ref()))
+                .collect();
+            (SystemState::replay(&s.messages), tools)
+        });
+        let update = state.update_to(&prompt, &tools, now_millis().max(0) as u64);
+        if let Some(AgentMessage::Custom(message)) = &update {
+            state.apply(message.fields());
+        }
+        let text = state.text();
+        let order: Vec<String> = state.tool_names().into_iter().map(str::to_string).collect();
+        self.agent.update_state(|s| {
+            s.system_prompt = Some(text);
+            // The model is offered the tools in the order the replay declares them (a changed
+            // tool moves to the end), as pi 1.6 sends them.
+            s.tools.sort_by_key(|t| {
+                order
+                    .iter()
+                    .position(|n| n == t.name())
+                    .unwrap_or(usize::MAX)
+            });
+        });
+        update
     }
 
     /// Whether steering or follow-up messages wait after a run that ended normally: they were
@@ -635,15 +688,35 @@ impl AgentSession {
 
     /// Drops a failed assistant message from the agent's context (it stays in the session file).
     fn drop_failed_turn(&self) {
-        self.agent.update_state(|s| {
+        let failed = self.agent.update_state(|s| {
             if s.messages
                 .last()
                 .and_then(AgentMessage::as_assistant)
                 .is_some_and(|a| a.stop_reason == StopReason::Error)
             {
-                s.messages.pop();
+                s.messages.pop()
+            } else {
+                None
             }
         });
+        let Some(failed) = failed else {
+            return;
+        };
+        // As pi 1.6 does, the failed answer stays in the file and a `context_edit` leaves it
+        // out of what the model is sent when the session is resumed.
+        let omitted = self.with_session(|m| {
+            let id = m
+                .branch_path()
+                .into_iter()
+                .rev()
+                .find(|e| e.message() == Some(&failed))
+                .map(|e| e.id.clone())?;
+            Some(m.append_context_edit(&id, None))
+        });
+        if let Some(Err(e)) = omitted {
+            tracing::error!(error = %e, "could not record the failed answer's omission");
+            lock(&self.shared.persist_error).get_or_insert(e.to_string());
+        }
     }
 
     async fn after_run(&self, state: &mut RunState, cancel: &CancellationToken) -> AfterRun {

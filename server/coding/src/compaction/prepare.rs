@@ -17,6 +17,7 @@ use super::CompactionSettings;
 use crate::messages::message_from_entry;
 use crate::session::context::build_context;
 use crate::session::entry::{EntryKind, SessionEntry};
+use crate::session::system::is_system_message;
 
 /// Everything [`super::compact`] needs, computed by [`prepare_compaction`].
 #[derive(Debug, Clone, PartialEq)]
@@ -127,12 +128,14 @@ pub fn prepare_compaction(
 }
 
 /// The messages of `entries`, leaving out compaction entries (their summary travels as the
-/// previous summary instead).
+/// previous summary instead) and `system` messages (the prompt and tools, not conversation: the
+/// compaction entry records them as its checkpoint).
 fn summarizable(entries: &[SessionEntry]) -> Vec<AgentMessage> {
     entries
         .iter()
         .filter(|e| !matches!(e.kind, EntryKind::Compaction { .. }))
         .filter_map(message_from_entry)
+        .filter(|m| !is_system_message(m))
         .collect()
 }
 

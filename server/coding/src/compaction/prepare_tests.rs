@@ -140,7 +140,9 @@ fn file_lists_of_an_extension_compaction_are_not_carried_over() {
         first_kept_entry_id: "e0".into(),
         tokens_before: 1,
         details: Some(json!({"readFiles": ["ext.rs"], "modifiedFiles": []})),
+        usage: None,
         from_hook: Some(true),
+        system_message: None,
     });
     path.msg(user(&sized(10)));
     path.msg(assistant(&sized(10), None));

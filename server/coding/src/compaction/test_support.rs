@@ -104,7 +104,9 @@ impl Path {
             first_kept_entry_id: first_kept.into(),
             tokens_before: 10_000,
             details,
+            usage: None,
             from_hook: None,
+            system_message: None,
         })
     }
 

@@ -18,7 +18,7 @@ use super::discovery::{
 use super::selection::{apply_patterns, enabled_by_overrides, is_pattern, resolve_entry};
 use super::skills::{expand_skill_command, load_skill, Skill, SkillReadError, SkillSet};
 use super::system_files::load_system_prompt_files;
-use super::system_prompt::{build_system_prompt, SystemPromptOptions};
+use super::system_prompt::{build_system_prompt_sections, SystemPrompt, SystemPromptOptions};
 use super::templates::{dedupe_templates, expand_prompt_template, load_template, PromptTemplate};
 use super::{load_context_files, ContextFile, ResourceDiagnostic, ResourceSource};
 use crate::settings::LoadedSettings;
@@ -151,10 +151,10 @@ impl Resources {
     }
 
     /// The system prompt for these resources and the active `tools`, dated `date`. Use
-    /// [`build_system_prompt`] directly to add lines for non-built-in tools.
-    pub fn system_prompt_for(&self, tools: &[String], date: &str) -> String {
+    /// [`build_system_prompt_sections`] directly to add lines for non-built-in tools.
+    pub fn system_prompt_for(&self, tools: &[String], date: &str) -> SystemPrompt {
         let append = self.append_system_prompt.join("\n\n");
-        build_system_prompt(&SystemPromptOptions {
+        build_system_prompt_sections(&SystemPromptOptions {
             custom_prompt: self.system_prompt.as_deref(),
             append: (!append.is_empty()).then_some(append.as_str()),
             tools,

@@ -184,7 +184,9 @@ fn templates_project_first_and_context_and_system_files() {
         "hello /commit"
     );
 
-    let prompt = r.system_prompt_for(&["read".to_string()], "2026-01-02");
+    let prompt = r
+        .system_prompt_for(&["read".to_string()], "2026-01-02")
+        .text();
     assert!(prompt.contains("\n\nappended\n\n# Project instructions"));
     assert!(prompt.contains("repo rules") && prompt.contains("app rules"));
     assert!(prompt.ends_with(&format!(
@@ -298,9 +300,13 @@ fn skill_commands_expand_through_resources() {
             w.cwd.join(".pi/skills/fmt").display()
         )
     );
-    let prompt = r.system_prompt_for(&["read".to_string()], "2026-01-02");
+    let prompt = r
+        .system_prompt_for(&["read".to_string()], "2026-01-02")
+        .text();
     assert!(prompt.contains(&format!("<location>{}</location>", file.display())));
-    let prompt = r.system_prompt_for(&["bash".to_string()], "2026-01-02");
+    let prompt = r
+        .system_prompt_for(&["bash".to_string()], "2026-01-02")
+        .text();
     assert!(!prompt.contains("<available_skills>"));
 }
 
@@ -332,7 +338,9 @@ fn an_untrusted_project_keeps_its_context_files_and_nothing_else() {
     assert_eq!(r.system_prompt, None);
     assert_eq!(r.append_system_prompt, ["the user's addition"]);
     assert!(r.context_files.iter().any(|f| f.content == "project rules"));
-    let prompt = r.system_prompt_for(&["read".to_string()], "2026-12-01");
+    let prompt = r
+        .system_prompt_for(&["read".to_string()], "2026-12-01")
+        .text();
     assert!(!prompt.contains("planted"), "{prompt}");
 
     let trusted = settings::load(&w.agent, &w.cwd, true);

@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 pub use context_files::{load_context_files, ContextFile};
 pub use loader::{ResourceOptions, Resources};
 pub use skills::{expand_skill_command, format_skills_for_prompt, Skill, SkillReadError};
-pub use system_prompt::{build_system_prompt, today_utc, SystemPromptOptions};
+pub use system_prompt::{
+    build_system_prompt, build_system_prompt_sections, today_utc, SystemPrompt, SystemPromptOptions,
+};
 pub use template_args::{parse_command_args, substitute_args};
 pub use templates::{expand_prompt_template, PromptTemplate};
 

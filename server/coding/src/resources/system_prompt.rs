@@ -6,6 +6,9 @@
 //! The default prompt is Tandem's own text. It lists only the tools that are active, each with
 //! one line on what it is for, and adds usage guidelines that depend on which tools are there
 //! (pi's conditions). Building is pure: the caller passes the date ([`today_utc`]).
+//!
+//! The prompt is built as named sections ([`SystemPrompt`]), so a session can record it the way
+//! pi 1.6 does and patch only the sections that changed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,42 +61,114 @@ fn builtin_line(tool: &str) -> Option<&'static str> {
     })
 }
 
-/// Builds the system prompt.
+/// A system prompt as named sections, in order: what a session records in its `system`
+/// messages ([`crate::session::system`]) and patches by name when a section changes. The
+/// prompt's text is the non-empty sections joined by blank lines.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SystemPrompt {
+    sections: Vec<(String, String)>,
+}
+
+impl SystemPrompt {
+    /// A prompt from `(name, text)` sections; a repeated name keeps its first place and last
+    /// text, as a JavaScript object would.
+    pub fn from_sections(sections: impl IntoIterator<Item = (String, String)>) -> SystemPrompt {
+        let mut prompt = SystemPrompt::default();
+        for (name, text) in sections {
+            match prompt.sections.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = text,
+                None => prompt.sections.push((name, text)),
+            }
+        }
+        prompt
+    }
+
+    /// The sections, in order.
+    pub fn sections(&self) -> &[(String, String)] {
+        &self.sections
+    }
+
+    /// The prompt's text: the non-empty sections joined by blank lines.
+    pub fn text(&self) -> String {
+        join_parts(self.sections.iter().map(|(_, text)| text.as_str()))
+    }
+}
+
+/// A whole prompt given as one text (tests, `--system-prompt` callers): one `preamble` section.
+impl From<&str> for SystemPrompt {
+    fn from(text: &str) -> SystemPrompt {
+        SystemPrompt::from_sections([("preamble".to_string(), text.to_string())])
+    }
+}
+
+impl From<String> for SystemPrompt {
+    fn from(text: String) -> SystemPrompt {
+        SystemPrompt::from_sections([("preamble".to_string(), text)])
+    }
+}
+
+/// The non-empty `parts` joined by blank lines (pi's rendering of a system message).
+pub(crate) fn join_parts<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Builds the system prompt's text.
 pub fn build_system_prompt(options: &SystemPromptOptions<'_>) -> String {
-    let mut prompt = match options.custom_prompt {
-        Some(custom) => custom.to_string(),
-        None => default_prompt(options),
+    build_system_prompt_sections(options).text()
+}
+
+/// Builds the system prompt as sections, named as pi 1.6 names its own: `preamble` (the base
+/// prompt), `addendum` (the appended text), `project_context`, `skills`, and `cwd` (with the
+/// date). Each section is trimmed at the end; absent parts have no section.
+pub fn build_system_prompt_sections(options: &SystemPromptOptions<'_>) -> SystemPrompt {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut add = |name: &str, text: String| {
+        let text = text.trim_end().to_string();
+        if !text.is_empty() {
+            sections.push((name.to_string(), text));
+        }
     };
+    add(
+        "preamble",
+        match options.custom_prompt {
+            Some(custom) => custom.to_string(),
+            None => default_prompt(options),
+        },
+    );
     if let Some(append) = options.append.filter(|a| !a.is_empty()) {
-        prompt.push_str("\n\n");
-        prompt.push_str(append);
+        add("addendum", append.to_string());
     }
     if !options.context_files.is_empty() {
-        prompt.push_str(
-            "\n\n# Project instructions\n\nThe files below hold instructions for this project \
-             and its directories. Follow them.\n",
+        let mut context = String::from(
+            "# Project instructions\n\nThe files below hold instructions for this project and \
+             its directories. Follow them.\n",
         );
         for file in options.context_files {
-            prompt.push_str(&format!(
+            context.push_str(&format!(
                 "\n## {}\n\n{}\n",
                 file.path.display(),
                 file.content.trim_end()
             ));
         }
+        add("project_context", context);
     }
     let has_read = options.tools.iter().any(|t| t == "read");
-    let skills = format_skills_for_prompt(options.skills);
-    if has_read && !skills.is_empty() {
-        prompt.push_str("\n\n");
-        prompt.push_str(&skills);
+    if has_read {
+        add("skills", format_skills_for_prompt(options.skills));
     }
     let cwd = options.cwd.to_string_lossy().replace('\\', "/");
-    prompt.truncate(prompt.trim_end().len());
-    prompt.push_str(&format!(
-        "\n\nCurrent date: {}\nCurrent working directory: {cwd}",
-        options.date
-    ));
-    prompt
+    add(
+        "cwd",
+        format!(
+            "Current date: {}\nCurrent working directory: {cwd}",
+            options.date
+        ),
+    );
+    SystemPrompt { sections }
 }
 
 fn default_prompt(options: &SystemPromptOptions<'_>) -> String {

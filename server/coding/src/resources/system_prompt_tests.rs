@@ -39,7 +39,15 @@ impl Inputs {
     }
 
     fn build(&self, custom: Option<&str>, append: Option<&str>) -> String {
-        build_system_prompt(&SystemPromptOptions {
+        build_system_prompt(&self.options(custom, append))
+    }
+
+    fn options<'a>(
+        &'a self,
+        custom: Option<&'a str>,
+        append: Option<&'a str>,
+    ) -> SystemPromptOptions<'a> {
+        SystemPromptOptions {
             custom_prompt: custom,
             append,
             tools: &self.tools,
@@ -49,7 +57,7 @@ impl Inputs {
             skills: &self.skills,
             cwd: Path::new("/work/project"),
             date: "2026-03-04",
-        })
+        }
     }
 }
 
@@ -186,7 +194,8 @@ fn a_custom_prompt_replaces_the_default_but_keeps_the_rest() {
         content: "Rules.".into(),
     }];
     let prompt = inputs.build(Some("You are a pirate.\n"), Some("Arr."));
-    assert!(prompt.starts_with("You are a pirate.\n\n\nArr.\n\n# Project instructions"));
+    // Each part is a section of its own, trimmed at the end, joined by one blank line.
+    assert!(prompt.starts_with("You are a pirate.\n\nArr.\n\n# Project instructions"));
     assert!(!prompt.contains("Available tools"));
     assert!(prompt.ends_with(&format!("## /work/project/CLAUDE.md\n\nRules.{TAIL}")));
     let bare = Inputs::new(&[]).build(Some("Only this."), None);
@@ -202,4 +211,40 @@ fn dates_from_day_counts() {
     let today = today_utc();
     assert_eq!(today.len(), 10);
     assert_eq!(&today[4..5], "-");
+}
+
+#[test]
+fn the_prompt_is_named_sections_joined_by_blank_lines() {
+    let mut inputs = Inputs::new(&["read"]);
+    inputs.context = vec![ContextFile {
+        path: PathBuf::from("/work/project/AGENTS.md"),
+        content: "Rules.\n".into(),
+    }];
+    inputs.skills = vec![skill("lint")];
+    let options = inputs.options(Some("Custom.\n\n"), Some("More."));
+    let sections = build_system_prompt_sections(&options);
+    let names: Vec<&str> = sections
+        .sections()
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["preamble", "addendum", "project_context", "skills", "cwd"]
+    );
+    assert_eq!(sections.sections()[0].1, "Custom.");
+    assert_eq!(sections.text(), build_system_prompt(&options));
+    let texts: Vec<&str> = sections
+        .sections()
+        .iter()
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert_eq!(sections.text(), texts.join("\n\n"));
+    // A whole prompt given as text is one `preamble` section.
+    let whole = SystemPrompt::from("Just this.");
+    assert_eq!(
+        whole.sections(),
+        [("preamble".to_string(), "Just this.".to_string())]
+    );
+    assert_eq!(whole.text(), "Just this.");
 }

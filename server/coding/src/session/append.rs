@@ -9,9 +9,11 @@ use serde_json::Value;
 use tandem_agent::AgentMessage;
 use tandem_ai::{ThinkingLevel, UserContent};
 
-use super::entry::EntryKind;
+use super::entry::{ContextReplacement, EntryKind};
 use super::error::SessionError;
 use super::manager::SessionManager;
+use super::system::SystemState;
+use super::time::{iso_now, parse_iso};
 
 impl SessionManager {
     /// Records a conversation message (user, assistant, tool result or a custom role such as
@@ -51,7 +53,9 @@ impl SessionManager {
 
     /// Records a compaction: `summary` replaces the history before `first_kept_entry_id` in
     /// the context from now on. `details` is kept for the UI and extensions; `from_hook` marks
-    /// a summary written by an extension.
+    /// a summary written by an extension. As pi 1.6 does, the entry also records the prompt and
+    /// tools in force (replayed from the context's `system` messages) as its `systemMessage`,
+    /// stamped with the entry's time, when the context has any.
     pub fn append_compaction(
         &mut self,
         summary: impl Into<String>,
@@ -60,12 +64,75 @@ impl SessionManager {
         details: Option<Value>,
         from_hook: Option<bool>,
     ) -> Result<String, SessionError> {
-        self.append_kind(EntryKind::Compaction {
+        let timestamp = iso_now();
+        let millis = parse_iso(&timestamp).unwrap_or_default().max(0) as u64;
+        let system_message = SystemState::replay(&self.build_context().messages).checkpoint(millis);
+        let parent = self.leaf.clone();
+        let kind = EntryKind::Compaction {
             summary: summary.into(),
             first_kept_entry_id: first_kept_entry_id.into(),
             tokens_before,
             details,
+            usage: None,
             from_hook,
+            system_message,
+        };
+        self.append_stamped(kind, parent, timestamp)
+    }
+
+    /// Records an edit of what entry `target_id` contributes to the model's context from now on
+    /// (pi 1.6's `context_edit`): `None` leaves it out, `Some(content)` replaces its content (a
+    /// string or an array of content blocks; a string for an assistant or tool-result message
+    /// is written as one text block, as pi writes it). The target must be a user, assistant,
+    /// tool-result or custom message on the current branch.
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<Value>,
+    ) -> Result<String, SessionError> {
+        let not_editable = |why: &str| SessionError::NotEditable {
+            id: target_id.to_string(),
+            why: why.to_string(),
+        };
+        let target = self
+            .entry(target_id)
+            .ok_or_else(|| SessionError::EntryNotFound {
+                id: target_id.to_string(),
+            })?;
+        let role = match &target.kind {
+            EntryKind::CustomMessage { .. } => "custom",
+            EntryKind::Message { message }
+                if matches!(message.role(), "user" | "assistant" | "toolResult") =>
+            {
+                message.role()
+            }
+            _ => return Err(not_editable("it gives the model no editable message")),
+        };
+        let on_branch = self
+            .leaf()
+            .is_some_and(|leaf| self.path_to(leaf).iter().any(|e| e.id == target_id));
+        if !on_branch {
+            return Err(not_editable("it is not on the current branch"));
+        }
+        let replacement = match replacement {
+            None => None,
+            Some(Value::String(text)) if role == "assistant" || role == "toolResult" => {
+                Some(ContextReplacement {
+                    content: serde_json::json!([{ "type": "text", "text": text }]),
+                })
+            }
+            Some(content @ (Value::String(_) | Value::Array(_))) => {
+                Some(ContextReplacement { content })
+            }
+            Some(_) => {
+                return Err(not_editable(
+                    "the replacement content must be a string or an array of content blocks",
+                ))
+            }
+        };
+        self.append_kind(EntryKind::ContextEdit {
+            target_id: target_id.to_string(),
+            replacement,
         })
     }
 
@@ -82,6 +149,7 @@ impl SessionManager {
             from_id: from_id.into(),
             summary: summary.into(),
             details,
+            usage: None,
             from_hook,
         })
     }

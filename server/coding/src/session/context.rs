@@ -1,25 +1,38 @@
-//! What the model is shown when a session resumes: pi's `buildSessionContext`.
+//! What the model is shown when a session resumes: pi 1.6's `buildSessionContext`.
 //!
 //! Only the path from the root to the leaf counts; other branches are history the user left.
 //! Along that path the latest `thinking_level_change` sets the thinking level (`off` when there
-//! is none) and the latest `model_change` or assistant message sets the model. The messages are:
+//! is none) and the latest `model_change` or assistant message sets the model. The entries that
+//! count are:
 //!
-//! - without a compaction: every `message` entry, each `custom_message` as a `custom`-role
-//!   message, and each non-empty `branch_summary` as a `branchSummary`-role message;
-//! - with one (the latest on the path wins): a `compactionSummary` message first, then the
-//!   entries from the compaction's `firstKeptEntryId` up to the compaction, then the entries
-//!   after it (nothing before the kept entry when that id is not on the path).
+//! - without a compaction: the whole path;
+//! - with one (the latest on the path wins): the compaction first, then the entries from its
+//!   `firstKeptEntryId` up to it, `system` messages left out (the compaction's checkpoint
+//!   replaces them), then the entries after it (nothing before the compaction when the kept id
+//!   is not on the path, as for pi 1.6's retain-none compaction that names itself).
+//!
+//! Of those, a `message` entry gives its message, a `custom_message` a `custom`-role message, a
+//! non-empty `branch_summary` a `branchSummary`-role message, and the leading compaction its
+//! system checkpoint (`systemMessage`, when it has one) and a `compactionSummary`-role message;
+//! an older compaction inside the kept range, and every other kind, give nothing. Then each
+//! `context_edit` among those entries edits its target's messages (the latest edit of a target
+//! wins): `null` leaves them out, a replacement swaps their content. An edit whose target is not
+//! among the entries edits nothing.
 //!
 //! The summary and custom messages are built by [`crate::messages`] in pi's shapes (`role`, the
 //! fields in pi's order, `timestamp` in milliseconds from the entry's ISO timestamp), so they
-//! serialize like pi's and `convert_to_llm` turns them into user messages for the model.
+//! serialize like pi's and `convert_to_llm` turns them into user messages for the model; system
+//! messages become the system prompt ([`super::system`]).
 
 use std::collections::HashMap;
 
-use tandem_agent::AgentMessage;
+use serde::Deserialize;
+use serde_json::Value;
+use tandem_agent::{AgentMessage, CustomMessage};
 use tandem_ai::ThinkingLevel;
 
-use super::entry::{EntryKind, SessionEntry};
+use super::entry::{ContextReplacement, EntryKind, SessionEntry};
+use super::system::{is_system_message, SYSTEM_ROLE};
 use crate::messages::{branch_summary_message, compaction_summary_message, custom_message};
 
 /// A provider and model id, as `model_change` entries record them.
@@ -122,45 +135,116 @@ pub fn build_context(
         }
     }
 
-    let messages = &mut context.messages;
-    match compaction_at {
-        None => {
-            messages.reserve(path.len());
-            path.iter()
-                .for_each(|&i| push_message(messages, &entries[i]));
-        }
+    let selected: Vec<usize> = match compaction_at {
+        None => path,
         Some(at) => {
-            let compaction = &entries[path[at]];
-            if let EntryKind::Compaction {
-                summary,
-                first_kept_entry_id,
-                tokens_before,
-                ..
-            } = &compaction.kind
-            {
-                messages.push(compaction_summary_message(
-                    summary,
-                    *tokens_before,
-                    &compaction.timestamp,
-                ));
-                let kept_from = path[..at]
-                    .iter()
-                    .position(|&i| entries[i].id == *first_kept_entry_id)
-                    .unwrap_or(at);
-                path[kept_from..at]
-                    .iter()
-                    .chain(&path[at + 1..])
-                    .for_each(|&i| push_message(messages, &entries[i]));
+            let first_kept = match &entries[path[at]].kind {
+                EntryKind::Compaction {
+                    first_kept_entry_id,
+                    ..
+                } => first_kept_entry_id.as_str(),
+                _ => "",
+            };
+            let kept_from = path[..at]
+                .iter()
+                .position(|&i| entries[i].id == first_kept)
+                .unwrap_or(at);
+            std::iter::once(path[at])
+                .chain(
+                    path[kept_from..at]
+                        .iter()
+                        .copied()
+                        .filter(|&i| !entries[i].message().is_some_and(is_system_message)),
+                )
+                .chain(path[at + 1..].iter().copied())
+                .collect()
+        }
+    };
+    let mut edits: HashMap<&str, Option<&ContextReplacement>> = HashMap::new();
+    for &i in &selected {
+        if let EntryKind::ContextEdit {
+            target_id,
+            replacement,
+        } = &entries[i].kind
+        {
+            edits.insert(target_id.as_str(), replacement.as_ref());
+        }
+    }
+    let messages = &mut context.messages;
+    messages.reserve(selected.len());
+    for (n, &i) in selected.iter().enumerate() {
+        let entry = &entries[i];
+        // Only the latest compaction, placed first, contributes; an older one inside the kept
+        // range adds nothing.
+        if n > 0 && matches!(entry.kind, EntryKind::Compaction { .. }) {
+            continue;
+        }
+        match edits.get(entry.id.as_str()) {
+            None => push_messages(messages, entry),
+            Some(None) => {}
+            Some(Some(replacement)) => {
+                let mut own = Vec::new();
+                push_messages(&mut own, entry);
+                messages.extend(own.into_iter().map(|m| replace_content(m, replacement)));
             }
         }
     }
     context
 }
 
-/// Appends what `entry` contributes to the conversation, if anything (a compaction entry
-/// contributes only through the summary placed first).
-fn push_message(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
+/// `message` with the content of a `context_edit` (pi's rule): user, assistant, tool-result and
+/// custom messages take it (a string becomes one text block for assistant and tool-result
+/// messages, whose content is always an array); other roles keep theirs. A replacement that does
+/// not fit the role's content (an assistant block of an unknown type, say) is skipped with a
+/// warning, and the message is sent as written.
+fn replace_content(message: AgentMessage, replacement: &ContextReplacement) -> AgentMessage {
+    let role = message.role().to_string();
+    if !matches!(
+        role.as_str(),
+        "user" | "assistant" | "toolResult" | "custom"
+    ) {
+        return message;
+    }
+    let content = match &replacement.content {
+        Value::String(text) if role == "assistant" || role == "toolResult" => {
+            serde_json::json!([{ "type": "text", "text": text }])
+        }
+        other => other.clone(),
+    };
+    let edited = serde_json::to_value(&message).and_then(|mut value| {
+        if let Value::Object(fields) = &mut value {
+            fields.insert("content".into(), content);
+        }
+        AgentMessage::deserialize(value)
+    });
+    match edited {
+        Ok(edited) => edited,
+        Err(e) => {
+            tracing::warn!(role, "a context edit's replacement does not fit the message; keeping the message as written: {e}");
+            message
+        }
+    }
+}
+
+/// Appends what `entry` contributes to the conversation, if anything: a compaction its system
+/// checkpoint (when it has one) and its summary.
+fn push_messages(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
     match &entry.kind {
+        EntryKind::Compaction {
+            summary,
+            tokens_before,
+            system_message,
+            ..
+        } => {
+            if let Some(system) = system_message.as_ref().and_then(checkpoint_message) {
+                messages.push(system);
+            }
+            messages.push(compaction_summary_message(
+                summary,
+                *tokens_before,
+                &entry.timestamp,
+            ));
+        }
         EntryKind::Message { message } => messages.push(message.clone()),
         EntryKind::CustomMessage {
             custom_type,
@@ -180,5 +264,21 @@ fn push_message(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
             messages.push(branch_summary_message(summary, from_id, &entry.timestamp))
         }
         _ => {}
+    }
+}
+
+/// A compaction's `systemMessage` as a message: an object whose `role` is `system`. Anything
+/// else (a hand-edited file) is left out of the context; the entry keeps it as written.
+fn checkpoint_message(value: &Value) -> Option<AgentMessage> {
+    match value {
+        Value::Object(fields)
+            if fields.get("role").and_then(Value::as_str) == Some(SYSTEM_ROLE) =>
+        {
+            Some(AgentMessage::Custom(CustomMessage::new(
+                SYSTEM_ROLE,
+                fields.clone(),
+            )))
+        }
+        _ => None,
     }
 }

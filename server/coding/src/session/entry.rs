@@ -109,8 +109,13 @@ pub enum EntryKind {
         tokens_before: u64,
         /// Extra data (e.g. read and modified files).
         details: Option<Value>,
+        /// Usage of the model call that wrote the summary (counted in the session's totals).
+        usage: Option<Value>,
         /// Written by an extension hook rather than the built-in compaction.
         from_hook: Option<bool>,
+        /// pi 1.6: the prompt and tools in force at the compaction, as one `system` message
+        /// (kept as written); it leads the compacted context.
+        system_message: Option<Value>,
     },
     /// A summary of the branch left when moving elsewhere in the tree.
     BranchSummary {
@@ -120,8 +125,32 @@ pub enum EntryKind {
         summary: String,
         /// Extra data.
         details: Option<Value>,
+        /// Usage of the model call that wrote the summary.
+        usage: Option<Value>,
         /// Written by an extension hook.
         from_hook: Option<bool>,
+    },
+    /// pi 1.6: an edit of what an earlier entry contributes to the model's context (the entry
+    /// itself stays as it was). The latest edit of a target on the path wins.
+    ContextEdit {
+        /// The edited entry (a user, assistant, tool-result or custom message).
+        target_id: String,
+        /// `None` (`null`): the target is left out of the context; otherwise the target's
+        /// new content.
+        replacement: Option<ContextReplacement>,
+    },
+    /// pi 1.6: model usage outside the conversation (e.g. cache warming); not in the context.
+    Usage {
+        /// What the usage was for (any string; `cache_warm` for cache warming).
+        kind: String,
+        /// Provider name.
+        provider: String,
+        /// Model id.
+        model: String,
+        /// The usage object, as written.
+        usage: Value,
+        /// A note, when one was written.
+        note: Option<Value>,
     },
     /// Extension data that is not part of the conversation.
     Custom {
@@ -158,6 +187,14 @@ pub enum EntryKind {
     Unknown(UnknownEntry),
 }
 
+/// The new content a `context_edit` gives its target: a string, or an array of content blocks
+/// (kept as written and read for the target's role when the context is built).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextReplacement {
+    /// The `content` value: a JSON string or array.
+    pub content: Value,
+}
+
 /// A line that is an entry of a type Tandem does not know: kept whole.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnknownEntry {
@@ -175,6 +212,8 @@ impl EntryKind {
             EntryKind::ModelChange { .. } => "model_change",
             EntryKind::Compaction { .. } => "compaction",
             EntryKind::BranchSummary { .. } => "branch_summary",
+            EntryKind::ContextEdit { .. } => "context_edit",
+            EntryKind::Usage { .. } => "usage",
             EntryKind::Custom { .. } => "custom",
             EntryKind::CustomMessage { .. } => "custom_message",
             EntryKind::Label { .. } => "label",
@@ -252,24 +291,57 @@ fn write_kind_fields<M: SerializeMap>(map: &mut M, kind: &EntryKind) -> Result<(
             first_kept_entry_id,
             tokens_before,
             details,
+            usage,
             from_hook,
+            system_message,
         } => {
             map.serialize_entry("summary", summary)?;
             map.serialize_entry("firstKeptEntryId", first_kept_entry_id)?;
             map.serialize_entry("tokensBefore", tokens_before)?;
             optional(map, "details", details)?;
-            optional(map, "fromHook", from_hook)
+            optional(map, "usage", usage)?;
+            optional(map, "fromHook", from_hook)?;
+            optional(map, "systemMessage", system_message)
         }
         EntryKind::BranchSummary {
             from_id,
             summary,
             details,
+            usage,
             from_hook,
         } => {
             map.serialize_entry("fromId", from_id)?;
             map.serialize_entry("summary", summary)?;
             optional(map, "details", details)?;
+            optional(map, "usage", usage)?;
             optional(map, "fromHook", from_hook)
+        }
+        EntryKind::ContextEdit {
+            target_id,
+            replacement,
+        } => {
+            map.serialize_entry("targetId", target_id)?;
+            match replacement {
+                None => map.serialize_entry("replacement", &Value::Null),
+                Some(r) => {
+                    let mut object = Map::new();
+                    object.insert("content".into(), r.content.clone());
+                    map.serialize_entry("replacement", &object)
+                }
+            }
+        }
+        EntryKind::Usage {
+            kind,
+            provider,
+            model,
+            usage,
+            note,
+        } => {
+            map.serialize_entry("kind", kind)?;
+            map.serialize_entry("provider", provider)?;
+            map.serialize_entry("model", model)?;
+            map.serialize_entry("usage", usage)?;
+            optional(map, "note", note)
         }
         EntryKind::Custom { custom_type, data } => {
             map.serialize_entry("customType", custom_type)?;

@@ -58,6 +58,14 @@ pub enum SessionError {
         /// The id asked for.
         id: String,
     },
+    /// A context edit was asked of an entry it cannot edit.
+    #[error("Cannot edit the context contribution of entry {id}: {why}.")]
+    NotEditable {
+        /// The target entry.
+        id: String,
+        /// Why not.
+        why: String,
+    },
     /// A fork was asked of a session with no entries.
     #[error("Cannot fork an empty session: it has no entries yet.")]
     NothingToFork,

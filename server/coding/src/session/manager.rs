@@ -326,7 +326,17 @@ impl SessionManager {
     pub(super) fn append_under(
         &mut self,
         kind: EntryKind,
+        parent_id: Option<String>,
+    ) -> Result<String, SessionError> {
+        self.append_stamped(kind, parent_id, iso_now())
+    }
+
+    /// Like [`SessionManager::append_under`], stamped `timestamp` (ISO 8601).
+    pub(super) fn append_stamped(
+        &mut self,
+        kind: EntryKind,
         mut parent_id: Option<String>,
+        timestamp: String,
     ) -> Result<String, SessionError> {
         if let Store::Open(writer) = &mut self.store {
             if let Err(changed) = writer.check_unchanged() {
@@ -340,7 +350,7 @@ impl SessionManager {
         let entry = SessionEntry {
             id: new_entry_id(|id| self.index.contains_key(id)),
             parent_id,
-            timestamp: iso_now(),
+            timestamp,
             kind,
         };
         let line = to_js_line(&entry)?;

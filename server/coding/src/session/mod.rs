@@ -11,7 +11,8 @@
 //!   labels, names, context and forks (`tree.rs`).
 //! - [`mod@file`]: loading (forgiving below the header) and the append-only writer.
 //! - `lock`: one writer per file (an advisory lock, and a check for writers that take none).
-//! - [`context`]: pi's `buildSessionContext`.
+//! - [`context`]: pi's `buildSessionContext` (compaction, context edits).
+//! - [`system`]: `system` messages, pi 1.6's record of the prompt and tools.
 //! - [`list`]: listings for `--resume` and the pick for `--continue`.
 //! - [`paths`], [`ids`], [`time`], [`json`], [`migrate`]: file layout, identifiers, timestamps,
 //!   JavaScript-exact JSON, and v1/v2 → v3.
@@ -32,12 +33,15 @@ mod lock;
 pub mod manager;
 pub mod migrate;
 pub mod paths;
+pub mod system;
 pub mod time;
 mod tree;
 pub mod wire;
 
 pub use context::{build_context, ModelRef, SessionContext};
-pub use entry::{EntryKind, SessionEntry, SessionHeader, UnknownEntry, CURRENT_VERSION};
+pub use entry::{
+    ContextReplacement, EntryKind, SessionEntry, SessionHeader, UnknownEntry, CURRENT_VERSION,
+};
 pub use error::SessionError;
 pub use file::{load_session_file, LoadReport, LoadedFile, SkippedLine};
 pub use list::{

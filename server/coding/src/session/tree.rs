@@ -84,6 +84,7 @@ impl SessionManager {
             from_id: id.unwrap_or("root").to_string(),
             summary: summary.into(),
             details,
+            usage: None,
             from_hook,
         };
         self.append_under(kind, id.map(str::to_string))

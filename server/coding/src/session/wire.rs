@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use tandem_agent::{AgentMessage, CustomMessage};
 use tandem_ai::{AssistantMessage, Message, ToolResultMessage, UserContent, UserMessage};
 
-use super::entry::{EntryKind, SessionEntry, UnknownEntry};
+use super::entry::{ContextReplacement, EntryKind, SessionEntry, UnknownEntry};
 
 /// Why a line is not an entry at all (it is then skipped).
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +47,8 @@ pub fn is_known_type(name: &str) -> bool {
             | "custom_message"
             | "label"
             | "session_info"
+            | "context_edit"
+            | "usage"
     )
 }
 
@@ -142,7 +144,18 @@ struct WireEntry {
     tokens_before: Option<u64>,
     #[serde(default, deserialize_with = "present")]
     details: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    usage: Option<Value>,
     from_hook: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    system_message: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    replacement: Option<Value>,
+    #[serde(rename = "kind")]
+    usage_kind: Option<String>,
+    model: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    note: Option<Value>,
     from_id: Option<String>,
     custom_type: Option<String>,
     #[serde(default, deserialize_with = "present")]
@@ -174,13 +187,27 @@ impl WireEntry {
                 first_kept_entry_id: self.first_kept_entry_id.unwrap_or_default(),
                 tokens_before: self.tokens_before?,
                 details: self.details,
+                usage: self.usage,
                 from_hook: self.from_hook,
+                system_message: self.system_message,
             },
             "branch_summary" => EntryKind::BranchSummary {
                 from_id: self.from_id?,
                 summary: self.summary?,
                 details: self.details,
+                usage: self.usage,
                 from_hook: self.from_hook,
+            },
+            "context_edit" => EntryKind::ContextEdit {
+                target_id: self.target_id?,
+                replacement: replacement(self.replacement?)?,
+            },
+            "usage" => EntryKind::Usage {
+                kind: self.usage_kind?,
+                provider: self.provider?,
+                model: self.model?,
+                usage: self.usage?,
+                note: self.note,
             },
             "custom" => EntryKind::Custom {
                 custom_type: self.custom_type?,
@@ -205,6 +232,22 @@ impl WireEntry {
             parent_id: self.parent_id,
             timestamp: self.timestamp.unwrap_or_default(),
         })
+    }
+}
+
+/// A `context_edit`'s `replacement`: `null`, or an object whose `content` is a string or an
+/// array. Anything else is not a replacement pi would write: the entry is then kept verbatim and
+/// edits nothing.
+fn replacement(value: Value) -> Option<Option<ContextReplacement>> {
+    match value {
+        Value::Null => Some(None),
+        Value::Object(mut fields) => match fields.shift_remove("content") {
+            Some(content @ (Value::String(_) | Value::Array(_))) => {
+                Some(Some(ContextReplacement { content }))
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

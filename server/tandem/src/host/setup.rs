@@ -35,7 +35,7 @@ use tandem_ai::{Model, StreamOptions, ThinkingLevel};
 use tandem_coding::agent_session::{AgentSession, AgentSessionOptions, Reconfiguration};
 use tandem_coding::calls::CallRecords;
 use tandem_coding::intel::LanguageIntel;
-use tandem_coding::resources::{today_utc, ResourceOptions, Resources};
+use tandem_coding::resources::{today_utc, ResourceOptions, Resources, SystemPrompt};
 use tandem_coding::session::SessionManager;
 use tandem_coding::settings::{self, LoadedSettings};
 use tandem_coding::tools::{self, DEFAULT_TOOLS};
@@ -659,7 +659,7 @@ fn reconfigure(
 struct Parts {
     resources: Arc<Resources>,
     tools: Vec<Arc<dyn AgentTool>>,
-    system_prompt: String,
+    system_prompt: SystemPrompt,
 }
 
 fn assemble(

@@ -90,13 +90,14 @@ async fn fork_at_an_entry_holds_the_path_to_it() {
     let after = lines(&fork_file);
     assert_eq!(after[0]["parentSession"], file.display().to_string());
     assert_eq!(after.last().unwrap()["id"], user.as_str());
-    assert_eq!(sessions.state(&forked).unwrap().message_count, 1);
+    // Counts include the `system` message recording the prompt and tools (as pi 1.6's do).
+    assert_eq!(sessions.state(&forked).unwrap().message_count, 2);
     assert_eq!(lines(&file), before);
-    assert_eq!(sessions.state(&id).unwrap().message_count, 2);
+    assert_eq!(sessions.state(&id).unwrap().message_count, 3);
 
     // No entry id: a copy of the current branch, ending at the answer.
     let copy = sessions.fork(&id, None).await.unwrap();
-    assert_eq!(sessions.state(&copy).unwrap().message_count, 2);
+    assert_eq!(sessions.state(&copy).unwrap().message_count, 3);
 
     let e = sessions
         .fork(&id, Some("nope1234".into()))

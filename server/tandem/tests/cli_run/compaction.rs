@@ -61,25 +61,29 @@ fn an_overflowing_prompt_is_compacted_and_the_run_continues() {
     assert_eq!(
         entry_kinds(&entries)[3..],
         [
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user",
             "message:assistant",
             "compaction",
+            "context_edit",
             "message:assistant"
         ]
     );
-    assert_eq!(entries[6]["message"]["stopReason"], "error");
-    let compaction = &entries[7];
+    assert_eq!(entries[7]["message"]["stopReason"], "error");
+    // The failed answer is left out of a resumed context too (pi 1.6's record of it).
+    assert_eq!(entries[9]["targetId"], entries[7]["id"]);
+    let compaction = &entries[8];
     assert_eq!(compaction["summary"], end["result"]["summary"]);
     assert_eq!(
-        compaction["firstKeptEntryId"], entries[5]["id"],
+        compaction["firstKeptEntryId"], entries[6]["id"],
         "kept from the second prompt"
     );
     assert_eq!(compaction["tokensBefore"], end["result"]["tokensBefore"]);
     assert!(compaction["tokensBefore"].as_u64().is_some_and(|t| t > 100));
     assert_eq!(
-        entries[8]["message"]["content"][0]["text"],
+        entries[10]["message"]["content"][0]["text"],
         "The second answer."
     );
 
@@ -132,19 +136,20 @@ fn an_overflow_inside_a_tool_turn_summarizes_history_and_turn_prefix() {
     assert!(after.starts_with(&before), "the resumed file was rewritten");
     let entries = read_jsonl(&session);
     assert_eq!(
-        entry_kinds(&entries)[5..],
+        entry_kinds(&entries)[6..],
         [
             "message:user",
             "message:assistant",
             "message:toolResult",
             "message:assistant",
             "compaction",
+            "context_edit",
             "message:assistant"
         ]
     );
-    let compaction = &entries[9];
+    let compaction = &entries[10];
     assert_eq!(
-        compaction["firstKeptEntryId"], entries[6]["id"],
+        compaction["firstKeptEntryId"], entries[7]["id"],
         "kept from the read call"
     );
     let summary = compaction["summary"].as_str().unwrap_or_default();
@@ -191,9 +196,14 @@ fn a_context_past_the_threshold_after_an_answer_is_compacted() {
     let entries = read_jsonl(&sandbox.only_session());
     assert_eq!(
         entry_kinds(&entries)[3..],
-        ["message:user", "message:assistant", "compaction"]
+        [
+            "message:system",
+            "message:user",
+            "message:assistant",
+            "compaction"
+        ]
     );
-    assert_eq!(entries[5]["summary"], end["result"]["summary"]);
+    assert_eq!(entries[6]["summary"], end["result"]["summary"]);
 }
 
 #[test]

@@ -47,6 +47,7 @@ fn several_message_arguments_are_sent_as_prompts_in_order() {
     assert_eq!(
         entry_kinds(&entries)[3..],
         [
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user",

@@ -1,7 +1,7 @@
 //! Transient provider errors are retried with backoff (`retry` settings); other errors end the
 //! run with exit code 1 and the error on stderr.
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tandem_tests::mock_llm::MockResponse;
 use tandem_tests::wire::{self, Turn, WireApi};
 
@@ -18,12 +18,25 @@ fn a_rate_limited_request_is_retried_and_the_answer_printed() {
     run.expect_code(0);
     assert_eq!(run.stdout, "Second time lucky.\n");
     assert_eq!(sandbox.requests().len(), 2);
-    // As in pi, the failed attempt stays in the file (for history); the context drops it.
+    // As in pi, the failed attempt stays in the file (for history); the context drops it, and
+    // (as pi 1.6 records it) a context edit leaves it out of a resumed session's context too.
     let entries = read_jsonl(&sandbox.only_session());
     assert_eq!(
         entry_kinds(&entries)[3..],
-        ["message:user", "message:assistant", "message:assistant"]
+        [
+            "message:system",
+            "message:user",
+            "message:assistant",
+            "context_edit",
+            "message:assistant"
+        ]
     );
+    assert_eq!(entries[6]["targetId"], entries[5]["id"]);
+    assert_eq!(entries[6]["replacement"], Value::Null);
+    let entries: Vec<Value> = entries
+        .into_iter()
+        .filter(|e| e["type"] != "context_edit" && e["message"]["role"] != "system")
+        .collect();
     let failed = &entries[4]["message"];
     assert_eq!(failed["stopReason"], "error");
     assert!(

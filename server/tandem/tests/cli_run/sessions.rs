@@ -39,6 +39,7 @@ fn continue_resumes_the_latest_session_of_the_directory() {
     assert_eq!(
         entry_kinds(&read_jsonl(&path))[3..],
         [
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user",
@@ -92,6 +93,7 @@ fn fork_copies_the_session_into_a_new_file_and_leaves_the_old_one_alone() {
     assert_eq!(
         entry_kinds(&new)[3..],
         [
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user",
@@ -112,7 +114,7 @@ fn a_session_file_with_torn_and_garbage_lines_still_loads_and_is_only_appended_t
     let mut damaged = Vec::new();
     for (n, line) in clean.split_inclusive(|b| *b == b'\n').enumerate() {
         damaged.extend_from_slice(line);
-        if n == 3 {
+        if n == 4 {
             damaged.extend_from_slice(b"this is not json\n");
         }
     }
@@ -125,7 +127,7 @@ fn a_session_file_with_torn_and_garbage_lines_still_loads_and_is_only_appended_t
     assert_eq!(run.stdout, "Two.\n");
     let warnings: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(warnings.len(), 2, "{}", run.stderr);
-    for (warning, line) in warnings.iter().zip([5, 7]) {
+    for (warning, line) in warnings.iter().zip([6, 8]) {
         let prefix = format!("Warning: {}: line {line} was skipped (", path.display());
         assert!(warning.starts_with(&prefix), "{warning}");
     }
@@ -149,7 +151,7 @@ fn a_session_file_with_torn_and_garbage_lines_still_loads_and_is_only_appended_t
         ["message:user", "message:assistant"]
     );
     let old_assistant: Value =
-        serde_json::from_slice(clean.split(|b| *b == b'\n').nth(4).expect("line 5"))
+        serde_json::from_slice(clean.split(|b| *b == b'\n').nth(5).expect("line 6"))
             .expect("old assistant entry");
     assert_eq!(new_lines[0]["parentId"], old_assistant["id"]);
 }
@@ -182,7 +184,7 @@ fn continue_without_a_session_starts_a_new_one() {
     let entries = read_jsonl(&sandbox.only_session());
     assert_eq!(
         entry_kinds(&entries)[3..],
-        ["message:user", "message:assistant"]
+        ["message:system", "message:user", "message:assistant"]
     );
 }
 

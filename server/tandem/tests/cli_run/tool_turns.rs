@@ -23,6 +23,7 @@ fn edit_task_in_print_mode(api: WireApi) {
             "session",
             "model_change",
             "thinking_level_change",
+            "message:system",
             "message:user",
             "message:assistant",
             "message:toolResult",
@@ -34,24 +35,27 @@ fn edit_task_in_print_mode(api: WireApi) {
         "{api:?}"
     );
     // The run's checkpoint comes last, out of the conversation (see tests/cli_run/undo.rs).
-    assert_eq!(entries[9]["customType"], "tandem.checkpoint");
+    assert_eq!(entries[10]["customType"], "tandem.checkpoint");
     assert_eq!(entries[0]["cwd"], json!(sandbox.cwd.to_string_lossy()));
     assert_eq!(entries[1]["provider"], "mock");
     assert_eq!(entries[1]["modelId"], "mock-model");
     assert_eq!(entries[2]["thinkingLevel"], "off");
+    // The prompt and tools the run used, recorded first (pi 1.6's `system` message).
+    assert_eq!(entries[3]["message"]["role"], "system");
+    assert!(entries[3]["message"]["sections"]["preamble"].is_string());
     assert_eq!(
-        entries[3]["message"]["content"][0]["text"],
+        entries[4]["message"]["content"][0]["text"],
         "change world to there in hello.txt"
     );
-    assert_eq!(entries[5]["message"]["content"][0]["text"], HELLO);
+    assert_eq!(entries[6]["message"]["content"][0]["text"], HELLO);
     assert_eq!(
-        entries[7]["message"]["content"][0]["text"],
+        entries[8]["message"]["content"][0]["text"],
         "Successfully replaced 1 block(s) in hello.txt."
     );
-    assert_eq!(entries[8]["message"]["content"][0]["text"], FINAL);
-    assert_eq!(entries[8]["message"]["stopReason"], "stop");
-    assert_eq!(entries[8]["message"]["api"], api.name());
-    assert_eq!(entries[8]["message"]["usage"]["totalTokens"], 120);
+    assert_eq!(entries[9]["message"]["content"][0]["text"], FINAL);
+    assert_eq!(entries[9]["message"]["stopReason"], "stop");
+    assert_eq!(entries[9]["message"]["api"], api.name());
+    assert_eq!(entries[9]["message"]["usage"]["totalTokens"], 120);
     // Each entry is the child of the one before it.
     for pair in entries[1..].windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"], "{api:?}");

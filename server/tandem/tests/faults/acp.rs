@@ -45,10 +45,11 @@ fn closing_stdin_mid_turn_ends_the_acp_agent_cleanly() {
     assert!(after.starts_with(&before), "the file was only appended to");
     let checked = check_session(&file);
     assert_eq!(
-        checked.kinds[..5],
+        checked.kinds[..6],
         [
             "model_change",
             "thinking_level_change",
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user"

@@ -223,13 +223,14 @@ fn an_unanswered_apply_edit_fails_the_tool_after_edit_timeout_ms() -> anyhow::Re
     assert_eq!(
         checked.kinds[2..],
         [
+            "message:system",
             "message:user",
             "message:assistant",
             "message:toolResult",
             "message:assistant"
         ]
     );
-    assert_eq!(checked.message(4)["isError"], true);
+    assert_eq!(checked.message(5)["isError"], true);
     lsp.shutdown()?;
     assert_no_panic(&stderr_of(&lsp));
     Ok(())
@@ -423,10 +424,11 @@ fn closing_stdin_mid_run_ends_the_server_and_keeps_the_session_file() -> anyhow:
     let checked = check_session(&file);
     // The first run, then at least the second prompt.
     assert_eq!(
-        checked.kinds[..5],
+        checked.kinds[..6],
         [
             "model_change",
             "thinking_level_change",
+            "message:system",
             "message:user",
             "message:assistant",
             "message:user"

@@ -13,12 +13,18 @@ use super::harness::{check_session, enqueue_fixture, interrupt, json_lines};
 use crate::support::process::{assert_no_panic, command, wait_or_fail, HANG_GUARD};
 use crate::support::{type_of, Sandbox, MODEL};
 
-/// The entry kinds every one-prompt session file starts with.
-const HEAD: [&str; 3] = ["model_change", "thinking_level_change", "message:user"];
+/// The entry kinds every one-prompt session file starts with (the recorded prompt and tools,
+/// pi 1.6's `system` message, before the prompt).
+const HEAD: [&str; 4] = [
+    "model_change",
+    "thinking_level_change",
+    "message:system",
+    "message:user",
+];
 
 fn kinds_after_head(kinds: &[String]) -> Vec<&str> {
-    assert_eq!(kinds[..3], HEAD, "{kinds:?}");
-    kinds[3..].iter().map(String::as_str).collect()
+    assert_eq!(kinds[..4], HEAD, "{kinds:?}");
+    kinds[4..].iter().map(String::as_str).collect()
 }
 
 #[test]
@@ -44,11 +50,11 @@ fn a_connection_cut_mid_stream_is_retried_and_both_attempts_are_kept() {
     let session = check_session(&sandbox.only_session());
     assert_eq!(
         kinds_after_head(&session.kinds),
-        ["message:assistant", "message:assistant"]
+        ["message:assistant", "context_edit", "message:assistant"]
     );
     assert_eq!(session.stop_reasons(), ["error", "stop"]);
     // The failed attempt keeps the text that arrived before the cut.
-    let failed = session.message(3);
+    let failed = session.message(4);
     assert_eq!(
         failed["content"][0]["text"], "The first half of the answer and more",
         "{failed}"
@@ -125,7 +131,7 @@ fn a_stalled_stream_is_ended_by_ctrl_c_and_the_partial_answer_is_kept() {
     assert_eq!(kinds_after_head(&session.kinds), ["message:assistant"]);
     assert_eq!(session.stop_reasons(), ["aborted"]);
     assert_eq!(
-        session.message(3)["content"][0]["text"],
+        session.message(4)["content"][0]["text"],
         "Thinking about it"
     );
 }
@@ -251,7 +257,7 @@ fn garbage_from_the_provider_ends_in_a_clear_error_and_a_loadable_session() {
             ["message:assistant"],
             "{name}"
         );
-        let message = session.message(3);
+        let message = session.message(4);
         let text = message["content"]
             .as_array()
             .and_then(|c| c.first())

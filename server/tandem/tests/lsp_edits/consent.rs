@@ -46,7 +46,10 @@ fn a_rejected_edit_is_a_tool_error_the_model_sees() -> anyhow::Result<()> {
         .iter()
         .filter_map(|e| e["message"]["role"].as_str())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"]
+    );
     let stored = entries
         .iter()
         .find(|e| e["message"]["role"] == "toolResult")

@@ -220,7 +220,8 @@ fn a_client_without_the_opt_in_gets_no_events() -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let state = lsp.request("tandem/state", json!({"session": session}))?;
-        if state["running"] == false && state["messageCount"] == 2 {
+        // The recorded prompt and tools (a `system` message), the question, the answer.
+        if state["running"] == false && state["messageCount"] == 3 {
             break;
         }
         assert!(Instant::now() < deadline, "the run did not finish: {state}");

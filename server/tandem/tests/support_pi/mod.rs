@@ -10,6 +10,7 @@
 //! passes without the other program would prove nothing.
 
 pub mod calls;
+pub mod pi_rpc;
 pub mod sse;
 pub mod transcript;
 
@@ -132,6 +133,15 @@ impl Sandbox {
 
     /// Runs `agent` with `args` in the sandbox (stdin null, a clean environment) and waits.
     pub async fn run(&self, agent: Agent, args: &[&str]) -> Output {
+        let mut cmd = self.command(agent, args);
+        cmd.output()
+            .await
+            .unwrap_or_else(|e| panic!("cannot run {agent:?}: {e}"))
+    }
+
+    /// The command that runs `agent` with `args` in the sandbox: a clean environment, stdin
+    /// null, killed when dropped.
+    pub fn command(&self, agent: Agent, args: &[&str]) -> tokio::process::Command {
         let program = match agent {
             Agent::Pi => pi_bin(),
             Agent::Pi16 => pi16_bin(),
@@ -149,9 +159,7 @@ impl Sandbox {
             .env("PI_TELEMETRY", "0")
             .stdin(Stdio::null())
             .kill_on_drop(true);
-        cmd.output()
-            .await
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+        cmd
     }
 
     /// Like [`Sandbox::run`], asserting exit status 0 and returning stdout.

@@ -190,3 +190,100 @@ pub fn expected_dir_name(cwd: &Path) -> String {
     let cwd = cwd.to_string_lossy();
     format!("--{}--", cwd.trim_start_matches('/').replace('/', "-"))
 }
+
+/// The system prompt and tool names a session's `system` messages declare at its last entry,
+/// replayed the way pi 1.6 documents it (written here independently of either program): along
+/// the path from the last line to the root, the latest compaction's `systemMessage` (when there
+/// is one) and then the `system` messages after it, or every `system` message when there is no
+/// compaction. `content` texts add to the prompt, `sections` are set by name (`null` removes
+/// one; a name keeps its first place unless it was removed), tools are added and removed by
+/// name. The prompt is the non-empty contents, then the sections, joined by blank lines.
+pub fn declared_system(lines: &[Value]) -> (String, Vec<String>) {
+    let by_id: HashMap<&str, &Value> = lines
+        .iter()
+        .filter_map(|l| l["id"].as_str().map(|id| (id, l)))
+        .collect();
+    let mut path = Vec::new();
+    let mut current = lines.last().filter(|l| l["type"] != "session");
+    while let Some(entry) = current {
+        path.push(entry);
+        current = entry["parentId"]
+            .as_str()
+            .and_then(|p| by_id.get(p).copied());
+    }
+    path.reverse();
+    let start = path.iter().rposition(|e| e["type"] == "compaction");
+    let mut systems: Vec<&Value> = Vec::new();
+    if let Some(at) = start {
+        if path[at]["systemMessage"].is_object() {
+            systems.push(&path[at]["systemMessage"]);
+        }
+    }
+    systems.extend(
+        path[start.map_or(0, |at| at + 1)..]
+            .iter()
+            .filter(|e| e["type"] == "message" && e["message"]["role"] == "system")
+            .map(|e| &e["message"]),
+    );
+    let mut content: Vec<String> = Vec::new();
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut tools: Vec<String> = Vec::new();
+    for message in systems {
+        let text = match &message["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            content.push(text);
+        }
+        for (name, value) in message["sections"].as_object().into_iter().flatten() {
+            let at = sections.iter().position(|(n, _)| n == name);
+            match (value.as_str(), at) {
+                (None, Some(at)) => {
+                    sections.remove(at);
+                }
+                (Some(text), Some(at)) => sections[at].1 = text.to_string(),
+                (Some(text), None) => sections.push((name.clone(), text.to_string())),
+                (None, None) => {}
+            }
+        }
+        for removed in message["toolsRemoved"].as_array().into_iter().flatten() {
+            tools.retain(|t| Some(t.as_str()) != removed["name"].as_str());
+        }
+        for added in message["toolsAdded"].as_array().into_iter().flatten() {
+            let name = added["name"].as_str().unwrap_or_default().to_string();
+            if !tools.contains(&name) {
+                tools.push(name);
+            }
+        }
+    }
+    let content = content.join("\n\n");
+    let prompt = std::iter::once(content.as_str())
+        .chain(sections.iter().map(|(_, t)| t.as_str()))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    (prompt, tools)
+}
+
+/// The system prompt and tool names a chat-completions request carries.
+pub fn sent_system(request: &RecordedRequest) -> (String, Vec<String>) {
+    prompt_role(request);
+    let body = request.json().expect("request body is JSON");
+    let prompt = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let tools = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    (prompt, tools)
+}

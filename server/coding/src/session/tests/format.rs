@@ -134,6 +134,9 @@ fn every_entry_kind_serializes_in_pis_field_order() {
                 format!(r#""fromId":"{u}","summary":"left""#),
                 false,
             ),
+            EntryKind::ContextEdit { .. } | EntryKind::Usage { .. } => {
+                unreachable!("not appended here (see tests/pi16.rs)")
+            }
             EntryKind::Custom { data: Some(_), .. } => (
                 "custom",
                 r#""customType":"ext","data":{"k":1}"#.into(),

@@ -6,6 +6,7 @@ mod damage;
 mod format;
 mod list;
 mod migration;
+mod pi16;
 mod tree;
 mod writers;
 mod writes;
