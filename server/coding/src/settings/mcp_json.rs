@@ -506,3 +506,216 @@ fn string_map(fields: &Map<String, Value>, key: &str) -> Result<BTreeMap<String,
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("an object expected, found {other}"),
+        }
+    }
+
+    /// Gathers a user file, then a project file; the servers and each file's problems.
+    fn gather(user: Value, project: Value) -> (BTreeMap<String, McpServer>, Vec<String>) {
+        let mut gathered = Gathered::default();
+        let mut problems = Vec::new();
+        for (file, scope) in [(user, Scope::User), (project, Scope::Project)] {
+            let root = object(json!({ KEY: file }));
+            for (name, problem) in gathered.add_file(&root, scope) {
+                problems.push(format!("{name}: {problem}"));
+            }
+        }
+        (gathered.servers(), problems)
+    }
+
+    fn env_of(server: &McpServer) -> BTreeMap<String, String> {
+        match &server.transport {
+            McpTransport::Stdio { env, .. } => env.clone(),
+            McpTransport::Http { .. } => panic!("stdio expected"),
+        }
+    }
+
+    #[test]
+    fn a_project_entry_replaces_the_user_entry_whole() {
+        let (servers, problems) = gather(
+            json!({"s": {"command": "user", "args": ["a"], "env": {"K": "v"}, "cwd": "d",
+                         "timeout": 5, "description": "user's", "exposure": "hidden"}}),
+            json!({"s": {"command": "project"}}),
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(servers["s"], McpServer::stdio("project", &[]));
+        // A project entry may switch the transport too.
+        let (servers, _) = gather(
+            json!({"s": {"command": "user"}}),
+            json!({"s": {"url": "https://example.com/mcp", "headers": {"A": "b"}}}),
+        );
+        assert_eq!(
+            servers["s"].transport,
+            McpTransport::Http {
+                url: "https://example.com/mcp".to_string(),
+                headers: [("A".to_string(), "b".to_string())].into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_project_entry_without_command_url_or_type_overrides_three_keys_only() {
+        let user = json!({"s": {"command": "user", "env": {"TOKEN": "${SECRET}"},
+                                "exposure": "direct", "timeout": 7}});
+        let (servers, problems) = gather(
+            user.clone(),
+            json!({"s": {"enabled": false, "exposure": "hidden",
+                         "toolExposure": {"get_*": "direct", "get_one": "hidden"}}}),
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        let s = &servers["s"];
+        assert!(!s.enabled);
+        assert_eq!(s.exposure, Some(McpExposure::Hidden));
+        assert_eq!(s.timeout, Some(7.0));
+        assert_eq!(env_of(s)["TOKEN"], "${SECRET}");
+        // Exact names win over patterns; unmatched tools take the server's exposure.
+        assert_eq!(s.tool_exposure("get_one"), Some(McpExposure::Hidden));
+        assert_eq!(s.tool_exposure("get_two"), Some(McpExposure::Direct));
+        assert_eq!(s.tool_exposure("put"), Some(McpExposure::Hidden));
+
+        // Any other key in an override is refused, and the user's entry stands unchanged.
+        let (servers, problems) = gather(
+            user.clone(),
+            json!({"s": {"enabled": false, "env": {"TOKEN": "stolen"}}}),
+        );
+        assert_eq!(
+            problems,
+            [
+                "s: \"env\" cannot be set here: an entry without \"command\" or \"url\" overrides \
+              only enabled, exposure, toolExposure of the agent directory's server"
+            ]
+        );
+        assert!(servers["s"].enabled);
+        assert_eq!(env_of(&servers["s"])["TOKEN"], "${SECRET}");
+
+        // An override of a server the user file does not have.
+        let (servers, problems) = gather(json!({}), json!({"ghost": {"enabled": true}}));
+        assert!(servers.is_empty());
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].starts_with("ghost: needs \"command\" or \"url\""));
+
+        // A bad value in an override is refused; the user's entry stands.
+        let (servers, problems) = gather(user, json!({"s": {"exposure": "maybe"}}));
+        assert_eq!(servers["s"].exposure, Some(McpExposure::Direct));
+        assert_eq!(
+            problems,
+            ["s: exposure: expected \"codemode\", \"deferred\", \"direct\" or \"hidden\", found \
+              a string (\"maybe\")"]
+        );
+    }
+
+    #[test]
+    fn in_the_user_file_an_entry_without_command_or_url_is_an_error() {
+        let (servers, problems) = gather(json!({"s": {"enabled": false}}), json!({}));
+        assert!(servers.is_empty());
+        assert_eq!(
+            problems,
+            ["s: needs either \"command\" (a stdio server) or \"url\" (a streamable-HTTP server)"]
+        );
+    }
+
+    #[test]
+    fn names_that_differ_only_in_dash_and_underscore_are_one_server() {
+        let (servers, problems) = gather(
+            json!({"a-b": {"command": "first"}, "a_b": {"command": "second"}}),
+            json!({"a_b": {"command": "project"}, "c": {"command": "c"}}),
+        );
+        let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+        assert_eq!(names, ["a-b", "c"]);
+        let expected = "conflicts with server \"a-b\": names that differ only in \"-\" and \"_\" \
+                        are the same server; rename one";
+        assert_eq!(
+            problems,
+            [format!("a_b: {expected}"), format!("a_b: {expected}")]
+        );
+        // The same name in the project file is a replacement, not a conflict.
+        let (servers, problems) = gather(
+            json!({"a-b": {"command": "user"}}),
+            json!({"a-b": {"command": "project"}}),
+        );
+        assert!(problems.is_empty());
+        assert_eq!(servers["a-b"], McpServer::stdio("project", &[]));
+    }
+
+    #[test]
+    fn entries_are_checked_field_by_field() {
+        let cases = [
+            (json!({"command": "x"}), None),
+            (json!({"type": "stdio", "command": "x", "args": ["a"], "cwd": "~/d"}), None),
+            (json!({"type": "http", "url": "http://127.0.0.1:3/mcp"}), None),
+            (json!({"type": "streamable-http", "url": "https://h/mcp", "timeout": 0.5}), None),
+            (json!({"command": "x", "exposure": "codemode-deferred"}), None),
+            (json!("npx x"), Some("expected an object, found a string (\"npx x\")")),
+            (
+                json!({"type": "sse", "url": "https://h/sse"}),
+                Some("\"type\": \"sse\": the legacy SSE transport is not supported; use the \
+                      server's streamable-HTTP URL (often /mcp instead of /sse)"),
+            ),
+            (
+                json!({"type": "ws", "url": "wss://h"}),
+                Some("\"type\" is \"ws\"; it must be \"stdio\", \"http\" or \"streamable-http\""),
+            ),
+            (json!({"type": 1, "command": "x"}), Some("type: expected a string, found a number (1)")),
+            (
+                json!({"command": "x", "url": "https://h"}),
+                Some("has both \"command\" and \"url\"; keep \"command\" for a stdio server or \
+                      \"url\" for a streamable-HTTP one"),
+            ),
+            (json!({"type": "http", "command": "x"}), Some("\"type\" is HTTP but \"url\" is missing")),
+            (json!({"type": "stdio", "url": "https://h"}), Some("\"type\" is \"stdio\" but \"command\" is missing")),
+            (json!({"url": "ftp://h/mcp"}), Some("url \"ftp://h/mcp\" must be an http:// or https:// URL")),
+            (json!({"url": "https://"}), Some("url \"https://\" must be an http:// or https:// URL")),
+            (json!({"url": "https://h", "env": {}}), Some("\"env\" applies to stdio servers only, not to a \"url\"")),
+            (json!({"command": "x", "headers": {}}), Some("\"headers\" applies to HTTP servers (\"url\") only")),
+            (json!({"command": " "}), Some("\"command\" is empty")),
+            (json!({"command": ["x"]}), Some("command: expected a string, found an array")),
+            (json!({"command": "x", "args": ["a", 2]}), Some("args[1]: expected a string, found a number (2)")),
+            (json!({"command": "x", "env": {"A": 1}}), Some("env.A: expected a string, found a number (1)")),
+            (json!({"url": "https://h", "headers": {"A": true}}), Some("headers.A: expected a string, found a boolean (true)")),
+            (json!({"command": "x", "timeout": 0}), Some("timeout: expected a positive number of seconds, found a number (0)")),
+            (json!({"command": "x", "timeout": "5"}), Some("timeout: expected a positive number of seconds, found a string (\"5\")")),
+            (json!({"command": "x", "enabled": "no"}), Some("enabled: expected true or false, found a string (\"no\")")),
+            (json!({"command": "x", "description": 3}), Some("description: expected a string, found a number (3)")),
+            (
+                json!({"command": "x", "toolExposure": {"t": "open"}}),
+                Some("toolExposure.t: expected \"codemode\", \"deferred\", \"direct\" or \"hidden\", found a string (\"open\")"),
+            ),
+            (
+                json!({"url": "https://h", "auth": {"provider": "github"}}),
+                Some("\"auth\": OAuth sign-in is not supported by Tandem; send a token in \"headers\" instead, e.g. \"Authorization\": \"Bearer ${TOKEN_VARIABLE}\""),
+            ),
+        ];
+        for (entry, expected) in cases {
+            let result = match &entry {
+                Value::Object(fields) => parse_entry(fields).map(|_| ()),
+                other => Err(format!("expected an object, found {}", describe(other))),
+            };
+            assert_eq!(result.err().as_deref(), expected, "{entry}");
+        }
+        assert_eq!(check_name("ok_name-2"), Ok(()));
+        for bad in ["", "a b", "a.b", "é", "a/b"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn wildcards_match_any_characters() {
+        assert!(wildcard_match("get_*", "get_"));
+        assert!(wildcard_match("get_*", "get_all"));
+        assert!(wildcard_match("*_all", "get_all"));
+        assert!(wildcard_match("g*t*l", "get_all"));
+        assert!(wildcard_match("*", ""));
+        assert!(!wildcard_match("get_*", "put_all"));
+        assert!(!wildcard_match("a*a", "a"));
+        assert!(!wildcard_match("exact", "exact2"));
+    }
+}
