@@ -334,6 +334,17 @@ fn read_mcp_json(
             return;
         }
     };
+    for key in root.keys().filter(|key| key.as_str() != mcp::KEY) {
+        let why = match key.as_str() {
+            "autoEnableCodemode" => "pi's switch for its codemode tool, which Tandem does not have",
+            _ => "not a key of mcp.json (pi 1.6 reads mcpServers and autoEnableCodemode)",
+        };
+        errors.push(SettingsError::Unused {
+            file: file.to_path_buf(),
+            key: key.clone(),
+            why,
+        });
+    }
     for (name, problem) in gathered.add_file(&root, scope) {
         errors.push(SettingsError::InvalidMcpServer {
             file: file.to_path_buf(),

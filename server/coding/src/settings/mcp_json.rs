@@ -328,6 +328,12 @@ pub(super) fn parse_entry(fields: &Map<String, Value>) -> Result<McpServer, Stri
             ))
         }
     };
+    if fields.contains_key("disabled") {
+        return Err(
+            "\"disabled\" is not a key of mcp.json: write \"enabled\": false (pi 1.6's key)"
+                .to_string(),
+        );
+    }
     for key in ["oauth", "auth"] {
         if fields.contains_key(key) {
             return Err(format!(
@@ -685,6 +691,10 @@ mod tests {
             (json!({"command": "x", "timeout": "5"}), Some("timeout: expected a positive number of seconds, found a string (\"5\")")),
             (json!({"command": "x", "enabled": "no"}), Some("enabled: expected true or false, found a string (\"no\")")),
             (json!({"command": "x", "description": 3}), Some("description: expected a string, found a number (3)")),
+            (
+                json!({"command": "x", "disabled": true}),
+                Some("\"disabled\" is not a key of mcp.json: write \"enabled\": false (pi 1.6's key)"),
+            ),
             (
                 json!({"command": "x", "toolExposure": {"t": "open"}}),
                 Some("toolExposure.t: expected \"codemode\", \"deferred\", \"direct\" or \"hidden\", found a string (\"open\")"),

@@ -529,6 +529,7 @@ fn mcp_json_files_win_over_the_deprecated_settings_entries() {
         &d.agent.join("mcp.json"),
         r#"{
             // pi 1.6's file; comments and trailing commas as pi's models.json allows
+            "autoEnableCodemode": false,
             "mcpServers": {
                 "b": {"command": "mcp-json-b"},
                 "c_d": {"command": "mcp-json-c_d"},
@@ -546,7 +547,15 @@ fn mcp_json_files_win_over_the_deprecated_settings_entries() {
     );
     let loaded = load(&d.agent, &d.cwd, true);
     let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
-    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert_eq!(
+        errors[2],
+        format!(
+            "{}: autoEnableCodemode is pi's switch for its codemode tool, which Tandem does not \
+             have; it has no effect here.",
+            d.agent.join("mcp.json").display()
+        )
+    );
     assert_eq!(
         errors[0],
         format!(
@@ -559,7 +568,7 @@ fn mcp_json_files_win_over_the_deprecated_settings_entries() {
     );
     assert!(errors[1].contains(".pi/settings.json: mcpServers in settings.json is deprecated"));
     assert!(errors[1].contains("(p)"));
-    assert!(errors[2].ends_with(
+    assert!(errors[3].ends_with(
         ".pi/mcp.json: mcpServers.bad: command: expected a string, found a number (1). This \
          MCP server is not started until its entry is fixed."
     ));
