@@ -180,9 +180,72 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let result = self
-            .post(uri, message, session_id, auth_header, custom_headers)
-            .await;
+        // One POST of `message`: the server's answer (JSON or an SSE stream), or accepted.
+        let result = async {
+            let body = serde_json::to_vec(&message)?;
+            let request = self
+                .client
+                .post(uri.as_ref())
+                .header(
+                    ACCEPT,
+                    format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
+                )
+                .header(CONTENT_TYPE, JSON_MIME_TYPE)
+                .body(body);
+            let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
+            let response = request.send().await.map_err(StreamableHttpError::Client)?;
+            let status = response.status();
+            if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+                return Ok(StreamableHttpPostResponse::Accepted);
+            }
+            if status == StatusCode::NOT_FOUND && session_id.is_some() {
+                return Err(StreamableHttpError::SessionExpired);
+            }
+            let expects_answer = matches!(message, ClientJsonRpcMessage::Request(_));
+            if !status.is_success() {
+                // A JSON-RPC error sent with an HTTP error status is still the server's answer.
+                if content_type(&response).as_deref() == Some(JSON_MIME_TYPE)
+                    && status.is_client_error()
+                    && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+                {
+                    let body = read_limited(response, MAX_JSON_BYTES).await?;
+                    if let Ok(answer @ ServerJsonRpcMessage::Error(_)) =
+                        serde_json::from_slice(&body)
+                    {
+                        return Ok(StreamableHttpPostResponse::Json(answer, None));
+                    }
+                    let text = String::from_utf8_lossy(&body);
+                    let excerpt: String = text.chars().take(MAX_ERROR_EXCERPT).collect();
+                    return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                        format!("HTTP {status}: {excerpt}"),
+                    )));
+                }
+                return Err(status_error(response).await);
+            }
+            let session = response
+                .headers()
+                .get(HEADER_SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            match content_type(&response).as_deref() {
+                Some(EVENT_STREAM_MIME_TYPE) => {
+                    Ok(StreamableHttpPostResponse::Sse(sse(response), session))
+                }
+                Some(JSON_MIME_TYPE) => {
+                    let body = read_limited(response, MAX_JSON_BYTES).await?;
+                    match serde_json::from_slice(&body) {
+                        Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session)),
+                        Err(_) if !expects_answer => Ok(StreamableHttpPostResponse::Accepted),
+                        Err(e) => Err(StreamableHttpError::Deserialize(e)),
+                    }
+                }
+                _ if !expects_answer => Ok(StreamableHttpPostResponse::Accepted),
+                other => Err(StreamableHttpError::UnexpectedContentType(
+                    other.map(str::to_string),
+                )),
+            }
+        }
+        .await;
         self.note(result)
     }
 
@@ -232,79 +295,6 @@ impl StreamableHttpClient for HttpClient {
         }
         match content_type(&response).as_deref() {
             Some(EVENT_STREAM_MIME_TYPE) => Ok(sse(response)),
-            other => Err(StreamableHttpError::UnexpectedContentType(
-                other.map(str::to_string),
-            )),
-        }
-    }
-}
-
-impl HttpClient {
-    /// One POST of `message`: the server's answer (JSON or an SSE stream), or accepted.
-    async fn post(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let body = serde_json::to_vec(&message)?;
-        let request = self
-            .client
-            .post(uri.as_ref())
-            .header(
-                ACCEPT,
-                format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
-            )
-            .header(CONTENT_TYPE, JSON_MIME_TYPE)
-            .body(body);
-        let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
-        let status = response.status();
-        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
-            return Ok(StreamableHttpPostResponse::Accepted);
-        }
-        if status == StatusCode::NOT_FOUND && session_id.is_some() {
-            return Err(StreamableHttpError::SessionExpired);
-        }
-        let expects_answer = matches!(message, ClientJsonRpcMessage::Request(_));
-        if !status.is_success() {
-            // A JSON-RPC error sent with an HTTP error status is still the server's answer.
-            if content_type(&response).as_deref() == Some(JSON_MIME_TYPE)
-                && status.is_client_error()
-                && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
-            {
-                let body = read_limited(response, MAX_JSON_BYTES).await?;
-                if let Ok(answer @ ServerJsonRpcMessage::Error(_)) = serde_json::from_slice(&body) {
-                    return Ok(StreamableHttpPostResponse::Json(answer, None));
-                }
-                let text = String::from_utf8_lossy(&body);
-                let excerpt: String = text.chars().take(MAX_ERROR_EXCERPT).collect();
-                return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                    format!("HTTP {status}: {excerpt}"),
-                )));
-            }
-            return Err(status_error(response).await);
-        }
-        let session = response
-            .headers()
-            .get(HEADER_SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        match content_type(&response).as_deref() {
-            Some(EVENT_STREAM_MIME_TYPE) => {
-                Ok(StreamableHttpPostResponse::Sse(sse(response), session))
-            }
-            Some(JSON_MIME_TYPE) => {
-                let body = read_limited(response, MAX_JSON_BYTES).await?;
-                match serde_json::from_slice(&body) {
-                    Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session)),
-                    Err(_) if !expects_answer => Ok(StreamableHttpPostResponse::Accepted),
-                    Err(e) => Err(StreamableHttpError::Deserialize(e)),
-                }
-            }
-            _ if !expects_answer => Ok(StreamableHttpPostResponse::Accepted),
             other => Err(StreamableHttpError::UnexpectedContentType(
                 other.map(str::to_string),
             )),

@@ -1,7 +1,9 @@
 //! pi 1.6's mcp.json through the real binary (`tandem --mode json -p`, a scripted model): the
 //! agent directory's and the project's files, merged by pi's rules; the project's read only for
 //! a trusted folder; `${VAR}` values; bad entries; streamable-HTTP servers (the fixture's
-//! http-server.mjs on loopback); tool names; exposure.
+//! http-server.mjs on loopback); tool names; exposure. And the real pi 1.6 (`pi mcp list`,
+//! `scripts/install-pi16`) on the same files: both start the same servers and refuse the same
+//! entries.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -362,6 +364,7 @@ impl HttpFixture {
             .arg(fixtures().join("http-server.mjs"))
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -467,4 +470,112 @@ fn servers_that_hang_or_die_end_in_errors_not_a_hung_run() {
         error && text.contains("did not answer the call to `slow` within 10 s"),
         "{text}"
     );
+}
+
+/// pi 1.6 (`scripts/install-pi16`), or a failure saying how to install it.
+fn pi16() -> PathBuf {
+    let pi = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pi16/bin/pi");
+    assert!(pi.is_file(), "pi 1.6 is missing: run scripts/install-pi16");
+    pi
+}
+
+#[test]
+fn pi_16_and_tandem_start_the_same_servers_from_the_same_files() {
+    let run = Run::new();
+    run.user_mcp(json!({
+        "fix": stdio(json!({})),
+        "tuned": stdio(json!({})),
+        "unset": stdio(json!({"T": "${TANDEM_TEST_UNSET_VARIABLE}"})),
+        "bad name": stdio(json!({})),
+        "dash-name": stdio(json!({})),
+        "dash_name": stdio(json!({})),
+    }));
+    run.project_mcp(json!({
+        "tuned": {"enabled": false},
+        "ghost": {"enabled": true},
+        "local": stdio(json!({})),
+        "fix": {"enabled": true, "cwd": "elsewhere"},
+    }));
+    // Trusted the way both read it: trust.json, written by `tandem trust`.
+    let trusted = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("trust")
+        .arg(&run.project)
+        .env("PI_CODING_AGENT_DIR", &run.agent)
+        .env("HOME", &run.home)
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
+    // (`dash_name` is left out here: its tools would have `dash-name`'s names.)
+    let names = ["fix", "tuned", "unset", "dash-name", "ghost", "local"];
+
+    let pi = Command::new(pi16())
+        .args(["mcp", "list"])
+        .current_dir(&run.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &run.home)
+        .env("PI_CODING_AGENT_DIR", &run.agent)
+        .env("PI_OFFLINE", "1")
+        .output()
+        .unwrap();
+    let listed =
+        String::from_utf8_lossy(&pi.stdout).to_string() + &String::from_utf8_lossy(&pi.stderr);
+    let pi_connected: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| {
+            listed
+                .lines()
+                .any(|l| l.starts_with(&format!("{name}: connected")))
+        })
+        .collect();
+    // The entries pi reports as configuration errors, by the name its message quotes.
+    let pi_invalid: Vec<&str> = ["bad name", "dash_name", "ghost", "fix"]
+        .into_iter()
+        .filter(|name| {
+            listed
+                .lines()
+                .any(|l| l.starts_with("config error:") && l.contains(&format!("\"{name}\"")))
+        })
+        .collect();
+
+    let calls: Vec<(String, Value)> = names
+        .iter()
+        .map(|name| {
+            (
+                format!("mcp__{}__add", name.replace('-', "_")),
+                json!({"a": 1, "b": 1}),
+            )
+        })
+        .collect();
+    let calls: Vec<(&str, Value)> = calls.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
+    let out = run.run(&calls, "--approve", &[]);
+    let tandem_connected: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| {
+            let tool = format!("mcp__{}__add", name.replace('-', "_"));
+            out.results.iter().any(|(n, error, _)| *n == tool && !error)
+        })
+        .collect();
+    let tandem_invalid: Vec<&str> = ["bad name", "dash_name", "ghost", "fix"]
+        .into_iter()
+        .filter(|name| {
+            !out.lines_with(&[&format!("mcpServers.{name}: ")])
+                .is_empty()
+        })
+        .collect();
+
+    assert_eq!(
+        pi_connected,
+        ["fix", "dash-name", "local"],
+        "pi 1.6 said:\n{listed}"
+    );
+    assert_eq!(tandem_connected, pi_connected, "{}", out.stderr);
+    assert_eq!(
+        pi_invalid,
+        ["bad name", "dash_name", "ghost", "fix"],
+        "pi 1.6 said:\n{listed}"
+    );
+    assert_eq!(tandem_invalid, pi_invalid, "{}", out.stderr);
 }
