@@ -579,3 +579,36 @@ fn pi_16_and_tandem_start_the_same_servers_from_the_same_files() {
     );
     assert_eq!(tandem_invalid, pi_invalid, "{}", out.stderr);
 }
+
+#[test]
+fn home_and_relative_paths_resolve_like_pi() {
+    let run = Run::new();
+    std::fs::create_dir_all(run.home.join("work")).unwrap();
+    std::fs::create_dir_all(run.project.join("sub")).unwrap();
+    std::os::unix::fs::symlink(fixtures().join("server.mjs"), run.home.join("fixture.mjs"))
+        .unwrap();
+    run.user_mcp(json!({
+        "home": {"command": "node", "args": ["~/fixture.mjs"], "cwd": "~/work"},
+        "rel": {"command": "node", "args": [fixtures().join("server.mjs")], "cwd": "sub"},
+        "plain": {"command": "node", "args": [fixtures().join("server.mjs")]},
+    }));
+    let calls = [
+        ("mcp__home__read_cwd", json!({})),
+        ("mcp__rel__read_cwd", json!({})),
+        ("mcp__plain__read_cwd", json!({})),
+    ];
+    let out = run.run(&calls, "--approve", &[]);
+    let canonical = |p: PathBuf| p.canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        out.ok("mcp__home__read_cwd"),
+        canonical(run.home.join("work"))
+    );
+    assert_eq!(
+        out.ok("mcp__rel__read_cwd"),
+        canonical(run.project.join("sub"))
+    );
+    assert_eq!(
+        out.ok("mcp__plain__read_cwd"),
+        canonical(run.project.clone())
+    );
+}
