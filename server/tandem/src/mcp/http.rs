@@ -29,6 +29,8 @@ use tandem_ai::sync::lock;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest JSON answer read (a tool result with images can be large).
 const MAX_JSON_BYTES: usize = 16 * 1024 * 1024;
+/// The largest SSE event read: a server streaming one endless event is cut off there.
+const MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an error response's body a message quotes.
 const MAX_ERROR_EXCERPT: usize = 300;
 
@@ -166,7 +168,64 @@ async fn status_error(response: reqwest::Response) -> HttpError {
 }
 
 fn sse(response: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
-    SseStream::from_bytes_stream(response.bytes_stream()).boxed()
+    SseStream::from_bytes_stream(bounded_events(response.bytes_stream(), MAX_SSE_EVENT_BYTES))
+        .boxed()
+}
+
+/// Why a stream of SSE bytes ended early.
+#[derive(Debug, thiserror::Error)]
+enum SseBytesError<E: std::error::Error + 'static> {
+    /// Reading the body failed.
+    #[error(transparent)]
+    Body(E),
+    /// One event grew past the limit.
+    #[error("the server sent an SSE event longer than {0} bytes; the stream was closed")]
+    TooLong(usize),
+}
+
+/// The bytes of an SSE stream, ending with an error once one event (the bytes since the last
+/// blank line) grows past `limit`.
+fn bounded_events<S, E>(
+    stream: S,
+    limit: usize,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, SseBytesError<E>>>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    // `pending`: bytes since the last event boundary; `tail`: the last 3 bytes, so that a
+    // boundary split across two chunks is still seen.
+    let mut pending = 0usize;
+    let mut tail: Vec<u8> = Vec::new();
+    let mut failed = false;
+    stream.map(move |chunk| {
+        if failed {
+            return Err(SseBytesError::TooLong(limit));
+        }
+        let chunk = chunk.map_err(SseBytesError::Body)?;
+        let mut joined = std::mem::take(&mut tail);
+        let carried = joined.len();
+        joined.extend_from_slice(&chunk);
+        let boundary = [&b"\n\n"[..], b"\r\r", b"\r\n\r\n"]
+            .iter()
+            .filter_map(|sep| {
+                joined
+                    .windows(sep.len())
+                    .rposition(|w| w == *sep)
+                    .map(|at| at + sep.len())
+            })
+            .max();
+        pending = match boundary {
+            Some(end) => joined.len() - end,
+            None => pending + joined.len() - carried,
+        };
+        tail = joined[joined.len().saturating_sub(3)..].to_vec();
+        if pending > limit {
+            failed = true;
+            return Err(SseBytesError::TooLong(limit));
+        }
+        Ok(chunk)
+    })
 }
 
 impl StreamableHttpClient for HttpClient {
@@ -299,5 +358,39 @@ impl StreamableHttpClient for HttpClient {
                 other.map(str::to_string),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::stream;
+
+    async fn run(chunks: &[&str], limit: usize) -> Vec<Result<String, String>> {
+        let items: Vec<Result<bytes::Bytes, std::io::Error>> = chunks
+            .iter()
+            .map(|c| Ok(bytes::Bytes::from(c.to_string())))
+            .collect();
+        bounded_events(stream::iter(items), limit)
+            .map(|r| {
+                r.map(|b| String::from_utf8_lossy(&b).to_string())
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn sse_events_longer_than_the_limit_end_the_stream() {
+        // Events of 8 bytes each, boundaries inside chunks and split across them.
+        let ok = run(&["data: a\n\ndata", ": b\n", "\ndata: c\r\n\r\n"], 10).await;
+        assert!(ok.iter().all(Result::is_ok), "{ok:?}");
+        let cut = run(&["data: aaaa", "aaaa", "aaaa\n\n", "more"], 10).await;
+        assert_eq!(cut[0], Ok("data: aaaa".to_string()));
+        assert_eq!(
+            cut[2],
+            Err("the server sent an SSE event longer than 10 bytes; the stream was closed".into())
+        );
+        assert!(cut[3].is_err(), "nothing after the cut: {cut:?}");
     }
 }
