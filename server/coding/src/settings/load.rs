@@ -109,6 +109,21 @@ pub enum SettingsError {
         /// What is wrong.
         problem: String,
     },
+    /// A project mcp.json entry overriding a user server, refused; the user's entry applies
+    /// unchanged.
+    #[error(
+        "{}: mcpServers.{name}: {problem}. The agent directory's entry for this server applies \
+         unchanged.",
+        .file.display()
+    )]
+    InvalidMcpOverride {
+        /// The project's mcp.json.
+        file: PathBuf,
+        /// The server's name.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// settings.json's `mcpServers`: still started, but pi 1.6 reads MCP servers only from
     /// mcp.json.
     #[error(
@@ -296,16 +311,15 @@ fn legacy_names(settings: &Map<String, Value>) -> String {
 
 /// A settings.json `mcpServers` entry (Claude Desktop's format, stdio only) as an mcp.json one.
 fn from_legacy(server: &McpServerSettings) -> McpServer {
-    McpServer {
-        transport: McpTransport::Stdio {
-            command: server.command.clone(),
-            args: server.args.clone(),
-            env: server.env.clone(),
-            cwd: server.cwd.clone(),
-        },
-        enabled: server.enabled(),
-        ..McpServer::stdio("", &[])
-    }
+    let mut typed = McpServer::stdio(&server.command, &server.args);
+    typed.enabled = server.enabled();
+    typed.transport = McpTransport::Stdio {
+        command: server.command.clone(),
+        args: server.args.clone(),
+        env: server.env.clone(),
+        cwd: server.cwd.clone(),
+    };
+    typed
 }
 
 /// Adds an mcp.json file's servers (pi's rules, [`mcp_json`]); a missing file adds none.
@@ -345,11 +359,20 @@ fn read_mcp_json(
             why,
         });
     }
-    for (name, problem) in gathered.add_file(&root, scope) {
-        errors.push(SettingsError::InvalidMcpServer {
-            file: file.to_path_buf(),
-            name,
-            problem,
+    for (name, problem, kept) in gathered.add_file(&root, scope) {
+        let file = file.to_path_buf();
+        errors.push(if kept {
+            SettingsError::InvalidMcpOverride {
+                file,
+                name,
+                problem,
+            }
+        } else {
+            SettingsError::InvalidMcpServer {
+                file,
+                name,
+                problem,
+            }
         });
     }
 }

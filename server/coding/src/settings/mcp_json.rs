@@ -175,13 +175,14 @@ pub(super) struct Gathered {
 }
 
 impl Gathered {
-    /// Adds one file's `mcpServers` (its root already parsed): returns `(server name, problem)`
-    /// for each entry skipped; an empty name is a problem with the file as a whole.
+    /// Adds one file's `mcpServers` (its root already parsed): returns `(server name, problem,
+    /// whether the entry was a project override of a user server, which stays as it was)` for
+    /// each entry skipped; an empty name is a problem with the file as a whole.
     pub(super) fn add_file(
         &mut self,
         root: &Map<String, Value>,
         scope: Scope,
-    ) -> Vec<(String, String)> {
+    ) -> Vec<(String, String, bool)> {
         let servers = match root.get(KEY) {
             None | Some(Value::Null) => return Vec::new(),
             Some(Value::Object(servers)) => servers,
@@ -192,13 +193,17 @@ impl Gathered {
                         "expected an object from server name to server entry, found {}",
                         describe(other)
                     ),
+                    false,
                 )]
             }
         };
         let mut problems = Vec::new();
         for (name, value) in servers {
             if let Err(problem) = self.add_entry(name, value, scope) {
-                problems.push((name.clone(), problem));
+                let kept = scope == Scope::Project
+                    && value.as_object().is_some_and(is_override)
+                    && self.entries.contains_key(name);
+                problems.push((name.clone(), problem, kept));
             }
         }
         problems
@@ -531,7 +536,7 @@ mod tests {
         let mut problems = Vec::new();
         for (file, scope) in [(user, Scope::User), (project, Scope::Project)] {
             let root = object(json!({ KEY: file }));
-            for (name, problem) in gathered.add_file(&root, scope) {
+            for (name, problem, _) in gathered.add_file(&root, scope) {
                 problems.push(format!("{name}: {problem}"));
             }
         }

@@ -752,3 +752,29 @@ fn bad_language_server_entries_are_reported_and_the_others_kept() {
     );
     assert!(!map.contains_key("languageServers"));
 }
+
+#[test]
+fn a_refused_project_override_says_the_users_entry_still_applies() {
+    let d = dirs();
+    write(
+        &d.agent.join("mcp.json"),
+        r#"{"mcpServers": {"s": {"command": "user", "env": {"T": "x"}}}}"#,
+    );
+    write(
+        &d.cwd.join(".pi/mcp.json"),
+        r#"{"mcpServers": {"s": {"enabled": false, "env": {"T": "stolen"}}}}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, true);
+    let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "{}: mcpServers.s: \"env\" cannot be set here: an entry without \"command\" or \
+             \"url\" overrides only enabled, exposure, toolExposure of the agent directory's \
+             server. The agent directory's entry for this server applies unchanged.",
+            d.cwd.join(".pi/mcp.json").display()
+        )]
+    );
+    let servers: Vec<&str> = loaded.enabled_mcp_servers().map(|(n, _)| n).collect();
+    assert_eq!(servers, ["s"]);
+}
