@@ -6,7 +6,9 @@
 //! and JSON modes, whose problems the CLI reports itself in plain words). A bare level
 //! (`debug`) applies to Tandem's own crates only, so turning it up never prints what the HTTP
 //! and TLS libraries log about requests (headers included); directives (`tandem_ai=trace,
-//! reqwest=debug`) are taken as written, for whoever really wants them.
+//! reqwest=debug`) are taken as written, for whoever really wants them. rmcp (the MCP client)
+//! logs nothing under a bare level: each failure it would log as an error, Tandem already
+//! reports as a warning naming the server (`rmcp=debug` as a directive still shows it).
 //!
 //! The language server also shows its warnings and errors to the user: [`set_mirror`] hands
 //! them to a channel the server forwards as `window/logMessage`.
@@ -53,6 +55,7 @@ pub fn filter(spec: &str) -> Result<Targets, String> {
         return Ok(OWN_CRATES
             .iter()
             .fold(Targets::new(), |t, c| t.with_target(*c, level))
+            .with_target("rmcp", LevelFilter::OFF)
             .with_default(LevelFilter::ERROR.min(level)));
     }
     let invalid = |why: &str| {

@@ -1,9 +1,14 @@
-//! MCP servers configured in settings.json, through the real binary: print/JSON mode and the
-//! language server call the fixture server's tools (fixtures/mcp, the official MCP TypeScript
-//! SDK). A server that cannot start is reported and left out; the run goes on. (ACP's
-//! per-session servers: acp_rust.rs.)
+//! MCP servers configured in mcp.json (and the deprecated settings.json `mcpServers`), through
+//! the real binary: print/JSON mode and the language server call the fixture server's tools
+//! (fixtures/mcp, the official MCP TypeScript SDK, over stdio and streamable HTTP). A server
+//! that cannot start is reported and left out; the run goes on. pi 1.6's configuration rules
+//! (merge, overrides, trust, names, `${VAR}`, exposure): mcp/config.rs. (ACP's per-session
+//! servers: acp_rust.rs.)
 
 mod support;
+
+#[path = "mcp/config.rs"]
+mod config;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,6 +70,17 @@ fn print_mode_calls_the_tools_of_configured_servers() {
     assert!(
         stderr.contains("broken") && stderr.contains("tandem-test-no-such-program"),
         "the server that cannot start is reported: {stderr}"
+    );
+    // settings.json's mcpServers still works, with one warning pointing to mcp.json.
+    let deprecations: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("mcpServers in settings.json is deprecated"))
+        .collect();
+    assert_eq!(deprecations.len(), 1, "{stderr}");
+    assert!(
+        deprecations[0].contains("(fixture, broken)")
+            && deprecations[0].contains(&agent.join("mcp.json").display().to_string()),
+        "{stderr}"
     );
     let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()

@@ -94,6 +94,87 @@ pub fn resolve_config_value(
         .unwrap_or_else(|| raw.to_string()))
 }
 
+/// Why a template value (pi 1.6's mcp.json `env` and `headers`) produced no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// Variables the value names are unset or empty.
+    #[error("environment variable{} {} {} not set", if .0.len() == 1 { "" } else { "s" }, .0.join(", "), if .0.len() == 1 { "is" } else { "are" })]
+    Unset(Vec<String>),
+    /// The `!command` failed.
+    #[error(transparent)]
+    Command(#[from] CommandError),
+}
+
+/// Resolves a template value as pi 1.6 does for mcp.json's `env` and `headers`: a value starting
+/// with `!` runs the rest as a shell command (the whole value; its trimmed stdout is used);
+/// otherwise `${NAME}` and `$NAME` are replaced by the variable's value, `$$` stands for `$` and
+/// `$!` for `!`, and any other text is kept. A variable that is unset or empty is an error
+/// naming it (every such variable, once each). Blocking when a command runs.
+pub fn resolve_template(
+    raw: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    timeout: Duration,
+) -> Result<String, TemplateError> {
+    if let Some(command) = raw.strip_prefix('!') {
+        return Ok(run_command_once(command, timeout)?);
+    }
+    let is_start = |c: char| c.is_ascii_alphabetic() || c == '_';
+    let is_rest = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::new();
+    let mut missing: Vec<String> = Vec::new();
+    let mut lookup = |name: &str, out: &mut String| match env(name).filter(|v| !v.is_empty()) {
+        Some(value) => out.push_str(&value),
+        None => {
+            if !missing.iter().any(|m| m == name) {
+                missing.push(name.to_string());
+            }
+        }
+    };
+    let mut rest = raw;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        match after.chars().next() {
+            Some(c @ ('$' | '!')) => {
+                out.push(c);
+                rest = &after[1..];
+            }
+            Some('{') => match after.find('}') {
+                Some(end) => {
+                    let name = &after[1..end];
+                    let valid =
+                        name.chars().next().is_some_and(is_start) && name.chars().all(is_rest);
+                    if valid {
+                        lookup(name, &mut out);
+                    } else {
+                        out.push_str(&rest[at..at + 1 + end + 1]);
+                    }
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push('$');
+                    rest = after;
+                }
+            },
+            Some(c) if is_start(c) => {
+                let len = after.find(|c: char| !is_rest(c)).unwrap_or(after.len());
+                lookup(&after[..len], &mut out);
+                rest = &after[len..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(TemplateError::Unset(missing))
+    }
+}
+
 /// [`run_command`] once per process for each distinct command: later calls get the first
 /// result, a failure included (a locked password manager is not asked again and again; restart
 /// to retry).
@@ -225,6 +306,40 @@ mod tests {
 
     fn no_env(_: &str) -> Option<String> {
         None
+    }
+
+    fn some_env(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("t0k".to_string()),
+            "A_1" => Some("a".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn templates_expand_variables_like_pi() {
+        let t = |raw: &str| resolve_template(raw, &some_env, DEFAULT_COMMAND_TIMEOUT);
+        assert_eq!(t("Bearer ${TOKEN}").unwrap(), "Bearer t0k");
+        assert_eq!(t("$TOKEN-$A_1/x").unwrap(), "t0k-a/x");
+        assert_eq!(t("plain").unwrap(), "plain");
+        assert_eq!(t("cost $$5, $!bang").unwrap(), "cost $5, !bang");
+        // Not variable references: kept as written.
+        assert_eq!(
+            t("${not valid} $1 ${open").unwrap(),
+            "${not valid} $1 ${open"
+        );
+        assert_eq!(t("end$").unwrap(), "end$");
+        assert_eq!(
+            t("${MISSING} ${EMPTY} $MISSING").unwrap_err().to_string(),
+            "environment variables MISSING, EMPTY are not set"
+        );
+        assert_eq!(
+            t("x${NOPE}").unwrap_err(),
+            TemplateError::Unset(vec!["NOPE".to_string()])
+        );
+        assert_eq!(t("!printf ' cmd-out \\n'").unwrap(), "cmd-out");
+        assert!(matches!(t("!exit 3"), Err(TemplateError::Command(_))));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::mcp_json::{Gathered, McpServer, McpTransport, Scope};
 use super::schema::{check, describe};
 use super::{language, mcp, McpServerSettings, Settings};
 
@@ -108,6 +109,38 @@ pub enum SettingsError {
         /// What is wrong.
         problem: String,
     },
+    /// A project mcp.json entry overriding a user server, refused; the user's entry applies
+    /// unchanged.
+    #[error(
+        "{}: mcpServers.{name}: {problem}. The agent directory's entry for this server applies \
+         unchanged.",
+        .file.display()
+    )]
+    InvalidMcpOverride {
+        /// The project's mcp.json.
+        file: PathBuf,
+        /// The server's name.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// settings.json's `mcpServers`: still started, but pi 1.6 reads MCP servers only from
+    /// mcp.json.
+    #[error(
+        "{}: mcpServers in settings.json is deprecated: pi 1.6 reads MCP servers only from \
+         mcp.json. Tandem still starts these ({names}) unless an mcp.json names them; move them \
+         to {}.",
+        .file.display(),
+        .mcp_json.display()
+    )]
+    DeprecatedMcpServers {
+        /// The settings file.
+        file: PathBuf,
+        /// The mcp.json to move them to (next to it).
+        mcp_json: PathBuf,
+        /// The servers it names, comma-separated.
+        names: String,
+    },
     /// A key Tandem does not act on (pi's terminal UI, a pi setting not supported yet, or a
     /// key nobody knows).
     #[error("{}: {key} is {why}; it has no effect here.", .file.display())]
@@ -171,20 +204,20 @@ pub struct LoadedSettings {
     /// Whether the project's protected files (settings, mcp.json, skills, prompts, system
     /// prompt files) may be used. Decided by [`crate::trust`] before loading; false by default.
     pub project_trusted: bool,
-    /// The MCP servers to start, by name: settings.json's `mcpServers` and the mcp.json files,
-    /// each later source replacing an entry of the same name (global settings, global
-    /// mcp.json, project settings, project mcp.json). Disabled entries included.
-    pub mcp_servers: BTreeMap<String, McpServerSettings>,
+    /// The MCP servers to start, by name: the mcp.json files (the project's over the agent
+    /// directory's, by pi's rules), then the deprecated settings.json `mcpServers` entries
+    /// whose name no mcp.json uses. Disabled entries included.
+    pub mcp_servers: BTreeMap<String, McpServer>,
     /// Problems, global files first; print them as warnings.
     pub errors: Vec<SettingsError>,
 }
 
 impl LoadedSettings {
     /// The MCP servers to start (disabled entries left out).
-    pub fn enabled_mcp_servers(&self) -> impl Iterator<Item = (&str, &McpServerSettings)> {
+    pub fn enabled_mcp_servers(&self) -> impl Iterator<Item = (&str, &McpServer)> {
         self.mcp_servers
             .iter()
-            .filter(|(_, server)| server.enabled())
+            .filter(|(_, server)| server.enabled)
             .map(|(name, server)| (name.as_str(), server))
     }
 }
@@ -221,27 +254,36 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
         super::schema::replace_merged_entries(merged, &project, mcp::KEY);
         super::schema::replace_merged_entries(merged, &project, language::KEY);
     }
-    let named_by_project = |name: &str| {
-        project
-            .get(mcp::KEY)
-            .and_then(Value::as_object)
-            .is_some_and(|servers| servers.contains_key(name))
-    };
-    // Settings' entries (a project entry, or its `null`, already replaced the global one),
-    // then the agent directory's mcp.json where the project's settings did not name the
-    // server, then the project's mcp.json over everything.
+    for (file, settings) in [(&paths.global, &global), (&paths.project, &project)] {
+        let names = legacy_names(settings);
+        if !names.is_empty() {
+            let mcp_json = file.with_file_name("mcp.json");
+            errors.push(SettingsError::DeprecatedMcpServers {
+                file: file.clone(),
+                mcp_json,
+                names,
+            });
+        }
+    }
     let merged = match merged {
         Value::Object(map) => to_settings(map),
         _ => Settings::default(),
     };
-    let mut mcp_servers = merged.mcp_servers.clone().unwrap_or_default();
-    for (name, server) in read_mcp_json(&paths.global_mcp, &mut errors) {
-        if !named_by_project(&name) {
-            mcp_servers.insert(name, server);
-        }
-    }
+    let mut gathered = Gathered::default();
+    read_mcp_json(&paths.global_mcp, Scope::User, &mut gathered, &mut errors);
     if project_trusted {
-        mcp_servers.extend(read_mcp_json(&paths.project_mcp, &mut errors));
+        read_mcp_json(
+            &paths.project_mcp,
+            Scope::Project,
+            &mut gathered,
+            &mut errors,
+        );
+    }
+    let mut mcp_servers = gathered.servers();
+    for (name, server) in merged.mcp_servers.iter().flatten() {
+        if !gathered.has_namespace(name) {
+            mcp_servers.insert(name.clone(), from_legacy(server));
+        }
     }
     LoadedSettings {
         global: to_settings(global),
@@ -258,44 +300,93 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
 /// user's conversations are written.
 const GLOBAL_ONLY: &[&str] = &["defaultProjectTrust", "httpProxy", "sessionDir"];
 
-/// The `mcpServers` of an mcp.json file (checked like settings.json's); other keys are pi's.
+/// The names under a settings file's `mcpServers` (checked), comma-separated.
+fn legacy_names(settings: &Map<String, Value>) -> String {
+    match settings.get(mcp::KEY) {
+        Some(Value::Object(servers)) => servers
+            .iter()
+            .filter(|(_, entry)| !entry.is_null())
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => String::new(),
+    }
+}
+
+/// A settings.json `mcpServers` entry (Claude Desktop's format, stdio only) as an mcp.json one.
+fn from_legacy(server: &McpServerSettings) -> McpServer {
+    let mut typed = McpServer::stdio(&server.command, &server.args);
+    typed.enabled = server.enabled();
+    typed.transport = McpTransport::Stdio {
+        command: server.command.clone(),
+        args: server.args.clone(),
+        env: server.env.clone(),
+        cwd: server.cwd.clone(),
+    };
+    typed
+}
+
+/// Adds an mcp.json file's servers (pi's rules, [`mcp_json`]); a missing file adds none.
+/// Other top-level keys are pi's (`autoEnableCodemode`) and are not checked.
 fn read_mcp_json(
     file: &Path,
+    scope: Scope,
+    gathered: &mut Gathered,
     errors: &mut Vec<SettingsError>,
-) -> BTreeMap<String, McpServerSettings> {
-    let mut map = read(file, errors);
-    mcp::drop_null_entries(&mut map);
-    map.remove(mcp::KEY)
-        .and_then(|servers| serde_json::from_value(servers).ok())
-        .unwrap_or_default()
+) {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            errors.push(SettingsError::Unreadable {
+                file: file.to_path_buf(),
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
+    let root = match parse_root(&text, file) {
+        Ok(root) => root,
+        Err(error) => {
+            errors.push(error);
+            return;
+        }
+    };
+    for key in root.keys().filter(|key| key.as_str() != mcp::KEY) {
+        let why = match key.as_str() {
+            "autoEnableCodemode" => "pi's switch for its codemode tool, which Tandem does not have",
+            _ => "not a key of mcp.json (pi 1.6 reads mcpServers and autoEnableCodemode)",
+        };
+        errors.push(SettingsError::Unused {
+            file: file.to_path_buf(),
+            key: key.clone(),
+            why,
+        });
+    }
+    for (name, problem, kept) in gathered.add_file(&root, scope) {
+        let file = file.to_path_buf();
+        errors.push(if kept {
+            SettingsError::InvalidMcpOverride {
+                file,
+                name,
+                problem,
+            }
+        } else {
+            SettingsError::InvalidMcpServer {
+                file,
+                name,
+                problem,
+            }
+        });
+    }
 }
 
 /// Parses one file's text (`file` names it in errors): the checked keys, and the problems.
 /// Empty text is an empty object.
 pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>) {
-    if text.trim().is_empty() {
-        return (Map::new(), Vec::new());
-    }
-    let mut map = match tandem_ai::jsonc::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => map,
-        Ok(other) => {
-            let error = SettingsError::NotAnObject {
-                file: file.to_path_buf(),
-                found: describe(&other),
-            };
-            return (Map::new(), vec![error]);
-        }
-        Err(e) => {
-            let position = format!(" at line {} column {}", e.line(), e.column());
-            let full = e.to_string();
-            let error = SettingsError::InvalidJson {
-                file: file.to_path_buf(),
-                line: e.line(),
-                column: e.column(),
-                message: full.strip_suffix(&position).unwrap_or(&full).to_string(),
-            };
-            return (Map::new(), vec![error]);
-        }
+    let mut map = match parse_root(text, file) {
+        Ok(map) => map,
+        Err(error) => return (Map::new(), vec![error]),
     };
     migrate(&mut map);
     let mut errors: Vec<SettingsError> = check(&mut map)
@@ -333,6 +424,30 @@ pub fn parse(text: &str, file: &Path) -> (Map<String, Value>, Vec<SettingsError>
         }
     }));
     (map, errors)
+}
+
+/// A file's top-level object (empty text is an empty object), or why there is none.
+fn parse_root(text: &str, file: &Path) -> Result<Map<String, Value>, SettingsError> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match tandem_ai::jsonc::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(SettingsError::NotAnObject {
+            file: file.to_path_buf(),
+            found: describe(&other),
+        }),
+        Err(e) => {
+            let position = format!(" at line {} column {}", e.line(), e.column());
+            let full = e.to_string();
+            Err(SettingsError::InvalidJson {
+                file: file.to_path_buf(),
+                line: e.line(),
+                column: e.column(),
+                message: full.strip_suffix(&position).unwrap_or(&full).to_string(),
+            })
+        }
+    }
 }
 
 /// Merges `over` into `base`: objects merge key by key, recursively; anything else in `over`

@@ -1,5 +1,8 @@
-//! `mcpServers`: the MCP servers Tandem starts, in the format Claude Desktop and Cursor use —
-//! an object from server name to `{"command", "args", "env", "cwd"}`.
+//! settings.json's `mcpServers` (deprecated): the MCP servers Tandem started before pi 1.6
+//! moved them to mcp.json (`mcp_json.rs`), in the format Claude Desktop and Cursor use — an
+//! object from server name to `{"command", "args", "env", "cwd"}`, stdio only. It still works
+//! so that existing setups keep their tools, with one warning per file pointing to mcp.json
+//! (`load.rs`); a server an mcp.json names wins.
 //!
 //! Each entry is checked on its own: an entry of the wrong shape is removed and reported, and
 //! the other servers still start. Merging differs from other objects: a project entry replaces
@@ -112,8 +115,8 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
         Some("stdio") | None => {}
         Some(other) => {
             return Err(format!(
-                "\"type\" is \"{other}\", but only stdio servers (started by a \"command\") are \
-                 supported"
+                "\"type\" is \"{other}\", but settings.json takes only stdio servers (started \
+                 by a \"command\"); put other servers in mcp.json"
             ))
         }
     }
@@ -121,8 +124,8 @@ fn check_entry(entry: &mut Value) -> Result<(), String> {
         Some(Value::String(command)) if !command.trim().is_empty() => {}
         None if remote => {
             return Err(
-                "remote servers (\"url\") are not supported; only stdio servers started by a \
-                 \"command\""
+                "remote servers (\"url\") are read from mcp.json only; settings.json takes \
+                 stdio servers started by a \"command\""
                     .to_string(),
             )
         }

@@ -7,9 +7,12 @@
 //! models.json does. A broken file or a value of the wrong kind never stops Tandem: the problem
 //! is reported ([`SettingsError`]) and the defaults stand in for what could not be read.
 //!
-//! MCP servers come from settings.json's `mcpServers` and from pi 1.6's `mcp.json` files
-//! (`<agentDir>/mcp.json`, the project's `.pi/mcp.json` when trusted), gathered in
-//! [`LoadedSettings::mcp_servers`].
+//! MCP servers come from pi 1.6's `mcp.json` files (`<agentDir>/mcp.json`, the project's
+//! `.pi/mcp.json` when trusted; pi's format and merge rules, `mcp_json.rs`), gathered in
+//! [`LoadedSettings::mcp_servers`]. settings.json's `mcpServers` (Claude Desktop's format,
+//! stdio only; `mcp.rs`) still works but is deprecated: pi 1.6 no longer reads MCP servers
+//! there, so each file that has it gets one warning pointing to mcp.json, and an mcp.json
+//! server of the same name wins. It stays because Tandem documented it before pi 1.6 existed.
 //!
 //! `languageServers` (the language servers Tandem starts itself where no editor provides
 //! language intelligence) and `diagnostics` are Tandem's keys, read as plain data here
@@ -17,19 +20,20 @@
 //!
 //! [`Settings`] holds what the files say (every field optional); its methods answer with pi's
 //! defaults filled in. Keys this version does not know are kept in [`Settings::extra`], so
-//! Tandem-only keys can be read once they are supported. Tandem's own `mcpServers` (the MCP
-//! servers to start, in Claude Desktop's format) is read here as plain data; connecting to them
-//! is the front doors' business.
+//! Tandem-only keys can be read once they are supported. Connecting to MCP servers is the front
+//! doors' business.
 
 mod language;
 mod load;
 mod mcp;
+mod mcp_json;
 mod schema;
 mod unused;
 
 pub use language::{DiagnosticsConfig, DiagnosticsSettings, LanguageServerSettings};
 pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
 pub use mcp::McpServerSettings;
+pub use mcp_json::{McpExposure, McpServer, McpTransport};
 
 use crate::trust::DefaultProjectTrust;
 
@@ -119,7 +123,8 @@ pub struct Settings {
     /// UI theme name (pi's; unused by Tandem).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,
-    /// MCP servers to start, by name (Tandem's key; Claude Desktop's and Cursor's format). A
+    /// Deprecated: MCP servers to start, by name (Claude Desktop's format; pi 1.6 reads them
+    /// from mcp.json only, see [`LoadedSettings::mcp_servers`]). A
     /// project entry replaces the global entry of the same name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<BTreeMap<String, McpServerSettings>>,

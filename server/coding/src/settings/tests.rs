@@ -106,11 +106,22 @@ fn project_merges_over_global_objects_by_key_arrays_and_scalars_replaced() {
                     file.file_name().unwrap_or_default().to_string_lossy()
                 )
             }
+            SettingsError::DeprecatedMcpServers { file, .. } => format!(
+                "{}:mcpServers (deprecated)",
+                file.file_name().unwrap_or_default().to_string_lossy()
+            ),
             other => panic!("{other}"),
         })
         .collect();
     unused.sort();
-    assert_eq!(unused, ["settings.json:theme"]);
+    assert_eq!(
+        unused,
+        [
+            "settings.json:mcpServers (deprecated)",
+            "settings.json:mcpServers (deprecated)",
+            "settings.json:theme"
+        ]
+    );
     let s = &loaded.merged;
     assert_eq!(s.default_provider.as_deref(), Some("anthropic"));
     assert_eq!(s.default_model.as_deref(), Some("claude-opus-4-1"));
@@ -344,13 +355,13 @@ fn bad_mcp_server_entries_are_reported_and_the_others_still_start() {
             at("emptyCommand", "\"command\" is empty"),
             at(
                 "remote",
-                "remote servers (\"url\") are not supported; only stdio servers started by a \
-                 \"command\""
+                "remote servers (\"url\") are read from mcp.json only; settings.json takes \
+                 stdio servers started by a \"command\""
             ),
             at(
                 "sse",
-                "\"type\" is \"sse\", but only stdio servers (started by a \"command\") are \
-                 supported"
+                "\"type\" is \"sse\", but settings.json takes only stdio servers (started by a \
+                 \"command\"); put other servers in mcp.json"
             ),
             at(
                 "numberCommand",
@@ -420,10 +431,20 @@ fn project_mcp_servers_replace_global_ones_by_name_and_null_removes_one() {
         }}"#,
     );
     let loaded = load(&d.agent, &d.cwd, true);
-    assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+    assert_eq!(loaded.errors.len(), 3, "{:?}", loaded.errors);
     assert!(loaded.errors[0]
         .to_string()
         .contains("mcpServers.brokenInProject: command: expected a string, found an array"));
+    // One deprecation warning per settings file that has the key.
+    for (error, names) in loaded.errors[1..].iter().zip([
+        "shared, globalOnly, removed, brokenInProject",
+        "shared, projectOnly",
+    ]) {
+        assert!(
+            matches!(error, SettingsError::DeprecatedMcpServers { names: n, .. } if n == names),
+            "{error:?}"
+        );
+    }
     let servers = loaded.merged.mcp_servers.expect("servers");
     let names: Vec<&str> = servers.keys().map(String::as_str).collect();
     assert_eq!(
@@ -441,7 +462,11 @@ fn project_mcp_servers_replace_global_ones_by_name_and_null_removes_one() {
     // `"mcpServers": null` in the project means none at all.
     write(&d.cwd.join(".pi/settings.json"), r#"{"mcpServers": null}"#);
     let loaded = load(&d.agent, &d.cwd, true);
-    assert!(loaded.errors.is_empty());
+    assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+    assert!(matches!(
+        &loaded.errors[0],
+        SettingsError::DeprecatedMcpServers { file, .. } if file == &d.agent.join("settings.json")
+    ));
     assert_eq!(loaded.merged.mcp_servers, None);
     assert_eq!(loaded.enabled_mcp_servers().count(), 0);
 }
@@ -463,7 +488,15 @@ fn an_untrusted_project_contributes_no_setting_and_no_mcp_server() {
         r#"{"mcpServers": {"planted2": {"command": "touch"}}}"#,
     );
     let loaded = load(&d.agent, &d.cwd, false);
-    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    // Only the agent directory's deprecated `mcpServers`: the project's files were not read.
+    assert!(
+        matches!(
+            &loaded.errors[..],
+            [SettingsError::DeprecatedMcpServers { file, .. }] if file == &d.agent.join("settings.json")
+        ),
+        "{:?}",
+        loaded.errors
+    );
     assert!(!loaded.project_trusted);
     assert_eq!(loaded.project, Settings::default());
     assert_eq!(loaded.merged.default_model.as_deref(), Some("global"));
@@ -479,46 +512,75 @@ fn an_untrusted_project_contributes_no_setting_and_no_mcp_server() {
 }
 
 #[test]
-fn mcp_json_files_add_servers_the_project_file_last() {
+fn mcp_json_files_win_over_the_deprecated_settings_entries() {
     let d = dirs();
     write(
         &d.agent.join("settings.json"),
-        r#"{"mcpServers": {"a": {"command": "settings-a"}, "b": {"command": "settings-b"}}}"#,
+        r#"{"mcpServers": {"a": {"command": "settings-a"}, "b": {"command": "settings-b"},
+            "c-d": {"command": "settings-c-d"}}}"#,
     );
     write(
         &d.agent.join("mcp.json"),
         r#"{
             // pi 1.6's file; comments and trailing commas as pi's models.json allows
+            "autoEnableCodemode": false,
             "mcpServers": {
                 "b": {"command": "mcp-json-b"},
-                "c": {"command": "mcp-json-c", "enabled": false},
-                "d": {"command": "mcp-json-d"},
+                "c_d": {"command": "mcp-json-c_d"},
+                "off": {"command": "x", "enabled": false},
             },
         }"#,
     );
     write(
         &d.cwd.join(".pi/settings.json"),
-        r#"{"mcpServers": {"d": {"command": "project-settings-d"}}}"#,
+        r#"{"mcpServers": {"p": {"command": "project-settings-p"}}}"#,
     );
     write(
         &d.cwd.join(".pi/mcp.json"),
         r#"{"mcpServers": {"a": {"command": "project-mcp-a"}, "bad": {"command": 1}}}"#,
     );
     let loaded = load(&d.agent, &d.cwd, true);
-    assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
-    assert!(loaded.errors[0]
-        .to_string()
-        .contains("mcp.json: mcpServers.bad"));
+    let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert_eq!(
+        errors[2],
+        format!(
+            "{}: autoEnableCodemode is pi's switch for its codemode tool, which Tandem does not \
+             have; it has no effect here.",
+            d.agent.join("mcp.json").display()
+        )
+    );
+    assert_eq!(
+        errors[0],
+        format!(
+            "{}: mcpServers in settings.json is deprecated: pi 1.6 reads MCP servers only from \
+             mcp.json. Tandem still starts these (a, b, c-d) unless an mcp.json names them; move \
+             them to {}.",
+            d.agent.join("settings.json").display(),
+            d.agent.join("mcp.json").display()
+        )
+    );
+    assert!(errors[1].contains(".pi/settings.json: mcpServers in settings.json is deprecated"));
+    assert!(errors[1].contains("(p)"));
+    assert!(errors[3].ends_with(
+        ".pi/mcp.json: mcpServers.bad: command: expected a string, found a number (1). This \
+         MCP server is not started until its entry is fixed."
+    ));
     let commands: Vec<(&str, &str)> = loaded
         .enabled_mcp_servers()
-        .map(|(n, s)| (n, s.command.as_str()))
+        .map(|(n, s)| match &s.transport {
+            McpTransport::Stdio { command, .. } => (n, command.as_str()),
+            McpTransport::Http { url, .. } => (n, url.as_str()),
+        })
         .collect();
+    // `c-d` of settings.json is the same server as mcp.json's `c_d`: mcp.json wins.
     assert_eq!(
         commands,
         [
             ("a", "project-mcp-a"),
             ("b", "mcp-json-b"),
-            ("d", "project-settings-d")
+            ("c_d", "mcp-json-c_d"),
+            ("p", "project-settings-p")
         ]
     );
 }
@@ -781,4 +843,30 @@ fn idle_timeouts_turn_off_and_the_provider_timeout_wins() {
         timeout(r#"{"retry": {"provider": {"timeoutMs": 0}}}"#),
         None
     );
+}
+
+#[test]
+fn a_refused_project_override_says_the_users_entry_still_applies() {
+    let d = dirs();
+    write(
+        &d.agent.join("mcp.json"),
+        r#"{"mcpServers": {"s": {"command": "user", "env": {"T": "x"}}}}"#,
+    );
+    write(
+        &d.cwd.join(".pi/mcp.json"),
+        r#"{"mcpServers": {"s": {"enabled": false, "env": {"T": "stolen"}}}}"#,
+    );
+    let loaded = load(&d.agent, &d.cwd, true);
+    let errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "{}: mcpServers.s: \"env\" cannot be set here: an entry without \"command\" or \
+             \"url\" overrides only enabled, exposure, toolExposure of the agent directory's \
+             server. The agent directory's entry for this server applies unchanged.",
+            d.cwd.join(".pi/mcp.json").display()
+        )]
+    );
+    let servers: Vec<&str> = loaded.enabled_mcp_servers().map(|(n, _)| n).collect();
+    assert_eq!(servers, ["s"]);
 }

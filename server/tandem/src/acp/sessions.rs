@@ -311,17 +311,22 @@ fn mcp_servers(servers: &[McpServer]) -> Result<Vec<McpServerConfig>, Error> {
     servers
         .iter()
         .map(|server| match server {
-            McpServer::Stdio(s) => Ok(McpServerConfig {
-                name: s.name.clone(),
-                command: s.command.display().to_string(),
-                args: s.args.clone(),
-                env: s
-                    .env
-                    .iter()
-                    .map(|e| (e.name.clone(), e.value.clone()))
-                    .collect(),
-                cwd: None,
-            }),
+            McpServer::Stdio(s) => {
+                let mut server = tandem_coding::settings::McpServer::stdio(
+                    &s.command.display().to_string(),
+                    &s.args,
+                );
+                if let tandem_coding::settings::McpTransport::Stdio { env, .. } =
+                    &mut server.transport
+                {
+                    env.extend(s.env.iter().map(|e| (e.name.clone(), e.value.clone())));
+                }
+                Ok(McpServerConfig {
+                    name: s.name.clone(),
+                    server,
+                    templates: false,
+                })
+            }
             _ => Err(invalid_params(
                 "only stdio MCP servers are supported (mcpCapabilities.http and .sse are false)",
             )),

@@ -1,6 +1,9 @@
-//! One running MCP server: its process (own process group, stderr forwarded, exit watched), the
-//! rmcp client session over its stdin/stdout, `tools/call` with cancellation, and shutdown.
+//! One running MCP server: for stdio, its process (own process group, stderr forwarded, exit
+//! watched) and the rmcp client session over its stdin/stdout; for HTTP, the session over
+//! rmcp's streamable-HTTP transport ([`super::http`]). Then `tools/call` with cancellation and
+//! the server's per-request timeout, and shutdown.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -13,15 +16,20 @@ use rmcp::model::{
     Implementation, InitializeRequestParams, JsonObject, ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{Peer, RoleClient};
 use tandem_ai::process_group::{self, Signal};
+use tandem_ai::registry::config_value::{self, DEFAULT_COMMAND_TIMEOUT};
 use tandem_ai::CancellationToken;
 use tokio::process::{ChildStderr, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::McpServerConfig;
+use super::http::HttpClient;
+use super::{McpServerConfig, REQUEST_TIMEOUT};
 use crate::child::{reap, StderrTail};
+use tandem_coding::settings::McpTransport;
 
 /// How long shutdown waits for a server to exit after its stdin is closed, then after SIGTERM.
 const POLITE_WAIT: Duration = Duration::from_secs(3);
@@ -85,7 +93,95 @@ pub(super) struct Connection {
     peer: Peer<RoleClient>,
     session: tokio::sync::Mutex<Option<Session>>,
     closing: AtomicBool,
-    process: Process,
+    /// The server's process; `None` for an HTTP server.
+    process: Option<Process>,
+    /// An HTTP server's client, for the last HTTP failure in plain words.
+    http: Option<HttpClient>,
+    /// How long one request may take.
+    request_timeout: Duration,
+}
+
+/// A server's configuration with `~/`, `${VAR}` and `!command` resolved.
+enum Endpoint {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: PathBuf,
+    },
+    Http {
+        url: String,
+        headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+    },
+}
+
+/// `~` or a leading `~/` names the home directory (as pi does for `command`, `args`, `cwd`).
+fn expand_home(value: &str) -> String {
+    let home = || std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    if value == "~" {
+        return home().unwrap_or_else(|| value.to_string());
+    }
+    match (value.strip_prefix("~/"), home()) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest).display().to_string(),
+        _ => value.to_string(),
+    }
+}
+
+/// Resolves `config` against the session's directory. Blocking (a `!command` may run).
+fn resolve(config: &McpServerConfig, session_cwd: &Path) -> Result<Endpoint, String> {
+    let name = &config.name;
+    let value = |raw: &str, what: &str| -> Result<String, String> {
+        if !config.templates {
+            return Ok(raw.to_string());
+        }
+        config_value::resolve_template(raw, &config_value::process_env, DEFAULT_COMMAND_TIMEOUT)
+            .map_err(|e| {
+                format!("MCP server `{name}` was not started: {what} could not be resolved: {e}.")
+            })
+    };
+    match &config.server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let env = env
+                .iter()
+                .map(|(key, raw)| Ok((key.clone(), value(raw, &format!("env `{key}`"))?)))
+                .collect::<Result<_, String>>()?;
+            let cwd = match cwd {
+                Some(dir) => session_cwd.join(expand_home(dir)),
+                None => session_cwd.to_path_buf(),
+            };
+            Ok(Endpoint::Stdio {
+                command: expand_home(command),
+                args: args.iter().map(|a| expand_home(a)).collect(),
+                env,
+                cwd,
+            })
+        }
+        McpTransport::Http { url, headers } => {
+            let mut resolved = HashMap::new();
+            for (key, raw) in headers {
+                let text = value(raw, &format!("header `{key}`"))?;
+                let header = reqwest::header::HeaderName::from_bytes(key.as_bytes()).map_err(|_| {
+                    format!("MCP server `{name}` was not started: `{key}` is not a valid HTTP header name.")
+                })?;
+                let text = reqwest::header::HeaderValue::from_str(&text).map_err(|_| {
+                    format!(
+                        "MCP server `{name}` was not started: the value of header `{key}` is not \
+                         a valid HTTP header value (line breaks or control characters)."
+                    )
+                })?;
+                resolved.insert(header, text);
+            }
+            Ok(Endpoint::Http {
+                url: url.clone(),
+                headers: resolved,
+            })
+        }
+    }
 }
 
 impl Connection {
@@ -97,9 +193,26 @@ impl Connection {
         timeout: Duration,
     ) -> Result<(Connection, Vec<Tool>), String> {
         let name = &config.name;
-        let cwd = match &config.cwd {
-            Some(dir) => session_cwd.join(dir),
-            None => session_cwd.to_path_buf(),
+        let configured = config.server.timeout.map(Duration::from_secs_f64);
+        let timeout = configured.unwrap_or(timeout);
+        let request_timeout = configured.unwrap_or(REQUEST_TIMEOUT);
+        let endpoint = {
+            let config = config.clone();
+            let session_cwd = session_cwd.to_path_buf();
+            tokio::task::spawn_blocking(move || resolve(&config, &session_cwd))
+                .await
+                .map_err(|e| format!("MCP server `{name}` was not started: {e}."))??
+        };
+        let (command, args, env, cwd) = match endpoint {
+            Endpoint::Http { url, headers } => {
+                return Connection::start_http(name, url, headers, timeout, request_timeout).await
+            }
+            Endpoint::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => (command, args, env, cwd),
         };
         if !cwd.is_dir() {
             return Err(format!(
@@ -108,7 +221,7 @@ impl Connection {
                 cwd.display()
             ));
         }
-        let (mut child, stderr) = spawn(config, &cwd)?;
+        let (mut child, stderr) = spawn(name, &command, &args, &env, &cwd)?;
         let pid = child.id();
         let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
             (Some(stdin), Some(stdout)) => (stdin, stdout),
@@ -133,30 +246,7 @@ impl Connection {
             stderr: tail,
         };
 
-        let handshake = async {
-            let client = InitializeRequestParams::new(
-                ClientCapabilities::default(),
-                Implementation::new("tandem", env!("CARGO_PKG_VERSION")),
-            )
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-            let session = rmcp::serve_client(client, (stdout, stdin))
-                .await
-                .map_err(|e| ("initialize", e.to_string()))?;
-            let offers_tools = session
-                .peer()
-                .peer_info()
-                .is_none_or(|info| info.capabilities.tools.is_some());
-            let tools = if offers_tools {
-                session
-                    .peer()
-                    .list_all_tools()
-                    .await
-                    .map_err(|e| ("tools/list", e.to_string()))?
-            } else {
-                Vec::new()
-            };
-            Ok::<_, (&str, String)>((session, tools))
-        };
+        let handshake = handshake(rmcp::serve_client(client_info(), (stdout, stdin)));
         let outcome = tokio::time::timeout(timeout, handshake).await;
         let (session, tools) = match outcome {
             Ok(Ok(done)) => done,
@@ -164,12 +254,15 @@ impl Connection {
                 return Err(startup_failure(name, &process, step, &error).await);
             }
             Err(_) => {
+                let line = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 return Err(format!(
                     "MCP server `{name}` was not started: it did not complete `initialize` and \
-                     `tools/list` within {} s, so it was stopped. Check that `{}` starts an MCP \
-                     server that speaks over stdio.",
+                     `tools/list` within {} s, so it was stopped. Check that `{line}` starts an \
+                     MCP server that speaks over stdio.",
                     timeout.as_secs_f32(),
-                    command_line(config)
                 ));
             }
         };
@@ -178,7 +271,57 @@ impl Connection {
             peer: session.peer().clone(),
             session: tokio::sync::Mutex::new(Some(session)),
             closing: AtomicBool::new(false),
-            process,
+            process: Some(process),
+            http: None,
+            request_timeout,
+        };
+        Ok((connection, tools))
+    }
+
+    /// Connects to a streamable-HTTP server: `initialize` and `tools/list` within `timeout`.
+    async fn start_http(
+        name: &str,
+        url: String,
+        headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+        timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<(Connection, Vec<Tool>), String> {
+        let client =
+            HttpClient::new().map_err(|e| format!("MCP server `{name}` was not started: {e}."))?;
+        let http = client.clone();
+        let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+        transport_config.custom_headers = headers;
+        // A dropped stream is not retried forever: the next call reports the problem.
+        let mut retry = rmcp::transport::common::client_side_sse::FixedInterval::default();
+        retry.max_times = Some(2);
+        retry.duration = Duration::from_millis(500);
+        transport_config.retry_config = Arc::new(retry);
+        let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+        let handshake = handshake(rmcp::serve_client(client_info(), transport));
+        let (session, tools) = match tokio::time::timeout(timeout, handshake).await {
+            Ok(Ok(done)) => done,
+            Ok(Err((step, error))) => {
+                let error = http.take_error().unwrap_or(error);
+                return Err(format!(
+                    "MCP server `{name}` was not connected: `{step}` to {url} failed: {error}."
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "MCP server `{name}` was not connected: {url} did not complete `initialize` \
+                     and `tools/list` within {} s.",
+                    timeout.as_secs_f32()
+                ))
+            }
+        };
+        let connection = Connection {
+            name: name.to_string(),
+            peer: session.peer().clone(),
+            session: tokio::sync::Mutex::new(Some(session)),
+            closing: AtomicBool::new(false),
+            process: None,
+            http: Some(http),
+            request_timeout,
         };
         Ok((connection, tools))
     }
@@ -191,13 +334,16 @@ impl Connection {
     /// The process id, while known.
     #[cfg(test)]
     pub(super) fn pid(&self) -> Option<u32> {
-        self.process.pid
+        self.process.as_ref().and_then(|p| p.pid)
     }
 
     /// The last stderr lines kept.
     #[cfg(test)]
     pub(super) fn stderr_lines(&self) -> Vec<String> {
-        self.process.stderr.lines()
+        self.process
+            .as_ref()
+            .map(|p| p.stderr.lines())
+            .unwrap_or_default()
     }
 
     /// Calls `tool` with `arguments`. When `cancel` fires, stops waiting at once and tells the
@@ -236,6 +382,15 @@ impl Connection {
                 let _ = tokio::time::timeout(CANCEL_SEND_WAIT, handle.cancel(Some(reason))).await;
                 return Err(aborted(name, tool));
             }
+            _ = tokio::time::sleep(self.request_timeout) => {
+                let reason = "The request timed out.".to_string();
+                let _ = tokio::time::timeout(CANCEL_SEND_WAIT, handle.cancel(Some(reason))).await;
+                return Err(format!(
+                    "MCP server `{name}` did not answer the call to `{tool}` within {} s (its \
+                     \"timeout\"; 60 s when not set); the call was cancelled.",
+                    self.request_timeout.as_secs_f32()
+                ));
+            }
         };
         match response {
             Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
@@ -259,7 +414,7 @@ impl Connection {
                 "MCP server `{name}` was shut down with its session."
             ));
         }
-        if let Some(exit) = self.process.exited() {
+        if let Some(exit) = self.process.as_ref().and_then(Process::exited) {
             return Some(format!(
                 "MCP server `{name}` is not running: it exited earlier ({exit}). Its tools come \
                  back with a new session."
@@ -282,9 +437,17 @@ impl Connection {
                         "MCP server `{name}` was shut down during the call to `{tool}`."
                     );
                 }
-                match self.process.wait_exit(DEATH_WAIT).await {
+                let Some(process) = &self.process else {
+                    let why = self.http.as_ref().and_then(HttpClient::take_error);
+                    return format!(
+                        "MCP server `{name}` could not be reached during the call to `{tool}`: {}.",
+                        why.as_deref()
+                            .unwrap_or("its HTTP connection failed or was closed")
+                    );
+                };
+                match process.wait_exit(DEATH_WAIT).await {
                     Some(exit) => {
-                        let stderr = self.process.stderr.excerpt(DEATH_WAIT).await;
+                        let stderr = process.stderr.excerpt(DEATH_WAIT).await;
                         format!(
                             "MCP server `{name}` exited during the call to `{tool}` ({exit}).{}",
                             stderr_note(&stderr)
@@ -302,7 +465,9 @@ impl Connection {
     /// Kills the server at once; calls in flight end with an error.
     pub(super) fn kill(&self) {
         self.closing.store(true, Ordering::SeqCst);
-        self.process.kill();
+        if let Some(process) = &self.process {
+            process.kill();
+        }
     }
 
     /// Closes the session (the server's stdin), waits for the server to exit, then sends
@@ -313,14 +478,17 @@ impl Connection {
         if let Some(mut session) = session {
             let _ = session.close_with_timeout(POLITE_WAIT).await;
         }
-        let Some(pid) = self.process.pid else {
+        let Some(process) = &self.process else {
             return;
         };
-        if self.process.wait_exit(POLITE_WAIT).await.is_none() {
+        let Some(pid) = process.pid else {
+            return;
+        };
+        if process.wait_exit(POLITE_WAIT).await.is_none() {
             signal_group(pid, Signal::Term);
-            if self.process.wait_exit(POLITE_WAIT).await.is_none() {
+            if process.wait_exit(POLITE_WAIT).await.is_none() {
                 signal_group(pid, Signal::Kill);
-                let _ = self.process.wait_exit(DEATH_WAIT).await;
+                let _ = process.wait_exit(DEATH_WAIT).await;
             }
         }
         // What the server started and left behind (its group outlives it while populated).
@@ -330,13 +498,16 @@ impl Connection {
 
 /// Spawns the server with piped stdio, in its own process group, killed if dropped.
 fn spawn(
-    config: &McpServerConfig,
+    name: &str,
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
     cwd: &PathBuf,
 ) -> Result<(tokio::process::Child, Option<ChildStderr>), String> {
-    let mut command = Command::new(&config.command);
+    let mut command = Command::new(program);
     command
-        .args(&config.args)
-        .envs(config.env.iter().map(|(k, v)| (k, v)))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -349,24 +520,20 @@ fn spawn(
             let stderr = child.stderr.take();
             Ok((child, stderr))
         }
-        Err(error) => {
-            let name = &config.name;
-            let program = &config.command;
-            Err(match error.kind() {
-                std::io::ErrorKind::NotFound => format!(
-                    "MCP server `{name}` was not started: command `{program}` was not found. \
+        Err(error) => Err(match error.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "MCP server `{name}` was not started: command `{program}` was not found. \
                      Install it, or give its full path as the server's \"command\"."
-                ),
-                std::io::ErrorKind::PermissionDenied => format!(
-                    "MCP server `{name}` was not started: command `{program}` is not executable \
+            ),
+            std::io::ErrorKind::PermissionDenied => format!(
+                "MCP server `{name}` was not started: command `{program}` is not executable \
                      (permission denied)."
-                ),
-                _ => format!(
-                    "MCP server `{name}` was not started: command `{program}` could not be run: \
+            ),
+            _ => format!(
+                "MCP server `{name}` was not started: command `{program}` could not be run: \
                      {error}."
-                ),
-            })
-        }
+            ),
+        }),
     }
 }
 
@@ -399,11 +566,34 @@ fn aborted(server: &str, tool: &str) -> String {
     format!("The call to `{tool}` on MCP server `{server}` was aborted.")
 }
 
-fn command_line(config: &McpServerConfig) -> String {
-    std::iter::once(config.command.as_str())
-        .chain(config.args.iter().map(String::as_str))
-        .collect::<Vec<_>>()
-        .join(" ")
+fn client_info() -> InitializeRequestParams {
+    InitializeRequestParams::new(
+        ClientCapabilities::default(),
+        Implementation::new("tandem", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// `initialize` (the `serve` future), then `tools/list` when the server offers tools. `Err`
+/// names the step that failed.
+async fn handshake<E: std::fmt::Display>(
+    serve: impl std::future::Future<Output = Result<Session, E>>,
+) -> Result<(Session, Vec<Tool>), (&'static str, String)> {
+    let session = serve.await.map_err(|e| ("initialize", e.to_string()))?;
+    let offers_tools = session
+        .peer()
+        .peer_info()
+        .is_none_or(|info| info.capabilities.tools.is_some());
+    let tools = if offers_tools {
+        session
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| ("tools/list", e.to_string()))?
+    } else {
+        Vec::new()
+    };
+    Ok((session, tools))
 }
 
 fn result_kind(result: &ServerResult) -> String {

@@ -1,13 +1,17 @@
-//! MCP (Model Context Protocol) client: the tools of stdio MCP servers, offered to the agent as
-//! ordinary [`AgentTool`]s.
+//! MCP (Model Context Protocol) client: the tools of stdio and streamable-HTTP MCP servers,
+//! offered to the agent as ordinary [`AgentTool`]s.
 //!
-//! The servers come from settings.json (`mcpServers`, Claude Desktop's format) and pi 1.6's
-//! mcp.json files, read as plain data by tandem-coding (a project's only once the folder is
-//! trusted), and, for ACP, from `session/new`. [`McpTools::connect`] starts them
-//! all at once (spawn, MCP `initialize`, `tools/list`, under one deadline per server); a server
-//! that cannot start is left out with a warning that names it and says why, never an error.
-//! Each of its tools becomes `mcp__<server>__<tool>` ([`names`]), and a call is a `tools/call`
-//! whose result is converted to the model's content ([`tool`]).
+//! The servers come from pi 1.6's mcp.json files (and the deprecated settings.json
+//! `mcpServers`), read as plain data by tandem-coding (a project's only once the folder is
+//! trusted), and, for ACP, from `session/new`. [`McpTools::connect`] starts them all at once
+//! (`${VAR}`/`!command` values resolved, spawn or HTTP connect, MCP `initialize`,
+//! `tools/list`, under one deadline per server); a server that cannot start is left out with
+//! a warning that names it and says why, never an error. Each of its tools becomes
+//! `mcp__<server>__<tool>` ([`names`]), unless its `exposure` is `hidden`; a call is a
+//! `tools/call` bounded by the server's `timeout` whose result is converted to the model's
+//! content ([`tool`]). pi's `codemode` and `deferred` exposures need tools Tandem does not have
+//! (codemode, tool_search): such tools are declared directly, with one warning per server.
+//! HTTP goes through rmcp's streamable-HTTP transport on the workspace's reqwest ([`http`]).
 //!
 //! Tandem spawns the processes itself ([`connection`]) rather than through rmcp's child-process
 //! transport: each server runs in its own process group so that stopping it also stops what it
@@ -17,37 +21,39 @@
 //! the servers; [`McpTools::shutdown`] first asks them to stop (stdin closed, then SIGTERM).
 
 mod connection;
+mod http;
 mod names;
 mod tool;
 
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_agent::AgentTool;
-use tandem_coding::settings::LoadedSettings;
+use tandem_coding::settings::{LoadedSettings, McpExposure, McpServer};
 
 use connection::Connection;
 
-/// How long a server may take to start, answer `initialize` and list its tools.
+/// How long a server may take to start, answer `initialize` and list its tools, when its
+/// `timeout` does not say.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one request (a tool call) may take when the server's `timeout` does not say (pi's
+/// default).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One stdio MCP server to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One MCP server to start.
+#[derive(Debug, Clone, PartialEq)]
 pub struct McpServerConfig {
     /// The server's name: in tool names, warnings and errors.
     pub name: String,
-    /// The program (searched on PATH when it has no `/`).
-    pub command: String,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Environment variables added to Tandem's own.
-    pub env: Vec<(String, String)>,
-    /// Working directory (relative to the session's directory); the session's when `None`.
-    pub cwd: Option<PathBuf>,
+    /// How to reach it, and its options.
+    pub server: McpServer,
+    /// Whether `env` and `headers` values are templates (`${VAR}`, `!command`; mcp.json's) or
+    /// literal values (an ACP client's).
+    pub templates: bool,
 }
 
 /// The enabled servers of the settings and mcp.json files, in name order.
@@ -56,14 +62,8 @@ pub fn servers_from_settings(settings: &LoadedSettings) -> Vec<McpServerConfig> 
         .enabled_mcp_servers()
         .map(|(name, server)| McpServerConfig {
             name: name.to_string(),
-            command: server.command.clone(),
-            args: server.args.clone(),
-            env: server
-                .env
-                .iter()
-                .map(|(key, value)| (key.clone(), value.clone()))
-                .collect(),
-            cwd: server.cwd.as_ref().map(PathBuf::from),
+            server: server.clone(),
+            templates: true,
         })
         .collect()
 }
@@ -79,6 +79,24 @@ pub async fn connect_for_session(
     servers.retain(|server| !extra.iter().any(|e| e.name == server.name));
     servers.extend(extra.iter().cloned());
     McpTools::connect(&servers, cwd).await
+}
+
+/// The one warning for a server whose tools are set to pi's `codemode` or `deferred`: Tandem has
+/// neither codemode nor tool_search, so it declares them directly.
+fn indirect_warning(server: &str, tools: &[(String, McpExposure)]) -> String {
+    let mut values: Vec<&str> = tools.iter().map(|(_, e)| e.as_str()).collect();
+    values.dedup();
+    values.sort_unstable();
+    values.dedup();
+    let quoted: Vec<String> = values.iter().map(|v| format!("\"{v}\"")).collect();
+    let names: Vec<&str> = tools.iter().map(|(t, _)| t.as_str()).collect();
+    format!(
+        "MCP server `{server}`: exposure {} is not supported by Tandem (it needs pi's codemode \
+         or tool_search); its tools {} are offered to the model directly, as with \"direct\". \
+         Set \"exposure\" to \"direct\" or \"hidden\" to choose explicitly.",
+        quoted.join(" and "),
+        names.join(", ")
+    )
 }
 
 /// Live connections to MCP servers and their tools. Dropping it kills the servers;
@@ -174,9 +192,24 @@ impl McpTools {
         let mut taken = names::Taken::default();
         let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
         for (connection, server_tools) in listed {
-            for listed_tool in server_tools {
-                let name = taken.claim(connection.name(), &listed_tool.name);
+            let Some(config) = unique.iter().find(|s| s.name == connection.name()) else {
+                continue;
+            };
+            let tool_names: Vec<&str> = server_tools.iter().map(|t| t.name.as_ref()).collect();
+            let names = taken.claim_server(connection.name(), &tool_names);
+            let mut indirect: Vec<(String, McpExposure)> = Vec::new();
+            for (listed_tool, name) in server_tools.into_iter().zip(names) {
+                match config.server.tool_exposure(&listed_tool.name) {
+                    Some(McpExposure::Hidden) => continue,
+                    Some(exposure @ (McpExposure::Codemode | McpExposure::Deferred)) => {
+                        indirect.push((listed_tool.name.to_string(), exposure));
+                    }
+                    Some(McpExposure::Direct) | None => {}
+                }
                 tools.push(Arc::new(tool::McpTool::new(name, &connection, listed_tool)));
+            }
+            if !indirect.is_empty() {
+                warnings.push(indirect_warning(connection.name(), &indirect));
             }
         }
         McpTools {
@@ -186,7 +219,7 @@ impl McpTools {
         }
     }
 
-    /// The servers' tools, ready for the agent.
+    /// The servers' tools, ready for the agent (`hidden` ones left out).
     pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
         self.tools.clone()
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tandem_agent::{AgentTool, ToolError, ToolInvocation, ToolOutput, ToolUpdates};
 use tandem_ai::{CancellationToken, UserBlock};
-use tandem_coding::settings::{LoadedSettings, Settings};
+use tandem_coding::settings::{LoadedSettings, McpServer, McpTransport, Settings};
 
 use super::*;
 
@@ -28,12 +28,40 @@ fn fixture(name: &str) -> McpServerConfig {
         "the MCP fixture's npm packages are missing: run scripts/install-node-deps (it runs \
          `npm ci` in fixtures/mcp)"
     );
+    stdio(
+        name,
+        "node",
+        &[&dir.join("server.mjs").display().to_string()],
+    )
+}
+
+/// A stdio server running `command args`.
+fn stdio(name: &str, command: &str, args: &[&str]) -> McpServerConfig {
+    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
     McpServerConfig {
         name: name.to_string(),
-        command: "node".to_string(),
-        args: vec![dir.join("server.mjs").display().to_string()],
-        env: Vec::new(),
-        cwd: None,
+        server: McpServer::stdio(command, &args),
+        templates: true,
+    }
+}
+
+/// The stdio fields of `config`, to change them.
+fn fields(
+    config: &mut McpServerConfig,
+) -> (
+    &mut String,
+    &mut Vec<String>,
+    &mut std::collections::BTreeMap<String, String>,
+    &mut Option<String>,
+) {
+    match &mut config.server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => (command, args, env, cwd),
+        McpTransport::Http { .. } => panic!("a stdio server expected"),
     }
 }
 
@@ -166,14 +194,14 @@ async fn env_and_cwd_are_passed_to_the_server() {
     let own_cwd = own.path().canonicalize().expect("canonical");
 
     let mut default_cwd = fixture("default");
-    default_cwd.env = vec![(
+    fields(&mut default_cwd).2.insert(
         "TANDEM_FIXTURE_VALUE".to_string(),
         "from settings".to_string(),
-    )];
+    );
     let mut relative = fixture("relative");
-    relative.cwd = Some(PathBuf::from("sub"));
+    *fields(&mut relative).3 = Some("sub".to_string());
     let mut absolute = fixture("absolute");
-    absolute.cwd = Some(own_cwd.clone());
+    *fields(&mut absolute).3 = Some(own_cwd.display().to_string());
 
     let tools = connect(&[default_cwd, relative, absolute], &session_cwd).await;
     assert!(tools.warnings().is_empty(), "{:?}", tools.warnings());
@@ -340,20 +368,14 @@ async fn cancelling_a_call_returns_promptly_and_tells_the_server() {
 #[tokio::test]
 async fn servers_that_cannot_start_are_warnings_and_the_others_still_connect() {
     let dir = temp_dir();
-    let missing = McpServerConfig {
-        name: "missing".to_string(),
-        command: "tandem-test-no-such-command".to_string(),
-        args: Vec::new(),
-        env: Vec::new(),
-        cwd: None,
-    };
+    let missing = stdio("missing", "tandem-test-no-such-command", &[]);
     let mut failing = fixture("failing");
-    failing.env = vec![(
+    fields(&mut failing).2.insert(
         "FIXTURE_FAIL_AT_START".to_string(),
         "bad config: TOKEN is not set".to_string(),
-    )];
+    );
     let mut no_dir = fixture("nodir");
-    no_dir.cwd = Some(PathBuf::from("does-not-exist"));
+    *fields(&mut no_dir).3 = Some("does-not-exist".to_string());
     let duplicate = fixture("fixture");
     let tools = connect(
         &[missing, fixture("fixture"), failing, no_dir, duplicate],
@@ -396,13 +418,7 @@ async fn servers_that_cannot_start_are_warnings_and_the_others_still_connect() {
 async fn a_server_that_never_answers_times_out_and_is_stopped() {
     let dir = temp_dir();
     // `sleep` reads nothing and writes nothing: initialize never gets an answer.
-    let silent = McpServerConfig {
-        name: "silent".to_string(),
-        command: "sleep".to_string(),
-        args: vec!["600".to_string()],
-        env: Vec::new(),
-        cwd: None,
-    };
+    let silent = stdio("silent", "sleep", &["600"]);
     let tools = tokio::time::timeout(
         HANG_GUARD,
         McpTools::connect_within(&[silent], dir.path(), Duration::from_secs(1)),
@@ -421,8 +437,9 @@ async fn a_server_that_never_answers_times_out_and_is_stopped() {
 #[tokio::test]
 async fn the_same_tool_on_two_servers_gets_two_names() {
     let dir = temp_dir();
-    // Both server names sanitize to `my_server`.
-    let tools = connect(&[fixture("my.server"), fixture("my server")], dir.path()).await;
+    // Both server names sanitize to `my_server` (mcp.json refuses such a pair; an ACP client
+    // may still send it).
+    let tools = connect(&[fixture("my-server"), fixture("my_server")], dir.path()).await;
     assert!(tools.warnings().is_empty(), "{:?}", tools.warnings());
     let adds: Vec<String> = tools
         .tools()
@@ -430,7 +447,11 @@ async fn the_same_tool_on_two_servers_gets_two_names() {
         .map(|t| t.name().to_string())
         .filter(|name| name.starts_with("mcp__my_server__add"))
         .collect();
-    assert_eq!(adds, ["mcp__my_server__add", "mcp__my_server__add_2"]);
+    // The second gets pi's hash suffix: SHA-256 of "my_server\0add" (as node computes it).
+    assert_eq!(
+        adds,
+        ["mcp__my_server__add", "mcp__my_server__add_8d06a5d9"]
+    );
     for name in &adds {
         let sum = call(&tools, name, json!({"a": 1, "b": 1}))
             .await
@@ -463,15 +484,10 @@ async fn shutdown_stops_the_servers_and_later_calls_fail() {
 /// The fixture behind `sh`, so that the server's process group holds two processes: killing
 /// only the first would leave node running.
 fn fixture_behind_a_shell(name: &str) -> McpServerConfig {
-    let node = fixture(name);
-    McpServerConfig {
-        command: "sh".to_string(),
-        args: vec![
-            "-c".to_string(),
-            format!("node '{}'; echo 'node exited' >&2", node.args[0]),
-        ],
-        ..node
-    }
+    let mut node = fixture(name);
+    let script = fields(&mut node).1[0].clone();
+    let line = format!("node '{script}'; echo 'node exited' >&2");
+    stdio(name, "sh", &["-c", &line])
 }
 
 /// Starts a ten-minute `slow` call (node does not exit on stdin's end while it runs) and
@@ -572,23 +588,39 @@ async fn connect_for_session_merges_settings_and_extra_servers() {
     // Point the settings server at the fixture.
     if let Some(servers) = settings.mcp_servers.as_mut() {
         if let Some(server) = servers.get_mut("fromSettings") {
-            server.args = fixture("x").args;
+            server.args = fields(&mut fixture("x")).1.clone();
             server
                 .env
                 .insert("TANDEM_FIXTURE_VALUE".to_string(), "s".to_string());
         }
     }
     let settings = LoadedSettings {
-        mcp_servers: settings.mcp_servers.clone().unwrap_or_default(),
+        mcp_servers: settings
+            .mcp_servers
+            .iter()
+            .flatten()
+            .map(|(name, server)| {
+                let mut typed = McpServer::stdio(&server.command, &server.args);
+                typed.enabled = server.enabled();
+                if let McpTransport::Stdio { env, .. } = &mut typed.transport {
+                    env.clone_from(&server.env);
+                }
+                (name.clone(), typed)
+            })
+            .collect(),
         merged: settings,
         ..LoadedSettings::default()
     };
     let configs = servers_from_settings(&settings);
     let names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["fromSettings", "replaced"]);
+    let mut first = configs[0].clone();
     assert_eq!(
-        configs[0].env,
-        [("TANDEM_FIXTURE_VALUE".to_string(), "s".to_string())]
+        fields(&mut first)
+            .2
+            .get("TANDEM_FIXTURE_VALUE")
+            .map(String::as_str),
+        Some("s")
     );
 
     let tools = tokio::time::timeout(

@@ -1,4 +1,4 @@
-//! An MCP server (fixtures/mcp/server.mjs, configured in settings.json `mcpServers`) crashes in
+//! An MCP server (fixtures/mcp/server.mjs, configured in mcp.json) crashes in
 //! the middle of a tool call made through the real binary: the call is a tool error naming the
 //! server, the model gets it in its next turn, and the run ends normally.
 
@@ -18,10 +18,11 @@ fn an_mcp_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on() {
     );
     let server = root.join("fixtures/mcp/server.mjs").canonicalize().unwrap();
     let sandbox = Sandbox::with_quick_retries();
-    sandbox.write_settings(json!({
-        "retry": {"baseDelayMs": 5},
-        "mcpServers": {"fixture": {"command": "node", "args": [server]}}
-    }));
+    sandbox.write_settings(json!({"retry": {"baseDelayMs": 5}}));
+    sandbox.write_agent_file(
+        "mcp.json",
+        &json!({"mcpServers": {"fixture": {"command": "node", "args": [server]}}}).to_string(),
+    );
     sandbox.answer(&Turn::tool_call(
         "call_crash",
         "mcp__fixture__crash",
