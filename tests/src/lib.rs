@@ -10,7 +10,8 @@
 //! binary exposes the same server to tests written in other languages (editor extensions).
 //! [`wire`] writes answers made to measure (text, tool calls, errors) in each provider's wire
 //! format, for tests that script a whole task. [`langservers`] finds the real language
-//! servers the tests run.
+//! servers the tests run. [`pi_fields`] sets pi 1.6's additions aside for comparisons with
+//! pi 0.73.1.
 //!
 //! This crate depends on no other Tandem crate, so it builds even while they are in flux.
 
@@ -19,5 +20,6 @@ pub mod langservers;
 pub mod lsp_client;
 #[cfg(feature = "mock-llm")]
 pub mod mock_llm;
+pub mod pi_fields;
 #[cfg(feature = "mock-llm")]
 pub mod wire;

@@ -308,7 +308,7 @@ fn model_requests() {
         },
         json!({"session": "s1", "level": "xhigh"}),
     );
-    rejects::<ThinkingSetParams>(json!({"session": "s1", "level": "max"}), "level");
+    rejects::<ThinkingSetParams>(json!({"session": "s1", "level": "maximum"}), "level");
     check(
         ThinkingSetResult {
             level: ThinkingLevel::High,

@@ -66,7 +66,8 @@ impl Finalized {
 }
 
 enum Prepared {
-    Immediate(Finalized),
+    /// Boxed: the rare path (an unknown tool, bad arguments, a hook's refusal).
+    Immediate(Box<Finalized>),
     Ready {
         tool: Arc<dyn AgentTool>,
         args: Value,
@@ -155,20 +156,23 @@ async fn prepare(
     cancel: &CancellationToken,
 ) -> Prepared {
     let Some(tool) = context.tool(&call.name).cloned() else {
-        return Prepared::Immediate(Finalized::error(format!("Tool {} not found", call.name)));
+        return Prepared::Immediate(Box::new(Finalized::error(format!(
+            "Tool {} not found",
+            call.name
+        ))));
     };
     let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| {
         tool.prepare_arguments(call.arguments.clone())
     }));
     let Ok(prepared) = prepared else {
-        return Prepared::Immediate(Finalized::error(format!(
+        return Prepared::Immediate(Box::new(Finalized::error(format!(
             "Tool {} failed while preparing its arguments",
             call.name
-        )));
+        ))));
     };
     let args = match validate_tool_arguments(&call.name, tool.parameters(), &prepared) {
         Ok(args) => args,
-        Err(text) => return Prepared::Immediate(Finalized::error(text)),
+        Err(text) => return Prepared::Immediate(Box::new(Finalized::error(text))),
     };
     let decision = config
         .hooks
@@ -180,7 +184,7 @@ async fn prepare(
         })
         .await;
     if cancel.is_cancelled() {
-        return Prepared::Immediate(Finalized::error(ABORTED_TEXT));
+        return Prepared::Immediate(Box::new(Finalized::error(ABORTED_TEXT)));
     }
     if let Some(decision) = decision.filter(|d| d.block) {
         let mut f = Finalized::error(
@@ -189,7 +193,7 @@ async fn prepare(
                 .unwrap_or_else(|| "Tool execution was blocked".to_string()),
         );
         f.result.terminate = decision.terminate;
-        return Prepared::Immediate(f);
+        return Prepared::Immediate(Box::new(f));
     }
     Prepared::Ready { tool, args }
 }
@@ -322,7 +326,7 @@ pub(crate) async fn execute_tool_calls(
             let f = match prepare(context, message, call, config, cancel).await {
                 Prepared::Immediate(f) => {
                     emit_end(call, &f, emit).await;
-                    f
+                    *f
                 }
                 Prepared::Ready { tool, args } => {
                     let mut running = FuturesUnordered::new();
@@ -396,7 +400,7 @@ pub(crate) async fn execute_tool_calls(
         match prepare(context, message, call, config, cancel).await {
             Prepared::Immediate(f) => {
                 emit_end(call, &f, emit).await;
-                slots[i] = Some(f);
+                slots[i] = Some(*f);
             }
             Prepared::Ready { tool, args } => running.push(run_call(
                 i,

@@ -37,6 +37,8 @@ impl CustomMessage {
 }
 
 /// One entry of the agent's history.
+// The large variant is the common one: boxing it would cost an allocation per message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentMessage {
     /// A user, assistant or tool-result message.

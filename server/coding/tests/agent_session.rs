@@ -596,7 +596,8 @@ async fn a_users_bash_command_streams_and_is_recorded_as_a_bash_execution_messag
         .iter()
         .filter_map(|l| l["message"]["role"].as_str())
         .collect();
-    assert_eq!(roles, ["bashExecution", "user", "assistant"]);
+    // The run declares its prompt and tools (pi 1.6's `system` message) before its prompt.
+    assert_eq!(roles, ["bashExecution", "system", "user", "assistant"]);
     assert_eq!(lines[3]["message"]["command"], "echo hi; exit 4");
     assert_eq!(s.last_assistant_text().as_deref(), Some("Seen."));
     assert_eq!(s.fork_points().len(), 1);
@@ -607,7 +608,8 @@ async fn a_users_bash_command_streams_and_is_recorded_as_a_bash_execution_messag
             stats.assistant_messages,
             stats.total_messages
         ),
-        (1, 1, 3)
+        // The system message counts, as in pi 1.6.
+        (1, 1, 4)
     );
 }
 
@@ -650,6 +652,7 @@ async fn a_bash_command_that_ends_during_a_run_is_recorded_after_the_run() {
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",

@@ -354,7 +354,7 @@ fn sessions_are_listed_forked_and_opened() -> anyhow::Result<()> {
     assert_eq!(state["thinkingLevel"], "off", "{state}");
     let r = lsp.request_response(
         "tandem/thinking/set",
-        json!({"session": session, "level": "max"}),
+        json!({"session": session, "level": "maximum"}),
     )?;
     assert_eq!(r["error"]["data"]["field"], "level", "{r}");
     Ok(())

@@ -1049,7 +1049,7 @@ async fn sessions_models_and_thinking_through_the_commands() {
     assert_eq!(items.len(), 2, "{ctx}");
     assert_eq!(items[0], "+ New session", "{ctx}");
     assert!(
-        items[1].ends_with("  First question  [2 messages] (current)"),
+        items[1].ends_with("  First question  [3 messages] (current)"),
         "{:?}\n{ctx}",
         items[1]
     );

@@ -62,11 +62,12 @@ fn an_mcp_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on() {
     assert_eq!(
         checked.kinds[2..],
         [
+            "message:system",
             "message:user",
             "message:assistant",
             "message:toolResult",
             "message:assistant"
         ]
     );
-    assert_eq!(checked.message(4)["isError"], true);
+    assert_eq!(checked.message(5)["isError"], true);
 }

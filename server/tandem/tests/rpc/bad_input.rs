@@ -83,7 +83,7 @@ fn framing_is_lf_only_with_one_cr_stripped_and_invalid_utf8_refused() {
     rpc.until("agent_settled");
     let messages = rpc.data(json!({"type": "get_messages"}));
     assert_eq!(
-        messages["messages"][0]["content"][0]["text"],
+        messages["messages"][1]["content"][0]["text"],
         "one\u{2028}two\u{2029}three"
     );
     // A command split across writes is one line.

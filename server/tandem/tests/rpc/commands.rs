@@ -32,6 +32,8 @@ fn a_prompt_answers_started_then_streams_pis_events_to_agent_settled() {
         [
             "agent_start",
             "turn_start",
+            "message_start:system",
+            "message_end:system",
             "message_start:user",
             "message_end:user",
             "message_start:assistant",
@@ -69,8 +71,8 @@ fn a_prompt_answers_started_then_streams_pis_events_to_agent_settled() {
         .iter()
         .map(|m| m["role"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(roles, ["user", "assistant"]);
-    assert_eq!(messages["messages"][0]["content"][0]["text"], "hi");
+    assert_eq!(roles, ["system", "user", "assistant"]);
+    assert_eq!(messages["messages"][1]["content"][0]["text"], "hi");
     let stats = rpc.data(json!({"type": "get_session_stats"}));
     assert_eq!(
         (
@@ -79,7 +81,8 @@ fn a_prompt_answers_started_then_streams_pis_events_to_agent_settled() {
             &stats["totalMessages"],
             &stats["toolCalls"]
         ),
-        (&json!(1), &json!(1), &json!(2), &json!(0))
+        // The run's system message counts, as in pi 1.6.
+        (&json!(1), &json!(1), &json!(3), &json!(0))
     );
     assert_eq!(stats["contextUsage"]["contextWindow"], 128000);
     assert!(rpc.finish().success());
@@ -224,7 +227,7 @@ fn models_and_thinking_levels() {
         rpc.data(json!({"type": "cycle_thinking_level"})),
         json!({"level": "off"})
     );
-    let bad = rpc.call(json!({"type": "set_thinking_level", "level": "max"}));
+    let bad = rpc.call(json!({"type": "set_thinking_level", "level": "maximum"}));
     assert_eq!(bad["success"], false);
     assert!(
         bad["error"]

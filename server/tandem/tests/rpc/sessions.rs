@@ -84,6 +84,7 @@ fn entries_tree_fork_messages_and_export() {
             "model_change",
             "thinking_level_change",
             "message",
+            "message",
             "message"
         ]
     );
@@ -91,7 +92,7 @@ fn entries_tree_fork_messages_and_export() {
     assert_eq!(entries["leafId"], last);
     let first_id = list[0]["id"].clone();
     let since = rpc.data(json!({"type": "get_entries", "since": first_id}));
-    assert_eq!(since["entries"].as_array().map(Vec::len), Some(3));
+    assert_eq!(since["entries"].as_array().map(Vec::len), Some(4));
     let missing = rpc.call(json!({"type": "get_entries", "since": "nope"}));
     assert_eq!(missing["error"], "Entry not found: nope");
 
@@ -103,9 +104,10 @@ fn entries_tree_fork_messages_and_export() {
         node = child;
         depth += 1;
     }
-    assert_eq!((depth, &node["entry"]["id"]), (4, &last));
+    assert_eq!((depth, &node["entry"]["id"]), (5, &last));
 
-    let user_id = list[2]["id"].clone();
+    // After the run's system message.
+    let user_id = list[3]["id"].clone();
     assert_eq!(
         rpc.data(json!({"type": "get_fork_messages"})),
         json!({"messages": [{"entryId": user_id, "text": "first"}]})
@@ -145,7 +147,7 @@ fn new_switch_fork_and_clone_replace_the_session() {
 
     let switched = rpc.data(json!({"type": "switch_session", "sessionPath": original_file}));
     assert_eq!(switched, json!({"cancelled": false}));
-    assert_eq!(message_count(&mut rpc), 4);
+    assert_eq!(message_count(&mut rpc), 5);
     assert_eq!(
         rpc.data(json!({"type": "get_state"}))["sessionId"],
         original["sessionId"]
@@ -157,7 +159,8 @@ fn new_switch_fork_and_clone_replace_the_session() {
     assert_eq!(forked, json!({"text": "second", "cancelled": false}));
     let state = rpc.data(json!({"type": "get_state"}));
     assert_ne!(state["sessionId"], original["sessionId"]);
-    assert_eq!(state["messageCount"], 2);
+    // The system message, the first prompt and its answer.
+    assert_eq!(state["messageCount"], 3);
     let bad = rpc.call(json!({"type": "fork", "entryId": "nope"}));
     assert_eq!(bad["error"], "Invalid entry ID for forking");
 
@@ -166,7 +169,7 @@ fn new_switch_fork_and_clone_replace_the_session() {
     assert_eq!(cloned, json!({"cancelled": false}));
     let state = rpc.data(json!({"type": "get_state"}));
     assert_ne!(state["sessionId"], original["sessionId"]);
-    assert_eq!(state["messageCount"], 4);
+    assert_eq!(state["messageCount"], 5);
     let clone_file = state["sessionFile"].as_str().expect("a file").to_string();
     let header = &read_jsonl(std::path::Path::new(&clone_file))[0];
     assert_eq!(header["parentSession"], json!(original_file));
