@@ -283,8 +283,43 @@ impl Translate for Silent {
     }
 }
 
-/// Standard output, one line per message.
+/// Standard output, one line per message, each written at once.
 pub(crate) struct Stdout;
+
+/// Standard output for JSON mode: lines gathered while more events are waiting, written
+/// together when the pump is idle (one write for a burst of deltas instead of one per line).
+#[derive(Default)]
+struct BufferedStdout {
+    lines: Vec<u8>,
+}
+
+/// Lines gathered this large are written even if more events wait.
+const STDOUT_BUFFER: usize = 64 * 1024;
+
+impl BufferedStdout {
+    fn write_out(&mut self) {
+        if self.lines.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&self.lines);
+        let _ = out.flush();
+        self.lines.clear();
+    }
+}
+
+impl Transport<Value> for BufferedStdout {
+    async fn send(&mut self, line: Value) {
+        let _ = JsonLines::write_line(&mut self.lines, &line);
+        if self.lines.len() >= STDOUT_BUFFER {
+            self.write_out();
+        }
+    }
+
+    async fn idle(&mut self) {
+        self.write_out();
+    }
+}
 
 impl Transport<Value> for Stdout {
     async fn send(&mut self, line: Value) {
@@ -314,7 +349,7 @@ pub async fn execute(
             Live::start(
                 session,
                 JsonEvents(JsonLines::new()),
-                Stdout,
+                BufferedStdout::default(),
                 Batching::NONE,
             )
         }

@@ -175,16 +175,7 @@ fn acp_said_hi(sandbox: &Sandbox, args: &[&str]) -> Acp {
 
 /// The tools the model was offered in the mock's `index`th request.
 fn offered_tools(sandbox: &Sandbox, index: usize) -> Vec<String> {
-    let body = sandbox.requests()[index].json().expect("a JSON request");
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    sandbox.offered_tools(index)
 }
 
 /// `tandem lsp ARGS` (events on, `settings` as its initialization options) after a new

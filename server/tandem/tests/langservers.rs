@@ -68,16 +68,7 @@ fn run(sandbox: &Sandbox, args: &[&str], path: &OsString) -> Run {
     }
 }
 
-/// The tool names offered in the mock's request `index`.
+/// The tools the model was offered in the mock's `index`th request.
 fn offered_tools(sandbox: &Sandbox, index: usize) -> Vec<String> {
-    let body = sandbox.requests()[index].json().expect("a JSON request");
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    sandbox.offered_tools(index)
 }

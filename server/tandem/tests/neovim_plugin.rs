@@ -1072,7 +1072,7 @@ async fn sessions_models_and_thinking_through_the_commands() {
     assert_eq!(chat[0], settled_line(second, None), "{ctx}");
     for line in [
         "First answer.".to_string(),
-        "_First question (2 messages)_".to_string(),
+        "_First question (3 messages)_".to_string(),
         format!("── new session {} ──", short(second)),
         "Second question".to_string(),
         "Second answer.".to_string(),

@@ -62,6 +62,13 @@ pub trait Translate: Send + 'static {
 pub trait Transport<Out>: Send + 'static {
     /// Sends `out` (the pump waits for it: a slow client slows the stream, never reorders it).
     fn send(&mut self, out: Out) -> impl Future<Output = ()> + Send;
+
+    /// Nothing more is waiting to be sent: a transport that gathers messages into larger
+    /// writes writes them out now. The pump calls it before it waits for the next event and
+    /// before it counts a run as settled, so nothing sent stays unwritten.
+    fn idle(&mut self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
 }
 
 /// How deltas are batched; see the module docs.
@@ -115,6 +122,9 @@ pub async fn pump<T, S>(
     let mut failures_open = true;
     let mut batch = Batch::<T>::new(batching);
     loop {
+        if events.is_empty() {
+            transport.idle().await;
+        }
         let next = match batch.due() {
             None => receive(&mut events, &mut failures, &mut failures_open).await,
             Some(due) => {
@@ -155,10 +165,12 @@ pub async fn pump<T, S>(
         if settles {
             // The end of a run: nothing of it may stay held.
             batch.flush(&mut transport).await;
+            transport.idle().await;
             settled.send_modify(|n| *n += 1);
         }
     }
     batch.flush(&mut transport).await;
+    transport.idle().await;
 }
 
 /// The held deltas and the open window.

@@ -308,3 +308,66 @@ async fn the_sessions_events_go_before_a_failure_added_at_the_same_time() {
         ]
     );
 }
+
+/// Gathers what is sent and writes it out (one write per `idle`), as JSON mode's stdout does.
+#[derive(Clone, Default)]
+struct Gathering {
+    pending: Vec<Msg>,
+    writes: Arc<Mutex<Vec<Vec<Msg>>>>,
+}
+
+impl Transport<Msg> for Gathering {
+    async fn send(&mut self, out: Msg) {
+        self.pending.push(out);
+    }
+
+    async fn idle(&mut self) {
+        if !self.pending.is_empty() {
+            self.writes
+                .lock()
+                .unwrap()
+                .push(std::mem::take(&mut self.pending));
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_gathering_transport_writes_bursts_together_and_everything_before_a_run_settles() {
+    let (events, events_rx) = mpsc::channel(64);
+    let (_failures, failures_rx) = mpsc::unbounded_channel();
+    let (settled_tx, mut settles) = watch::channel(0);
+    let transport = Gathering::default();
+    let writes = transport.writes.clone();
+    // A burst waiting before the pump runs: one write for all of it, not one per message.
+    for d in ["a", "b", "c"] {
+        events.send(text(d)).await.unwrap();
+    }
+    events.send(settled()).await.unwrap();
+    let task = tokio::spawn(pump(
+        PumpInput {
+            events: events_rx,
+            failures: failures_rx,
+        },
+        Strings,
+        transport,
+        Batching::NONE,
+        settled_tx,
+    ));
+    settles.wait_for(|n| *n == 1).await.unwrap();
+    // When the run counts as settled, all of it has been written.
+    assert_eq!(
+        writes.lock().unwrap().clone(),
+        vec![vec![
+            delta("a"),
+            delta("b"),
+            delta("c"),
+            Msg::Other("agent_settled".into())
+        ]]
+    );
+    // A lone message afterwards is written when the pump waits again.
+    events.send(text("d")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(writes.lock().unwrap().last(), Some(&vec![delta("d")]));
+    drop(events);
+    task.await.unwrap();
+}

@@ -13,19 +13,6 @@ use tandem_tests::wire::{Turn, WireApi};
 
 use super::support::Sandbox;
 
-/// The names of the tools a request offered (OpenAI Chat Completions' shape).
-fn offered_tools(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn last_body(sandbox: &Sandbox) -> Value {
     let requests = sandbox.requests();
     let last = requests.last().expect("the model was asked");
@@ -40,7 +27,7 @@ fn default_tools_in_settings_and_tools_changes_on_the_command_line() {
     let run = sandbox.run(&["-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
-        offered_tools(&last_body(&sandbox)),
+        sandbox.offered_tools(usize::MAX),
         ["read", "edit", "write", "grep"]
     );
     // A tool Tandem does not have is named, and the rest still applies.
@@ -56,20 +43,20 @@ fn default_tools_in_settings_and_tools_changes_on_the_command_line() {
     let run = sandbox.run(&["--tools", "+ls,-edit", "-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
-        offered_tools(&last_body(&sandbox)),
+        sandbox.offered_tools(usize::MAX),
         ["read", "write", "grep", "ls"]
     );
     sandbox.answer(&Turn::text("ok"));
     let run = sandbox.run(&["--tools", "bash", "-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(offered_tools(&last_body(&sandbox)), ["bash"]);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["bash"]);
 
     // An empty list turns every built-in tool off.
     sandbox.write_settings(json!({"defaultTools": []}));
     sandbox.answer(&Turn::text("ok"));
     let run = sandbox.run(&["-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(offered_tools(&last_body(&sandbox)), Vec::<String>::new());
+    assert_eq!(sandbox.offered_tools(usize::MAX), Vec::<String>::new());
 }
 
 #[test]

@@ -189,6 +189,29 @@ impl Sandbox {
         self.mock.requests()
     }
 
+    /// The names of the tools the model was offered in the mock's `index`th request (OpenAI
+    /// Chat Completions' shape; `usize::MAX`: the last request).
+    pub fn offered_tools(&self, index: usize) -> Vec<String> {
+        let requests = self.requests();
+        let request = match index {
+            usize::MAX => requests.last(),
+            n => requests.get(n),
+        };
+        let body = request
+            .expect("the model was asked")
+            .json()
+            .expect("a JSON request");
+        body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Runs `tandem --model mock/mock-model <args>` with stdin closed.
     pub fn run(&self, args: &[&str]) -> Run {
         let mut all = vec!["--model", MODEL];
