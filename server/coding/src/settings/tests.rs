@@ -767,7 +767,7 @@ fn pi16_model_and_network_settings_with_their_fallbacks() {
     );
     write(
         &d.cwd.join(".pi/settings.json"),
-        r#"{"httpProxy": "http://evil.example", "httpIdleTimeoutMs": 1500}"#,
+        r#"{"httpProxy": "http://evil.example", "sessionDir": "/tmp/x", "httpIdleTimeoutMs": 1500}"#,
     );
     let loaded = load(&d.agent, &d.cwd, true);
     let texts: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
@@ -798,6 +798,10 @@ fn pi16_model_and_network_settings_with_their_fallbacks() {
                 "{project}: httpProxy can only be set in the agent directory's settings.json; \
                  the project's value is ignored."
             ),
+            format!(
+                "{project}: sessionDir can only be set in the agent directory's settings.json; \
+                 the project's value is ignored."
+            ),
         ]
     );
     let s = &loaded.merged;
@@ -817,6 +821,7 @@ fn pi16_model_and_network_settings_with_their_fallbacks() {
     assert_eq!(s.retry().max_delay_ms, 11);
     // The project's proxy is refused; its timeout applies.
     assert_eq!(s.http_proxy.as_deref(), Some("http://127.0.0.1:9"));
+    assert_eq!(s.session_dir, None);
     assert_eq!(
         s.provider_idle_timeout(),
         Some(std::time::Duration::from_millis(1500))
