@@ -42,6 +42,17 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("could not start the async runtime")
 }
 
+/// Builds the runtime print and JSON modes run on: one thread. A run is one stream read,
+/// turned into lines and written in order; on one thread no event wakes another thread
+/// (with two workers, the futex wake-ups and task switches were a third of JSON mode's CPU for
+/// a 20,000-chunk answer; BENCHMARKS.md). Blocking work still goes to tokio's blocking pool.
+fn single_thread_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")
+}
+
 /// Finds a session by path or by id prefix among the sessions of `dir`.
 pub(crate) fn find_session(reference: &str, dir: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
     let as_path = cwd.join(reference);
@@ -220,7 +231,7 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
     let outcome = (|| -> anyhow::Result<RunEnd> {
         let cwd = current_dir()?;
         let prompts = prompts(&run, &cwd)?;
-        let rt = runtime()?;
+        let rt = single_thread_runtime()?;
         rt.block_on(async move {
             let started = setup(&run, &cwd, None, true).await?;
             let outcome = execute(started.session, prompts, mode).await;
@@ -240,26 +251,30 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
     }
 }
 
-/// pi's JSON lines, one per event (JSON mode's and RPC mode's events).
+/// pi's JSON lines, one per event (JSON mode's and RPC mode's events), serialized (without
+/// their newlines).
 pub(crate) struct JsonEvents(pub(crate) JsonLines);
 
 impl Translate for JsonEvents {
-    type Out = Value;
+    type Out = String;
 
-    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Value> {
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<String> {
         match event {
-            AgentSessionEvent::Agent(e) => self.0.agent_event(e).unwrap_or_default(),
+            AgentSessionEvent::Agent(e) => self.0.agent_event_lines(e),
             AgentSessionEvent::Session(e) => serde_json::to_value(e)
                 .map(|v| self.0.session_event(v))
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|value| JsonLines::line(value).ok())
+                .collect(),
         }
     }
 
-    fn delta_len(_: &Value) -> Option<usize> {
+    fn delta_len(_: &String) -> Option<usize> {
         None
     }
 
-    fn merge(_: &mut Value, next: Value) -> Option<Value> {
+    fn merge(_: &mut String, next: String) -> Option<String> {
         Some(next)
     }
 }
@@ -308,9 +323,10 @@ impl BufferedStdout {
     }
 }
 
-impl Transport<Value> for BufferedStdout {
-    async fn send(&mut self, line: Value) {
-        let _ = JsonLines::write_line(&mut self.lines, &line);
+impl Transport<String> for BufferedStdout {
+    async fn send(&mut self, line: String) {
+        self.lines.extend_from_slice(line.as_bytes());
+        self.lines.push(b'\n');
         if self.lines.len() >= STDOUT_BUFFER {
             self.write_out();
         }
@@ -325,6 +341,15 @@ impl Transport<Value> for Stdout {
     async fn send(&mut self, line: Value) {
         let mut out = std::io::stdout().lock();
         let _ = JsonLines::write_line(&mut out, &line);
+        let _ = out.flush();
+    }
+}
+
+impl Transport<String> for Stdout {
+    async fn send(&mut self, mut line: String) {
+        line.push('\n');
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(line.as_bytes());
         let _ = out.flush();
     }
 }

@@ -33,6 +33,8 @@ use tandem_coding::session::json::to_js_line;
 #[derive(Debug, Default)]
 pub struct JsonLines {
     usage: Usage,
+    /// `usage` as written in a line, made once per streamed message (deltas repeat it).
+    usage_line: Option<String>,
     held_agent_end: Option<Value>,
 }
 
@@ -55,6 +57,7 @@ impl JsonLines {
                 let mut value = serde_json::to_value(event)?;
                 if let Some(assistant) = message.as_assistant() {
                     self.usage = assistant.usage;
+                    self.usage_line = None;
                     // The streamed message's first state; a message that failed before its stream
                     // started already has its final stop reason and error text.
                     if assistant.content.is_empty() && assistant.error_message.is_none() {
@@ -73,6 +76,66 @@ impl JsonLines {
             _ => serde_json::to_value(event)?,
         };
         Ok(self.release_before(value))
+    }
+
+    /// The lines for one agent event, serialized (without their newlines): [`Self::agent_event`]'s
+    /// lines, except that a streamed delta's line is written straight from the event, without
+    /// building a JSON value (a long answer is thousands of them; the text is the same).
+    pub fn agent_event_lines(&mut self, event: &AgentEvent) -> Vec<String> {
+        if let Some(line) = self.delta_line(event) {
+            return vec![line];
+        }
+        self.agent_event(event)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|value| JsonLines::line(value).ok())
+            .collect()
+    }
+
+    /// The `message_update` line of a text, thinking or tool-argument delta, when nothing is
+    /// held back (`None` for every other event).
+    fn delta_line(&mut self, event: &AgentEvent) -> Option<String> {
+        use AssistantMessageEvent as E;
+        let AgentEvent::MessageUpdate {
+            assistant_message_event: update,
+        } = event
+        else {
+            return None;
+        };
+        let (kind, index, delta) = match update {
+            E::TextDelta {
+                content_index,
+                delta,
+            } => ("text_delta", content_index, delta),
+            E::ThinkingDelta {
+                content_index,
+                delta,
+            } => ("thinking_delta", content_index, delta),
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => ("toolcall_delta", content_index, delta),
+            _ => return None,
+        };
+        if self.held_agent_end.is_some() {
+            return None;
+        }
+        if self.usage_line.is_none() {
+            self.usage_line = Some(to_js_line(&self.usage).ok()?);
+        }
+        let usage = self.usage_line.as_deref()?;
+        let delta = serde_json::to_string(delta).ok()?;
+        let mut line = String::with_capacity(usage.len() + delta.len() + 96);
+        line.push_str(r#"{"type":"message_update","usage":"#);
+        line.push_str(usage);
+        line.push_str(r#","assistantMessageEvent":{"type":""#);
+        line.push_str(kind);
+        line.push_str(r#"","contentIndex":"#);
+        line.push_str(&index.to_string());
+        line.push_str(r#","delta":"#);
+        line.push_str(&delta);
+        line.push_str("}}");
+        Some(line)
     }
 
     /// The lines for an event of the session layer (retry, compaction, queue updates, …).

@@ -143,3 +143,76 @@ fn numbers_are_written_as_javascript_writes_them() {
         "{\"cost\":0,\"n\":1.5}\n"
     );
 }
+
+#[test]
+fn delta_lines_written_directly_equal_the_value_lines() {
+    let usage = Usage {
+        input: 1234,
+        output: 7,
+        total_tokens: 1241,
+        ..Usage::default()
+    };
+    let mut usage = usage;
+    usage.cost.input = 0.000_125;
+    usage.cost.total = 1.5e-7;
+    let tricky = [
+        "",
+        "plain",
+        "quote \" backslash \\ slash /",
+        "newline\ncr\rtab\tnul\u{0}bell\u{7}del\u{7f}",
+        "line sep \u{2028} para sep \u{2029}",
+        "émoji 🦀 and 漢字",
+        r#"{"path":"a.rs","oldText":"x"#,
+    ];
+    for (index, text) in tricky.iter().enumerate() {
+        for event in [
+            AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: text.to_string(),
+            },
+            AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta: text.to_string(),
+            },
+            AssistantMessageEvent::ToolcallDelta {
+                content_index: index,
+                delta: text.to_string(),
+            },
+        ] {
+            let mut by_value = JsonLines::new();
+            started(&mut by_value, usage);
+            let expected = update(&mut by_value, event.clone());
+            let mut direct = JsonLines::new();
+            started(&mut direct, usage);
+            let event = AgentEvent::MessageUpdate {
+                assistant_message_event: event,
+            };
+            assert!(
+                direct.delta_line(&event).is_some(),
+                "{event:?} has a direct line"
+            );
+            assert_eq!(direct.agent_event_lines(&event), vec![expected]);
+        }
+    }
+}
+
+#[test]
+fn a_delta_after_a_held_agent_end_releases_it_first() {
+    let mut lines = JsonLines::new();
+    started(&mut lines, Usage::default());
+    let end = AgentEvent::AgentEnd {
+        messages: Vec::new(),
+    };
+    assert!(lines.agent_event_lines(&end).is_empty());
+    let delta = AgentEvent::MessageUpdate {
+        assistant_message_event: AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "x".into(),
+        },
+    };
+    let out = lines.agent_event_lines(&delta);
+    assert_eq!(out.len(), 2);
+    assert!(out[0].starts_with(r#"{"type":"agent_end""#), "{}", out[0]);
+    assert!(out[0].ends_with(r#""willRetry":false}"#), "{}", out[0]);
+    assert!(out[1].contains(r#""delta":"x""#), "{}", out[1]);
+}

@@ -32,7 +32,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::anyhow;
-use serde_json::Value;
 use tandem_ai::registry::{AgentDir, ModelRegistry};
 use tandem_ai::sync::lock;
 use tandem_coding::agent_session::AgentSessionEvent;
@@ -231,24 +230,25 @@ async fn start(
     })
 }
 
-/// The session's events as JSON mode writes them, each followed by a marker (`null`) that
+/// The session's events as JSON mode writes them, each followed by a marker (`None`) that
 /// [`Output`] counts instead of writing.
 struct Events(JsonEvents);
 
 impl Translate for Events {
-    type Out = Value;
+    type Out = Option<String>;
 
-    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Value> {
-        let mut lines = self.0.translate(event);
-        lines.push(Value::Null);
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<Option<String>> {
+        let mut lines: Vec<Option<String>> =
+            self.0.translate(event).into_iter().map(Some).collect();
+        lines.push(None);
         lines
     }
 
-    fn delta_len(_: &Value) -> Option<usize> {
+    fn delta_len(_: &Option<String>) -> Option<usize> {
         None
     }
 
-    fn merge(_: &mut Value, next: Value) -> Option<Value> {
+    fn merge(_: &mut Option<String>, next: Option<String>) -> Option<Option<String>> {
         Some(next)
     }
 }
@@ -256,12 +256,11 @@ impl Translate for Events {
 /// Standard output, counting the events written.
 struct Output(watch::Sender<u64>);
 
-impl Transport<Value> for Output {
-    async fn send(&mut self, line: Value) {
-        if line.is_null() {
-            self.0.send_modify(|n| *n += 1);
-        } else {
-            Stdout.send(line).await;
+impl Transport<Option<String>> for Output {
+    async fn send(&mut self, line: Option<String>) {
+        match line {
+            None => self.0.send_modify(|n| *n += 1),
+            Some(line) => Stdout.send(line).await,
         }
     }
 }
