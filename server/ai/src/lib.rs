@@ -30,6 +30,6 @@ pub use event::{AssistantMessageEvent, PartialMessage};
 pub use model::{Api, InputKind, Model, ModelCost, OpenAiCompat, ThinkingBudgets, ThinkingLevel};
 pub use options::{StreamOptions, DEFAULT_IDLE_TIMEOUT};
 pub use providers::stream;
-pub use stream::{AssistantStream, StreamWriter, ABORTED_MESSAGE};
+pub use stream::{AssistantStream, BlockEnds, StreamWriter, ABORTED_MESSAGE};
 pub use tokio_util::sync::CancellationToken;
 pub use types::*;

@@ -38,7 +38,9 @@ impl AssistantStream {
         let writer = StreamWriter {
             tx,
             partial: PartialMessage::new(message.clone()),
-            open: None,
+            open: Vec::new(),
+            current: None,
+            ends: BlockEnds::OnNextBlock,
             started: false,
             finished: false,
             receiver_gone: false,
@@ -120,6 +122,19 @@ enum OpenKind {
     ToolCall,
 }
 
+/// When the writer ends a content block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockEnds {
+    /// A block ends when a block of another kind starts, so one block is open at a time (the
+    /// providers whose wire format ends blocks, and pi's for them).
+    OnNextBlock,
+    /// Every block stays open until the stream finishes, then all end in content order; a
+    /// message has at most one text and one thinking block (later text joins the text block,
+    /// even after a tool call), and every tool-call fragment is reported, even an empty one.
+    /// pi's Chat Completions provider streams so, and JSON mode prints what pi prints.
+    AtFinish,
+}
+
 /// The producer side: providers report what the model sends; the writer numbers the content
 /// blocks, emits start/delta/end events, keeps the partial message and guarantees a single
 /// terminal event.
@@ -127,7 +142,11 @@ enum OpenKind {
 pub struct StreamWriter {
     tx: mpsc::Sender<AssistantMessageEvent>,
     partial: PartialMessage,
-    open: Option<(usize, OpenKind)>,
+    /// The open blocks, in content order (at most one with [`BlockEnds::OnNextBlock`]).
+    open: Vec<(usize, OpenKind)>,
+    /// The open block written last: signatures, late ids and tool-call fragments go to it.
+    current: Option<(usize, OpenKind)>,
+    ends: BlockEnds,
     started: bool,
     finished: bool,
     receiver_gone: bool,
@@ -145,6 +164,11 @@ impl StreamWriter {
     /// Content must go through the block methods so events stay consistent.
     pub fn message_mut(&mut self) -> &mut AssistantMessage {
         self.partial.message_mut()
+    }
+
+    /// Sets when blocks end (before the first block opens).
+    pub fn set_block_ends(&mut self, ends: BlockEnds) {
+        self.ends = ends;
     }
 
     /// True once the consumer dropped the stream; providers may stop early.
@@ -187,14 +211,28 @@ impl StreamWriter {
 
     async fn ensure_open(&mut self, kind: OpenKind) -> usize {
         self.start().await;
-        if let Some((index, open)) = self.open {
-            if open == kind {
-                return index;
-            }
+        let reusable = match self.ends {
+            BlockEnds::OnNextBlock => self.current.filter(|(_, open)| *open == kind),
+            BlockEnds::AtFinish => self.open.iter().copied().find(|(_, open)| *open == kind),
+        };
+        if let Some((index, open)) = reusable {
+            self.current = Some((index, open));
+            return index;
         }
-        self.end_block().await;
+        self.open_block(kind).await
+    }
+
+    /// Opens a new block of `kind` (ending the open one first unless blocks end at the finish).
+    async fn open_block(&mut self, kind: OpenKind) -> usize {
+        if self.ends == BlockEnds::OnNextBlock {
+            self.end_block().await;
+        }
         let index = self.partial.message().content.len();
-        self.open = Some((index, kind));
+        self.open.push((index, kind));
+        self.current = Some((index, kind));
+        if kind == OpenKind::ToolCall {
+            return index;
+        }
         let event = match kind {
             OpenKind::Text => AssistantMessageEvent::TextStart {
                 content_index: index,
@@ -202,7 +240,7 @@ impl StreamWriter {
             OpenKind::Thinking => AssistantMessageEvent::ThinkingStart {
                 content_index: index,
             },
-            OpenKind::ToolCall => unreachable!("tool calls are opened by start_tool_call"),
+            OpenKind::ToolCall => return index,
         };
         self.emit(event).await;
         index
@@ -243,7 +281,9 @@ impl StreamWriter {
 
     /// Sets the signature of the open text or thinking block (sent with its end event).
     pub fn set_signature(&mut self, signature: impl Into<String>) {
-        let Some((index, _)) = self.open else { return };
+        let Some((index, _)) = self.current else {
+            return;
+        };
         let signature = signature.into();
         match self.partial.message_mut().content.get_mut(index) {
             Some(AssistantBlock::Text(t)) => t.text_signature = Some(signature),
@@ -255,7 +295,9 @@ impl StreamWriter {
 
     /// Appends to the signature of the open thinking block (Anthropic streams it in pieces).
     pub fn append_signature(&mut self, piece: &str) {
-        let Some((index, _)) = self.open else { return };
+        let Some((index, _)) = self.current else {
+            return;
+        };
         if let Some(AssistantBlock::Thinking(t)) = self.partial.message_mut().content.get_mut(index)
         {
             t.thinking_signature
@@ -266,38 +308,56 @@ impl StreamWriter {
 
     /// Marks the open thinking block as redacted.
     pub fn set_redacted(&mut self) {
-        let Some((index, _)) = self.open else { return };
+        let Some((index, _)) = self.current else {
+            return;
+        };
         if let Some(AssistantBlock::Thinking(t)) = self.partial.message_mut().content.get_mut(index)
         {
             t.redacted = Some(true);
         }
     }
 
-    /// Opens a tool-call block (closing whatever block was open).
-    pub async fn start_tool_call(&mut self, id: impl Into<String>, name: impl Into<String>) {
+    /// Opens a tool-call block (closing whatever block was open, unless blocks end at the
+    /// finish); its content index.
+    pub async fn start_tool_call(
+        &mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+    ) -> usize {
         self.start().await;
-        self.end_block().await;
-        let index = self.partial.message().content.len();
-        self.open = Some((index, OpenKind::ToolCall));
+        let index = self.open_block(OpenKind::ToolCall).await;
         self.emit(AssistantMessageEvent::ToolcallStart {
             content_index: index,
             id: id.into(),
             name: name.into(),
         })
         .await;
+        index
     }
 
-    /// True when the open block is a tool call.
+    /// Makes the open tool call at `index` the current block again (with
+    /// [`BlockEnds::AtFinish`], where several calls may be open); false when no open tool call
+    /// has that index.
+    pub fn resume_tool_call(&mut self, index: usize) -> bool {
+        let found = self.open.contains(&(index, OpenKind::ToolCall));
+        if found {
+            self.current = Some((index, OpenKind::ToolCall));
+        }
+        found
+    }
+
+    /// True when the current block is a tool call.
     pub fn in_tool_call(&self) -> bool {
-        matches!(self.open, Some((_, OpenKind::ToolCall)))
+        matches!(self.current, Some((_, OpenKind::ToolCall)))
     }
 
-    /// Appends raw argument JSON to the open tool call.
+    /// Appends raw argument JSON to the current tool call (an empty fragment is reported only
+    /// with [`BlockEnds::AtFinish`]).
     pub async fn tool_call_delta(&mut self, delta: &str) {
-        let Some((content_index, OpenKind::ToolCall)) = self.open else {
+        let Some((content_index, OpenKind::ToolCall)) = self.current else {
             return;
         };
-        if delta.is_empty() {
+        if delta.is_empty() && self.ends == BlockEnds::OnNextBlock {
             return;
         }
         self.emit(AssistantMessageEvent::ToolcallDelta {
@@ -309,7 +369,7 @@ impl StreamWriter {
 
     /// Updates the id or name of the open tool call (some providers send them late).
     pub fn patch_tool_call(&mut self, id: Option<&str>, name: Option<&str>) {
-        let Some((index, OpenKind::ToolCall)) = self.open else {
+        let Some((index, OpenKind::ToolCall)) = self.current else {
             return;
         };
         if let Some(AssistantBlock::ToolCall(c)) = self.partial.message_mut().content.get_mut(index)
@@ -318,6 +378,22 @@ impl StreamWriter {
                 c.id = id.to_string();
             }
             if let Some(name) = name {
+                c.name = name.to_string();
+            }
+        }
+    }
+
+    /// Gives the current tool call the id or name it lacks (a later fragment never renames it).
+    pub fn fill_tool_call(&mut self, id: Option<&str>, name: Option<&str>) {
+        let Some((index, OpenKind::ToolCall)) = self.current else {
+            return;
+        };
+        if let Some(AssistantBlock::ToolCall(c)) = self.partial.message_mut().content.get_mut(index)
+        {
+            if let Some(id) = id.filter(|_| c.id.is_empty()) {
+                c.id = id.to_string();
+            }
+            if let Some(name) = name.filter(|_| c.name.is_empty()) {
                 c.name = name.to_string();
             }
         }
@@ -340,12 +416,17 @@ impl StreamWriter {
         self.malformed.as_deref()
     }
 
-    /// Closes the open block, emitting its end event. A tool call whose argument JSON does not
-    /// parse emits no end event; it is remembered and [`StreamWriter::finish`] fails with it.
+    /// Closes the open blocks in content order, emitting their end events. A tool call whose
+    /// argument JSON does not parse emits no end event; it is remembered and
+    /// [`StreamWriter::finish`] fails with it.
     pub async fn end_block(&mut self) {
-        let Some((index, kind)) = self.open.take() else {
-            return;
-        };
+        self.current = None;
+        for (index, kind) in std::mem::take(&mut self.open) {
+            self.end_one(index, kind).await;
+        }
+    }
+
+    async fn end_one(&mut self, index: usize, kind: OpenKind) {
         let block = self.partial.message().content.get(index).cloned();
         let event = match (kind, block) {
             (OpenKind::Text, Some(AssistantBlock::Text(t))) => AssistantMessageEvent::TextEnd {
@@ -422,7 +503,8 @@ impl StreamWriter {
         } else {
             StopReason::Error
         };
-        self.open = None;
+        self.open.clear();
+        self.current = None;
         let mut message = self.partial.message().clone();
         message.stop_reason = reason;
         message.error_message = Some(error_message.into());

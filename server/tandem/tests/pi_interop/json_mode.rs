@@ -1,11 +1,11 @@
 //! `--mode json` beside the real pi 1.6: the same scripted conversation (reasoning, text in many
-//! deltas, a read call whose arguments stream in pieces, a bash call, a long answer) through
+//! deltas, a read call whose arguments stream in pieces, a bash call with text and reasoning
+//! after it, a long answer) through
 //! both programs, every line compared after blanking what differs between any two runs (ids,
 //! timestamps, durations, the sandbox's path, and the sections and tools of the `system` message
 //! each run starts with: each program's own prompt and tools).
 //!
-//! What Tandem does not print like pi 1.6 yet is removed from pi's lines by [`known_gaps`], one
-//! rule per gap, each saying what pi prints; closing a gap means deleting its rule. Two things
+//! No difference is set aside: after the blanking, every line is pi 1.6's. Two things
 //! are not gaps but timing, and are left out on both sides: the `usage` on `message_update`
 //! lines (pi serializes its live message, which has usually taken the final usage by the time
 //! the line is written) and `tool_execution_update` lines (how many depends on how the
@@ -34,6 +34,10 @@ fn queue_conversation(mock: &MockLlm) {
         Answer::new("chatcmpl-json-2")
             .text("Now the command.")
             .streamed_tool_call("call_bash_2", "bash", &json!({"command": "echo hi"}), 7)
+            // Text after a call joins the message's text block; reasoning after text its
+            // thinking block (pi's Chat Completions provider keeps one of each).
+            .text(" It prints hi.")
+            .reasoning("A second thought.")
             .response(),
     );
     let mut last = Answer::new("chatcmpl-json-3").reasoning("Now answer.");
@@ -109,54 +113,6 @@ fn normalized(lines: Vec<Value>) -> Vec<Value> {
     lines
 }
 
-/// pi 1.6's lines as Tandem prints them today: each rule removes one difference.
-pub(super) fn known_gaps(lines: Vec<Value>) -> Vec<Value> {
-    provider_block_order(lines)
-}
-
-/// Gap: pi 1.6's OpenAI-compatible provider keeps every block open until the stream ends (then
-/// ends them all, in content order) and reports the chunk that names a tool call as an empty
-/// `toolcall_delta`; Tandem ends a block when the next one starts and skips empty deltas. This
-/// moves each `*_end` of pi's to just after its block's last update and drops the empty deltas.
-fn provider_block_order(lines: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    let mut updates: Vec<Value> = Vec::new();
-    let flush = |updates: &mut Vec<Value>, out: &mut Vec<Value>| {
-        let (ends, mut rest): (Vec<Value>, Vec<Value>) = updates
-            .drain(..)
-            .partition(|u| update_kind(u).ends_with("_end"));
-        rest.retain(|u| {
-            !(update_kind(u) == "toolcall_delta" && u["assistantMessageEvent"]["delta"] == "")
-        });
-        for end in ends {
-            let index = &end["assistantMessageEvent"]["contentIndex"];
-            let after = rest
-                .iter()
-                .rposition(|u| &u["assistantMessageEvent"]["contentIndex"] == index)
-                .map_or(rest.len(), |p| p + 1);
-            rest.insert(after, end);
-        }
-        out.append(&mut rest);
-    };
-    for line in lines {
-        if line["type"] == "message_update" {
-            updates.push(line);
-        } else {
-            flush(&mut updates, &mut out);
-            out.push(line);
-        }
-    }
-    flush(&mut updates, &mut out);
-    out
-}
-
-fn update_kind(line: &Value) -> String {
-    line["assistantMessageEvent"]["type"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_mode_prints_pi_16_lines_for_the_same_conversation() {
     pi16_bin();
@@ -181,7 +137,7 @@ async fn json_mode_prints_pi_16_lines_for_the_same_conversation() {
         );
     }
 
-    let theirs = known_gaps(normalized(pi));
+    let theirs = normalized(pi);
     let ours = normalized(tandem);
     let text = |lines: &[Value]| -> Vec<String> { lines.iter().map(Value::to_string).collect() };
     let (theirs, ours) = (text(&theirs), text(&ours));

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use tandem_tests::mock_llm::{MockLlm, MockResponse};
 
-use crate::json_mode::known_gaps;
 use crate::reference_task_by_both;
 use crate::support_pi::pi_rpc::PiRpc;
 use crate::support_pi::transcript::{self, conversation, normalize, types};
@@ -52,8 +51,7 @@ async fn pi_16_and_tandem_write_the_same_lines_for_the_same_task() {
         checkpoint["customType"], "tandem.checkpoint",
         "{checkpoint}"
     );
-    // pi 1.6's fields Tandem does not write yet are the JSON mode's known gaps.
-    let mut theirs = known_gaps(normalize(&transcript::lines(&pi_file)));
+    let mut theirs = normalize(&transcript::lines(&pi_file));
     let mut ours = normalize(&tandem_lines);
     for (label, lines) in [("Tandem", &ours), ("pi 1.6", &theirs)] {
         let system = &lines[3]["message"];

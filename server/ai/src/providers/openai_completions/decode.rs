@@ -6,6 +6,13 @@
 //! usage often comes after it, in a chunk with no choices, so reading goes on until `[DONE]` or
 //! the end of the body. Compatible servers differ in details, so the decoder is lenient about
 //! what it does not need (unknown fields, missing `object`) and strict about what it does.
+//!
+//! Blocks are reported as pi 1.6's provider reports them ([`BlockEnds::AtFinish`]): one text
+//! and one thinking block per message, reasoning before text within a chunk, tool calls keyed by
+//! their stream `index` (or `id`), every fragment reported, and all blocks ending together when
+//! the stream does.
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -13,19 +20,10 @@ use crate::cost::apply_cost;
 use crate::error::{excerpt, ProviderError};
 use crate::http::{parse_json, EventSource};
 use crate::model::Model;
-use crate::stream::StreamWriter;
+use crate::stream::{BlockEnds, StreamWriter};
 use crate::types::{AssistantBlock, StopReason, Usage};
 
 use super::messages::REASONING_FIELDS;
-
-/// The block the decoder last wrote to (the writer opens and closes blocks as kinds change).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Current {
-    None,
-    Text,
-    Thinking,
-    ToolCall { id: String },
-}
 
 /// How the stream ended, per `finish_reason`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +35,11 @@ enum Finish {
 struct Decoder<'a> {
     provider: &'a str,
     model: &'a Model,
-    current: Current,
+    /// Whether the thinking block has its signature (the reasoning field's name) yet.
+    thinking_signed: bool,
+    /// Tool calls by their stream `index`, and by `id`: content indexes.
+    calls_by_index: HashMap<u64, usize>,
+    calls_by_id: HashMap<String, usize>,
     finish: Option<Finish>,
     chunks: usize,
 }
@@ -51,10 +53,13 @@ pub async fn decode(
     let mut decoder = Decoder {
         provider: &model.provider,
         model,
-        current: Current::None,
+        thinking_signed: false,
+        calls_by_index: HashMap::new(),
+        calls_by_id: HashMap::new(),
         finish: None,
         chunks: 0,
     };
+    writer.set_block_ends(BlockEnds::AtFinish);
     let mut saw_done = false;
     while let Some(event) = source.next_event().await? {
         let data = event.data.trim();
@@ -116,10 +121,6 @@ impl Decoder<'_> {
             self.finish = Some(self.map_finish(reason)?);
         }
         let delta = &choice["delta"];
-        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-            writer.text_delta(text).await;
-            self.current = Current::Text;
-        }
         let reasoning = REASONING_FIELDS.iter().find_map(|field| {
             delta[*field]
                 .as_str()
@@ -128,11 +129,14 @@ impl Decoder<'_> {
         });
         if let Some((field, text)) = reasoning {
             writer.thinking_delta(text).await;
-            if self.current != Current::Thinking {
+            if !self.thinking_signed {
                 // The field name is the signature: replay sends the reasoning back in it.
                 writer.set_signature(field);
-                self.current = Current::Thinking;
+                self.thinking_signed = true;
             }
+        }
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            writer.text_delta(text).await;
         }
         if let Some(calls) = delta["tool_calls"].as_array() {
             for call in calls {
@@ -145,29 +149,39 @@ impl Decoder<'_> {
         Ok(())
     }
 
+    /// One tool-call fragment: it continues the call with its stream `index`, else the call
+    /// with its `id`, else (a server that sends neither) the current call; otherwise it starts
+    /// a call. A late id or name fills in what the call lacks.
     async fn tool_call(&mut self, call: &Value, writer: &mut StreamWriter) {
+        let stream_index = call["index"].as_u64();
         let id = call["id"].as_str().filter(|s| !s.is_empty());
         let name = call["function"]["name"].as_str().filter(|s| !s.is_empty());
         let arguments = call["function"]["arguments"].as_str().unwrap_or("");
-        let starts_new = match (&self.current, id) {
-            (Current::ToolCall { .. }, None) => false,
-            // An id arriving after the call began without one names that call.
-            (Current::ToolCall { id: current }, Some(_)) if current.is_empty() => false,
-            (Current::ToolCall { id: current }, Some(id)) => current != id,
-            _ => true,
-        };
-        if starts_new {
-            writer
-                .start_tool_call(id.unwrap_or(""), name.unwrap_or(""))
-                .await;
-            self.current = Current::ToolCall {
-                id: id.unwrap_or("").to_string(),
-            };
-        } else {
-            writer.patch_tool_call(id, name);
-            if let (Some(id), Current::ToolCall { id: current }) = (id, &mut self.current) {
-                *current = id.to_string();
+        let known = stream_index
+            .and_then(|i| self.calls_by_index.get(&i))
+            .or_else(|| id.and_then(|id| self.calls_by_id.get(id)))
+            .copied();
+        let neither = stream_index.is_none() && id.is_none();
+        let index = match known {
+            Some(index) if writer.resume_tool_call(index) => {
+                writer.fill_tool_call(id, name);
+                Some(index)
             }
+            None if neither && writer.in_tool_call() => {
+                writer.fill_tool_call(id, name);
+                None
+            }
+            _ => Some(
+                writer
+                    .start_tool_call(id.unwrap_or(""), name.unwrap_or(""))
+                    .await,
+            ),
+        };
+        if let (Some(index), Some(i)) = (index, stream_index) {
+            self.calls_by_index.entry(i).or_insert(index);
+        }
+        if let (Some(index), Some(id)) = (index, id) {
+            self.calls_by_id.entry(id.to_string()).or_insert(index);
         }
         writer.tool_call_delta(arguments).await;
     }
