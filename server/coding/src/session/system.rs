@@ -35,6 +35,8 @@ pub struct SystemState {
     sections: Vec<(String, String)>,
     /// Tool declarations by name, ordered the same way.
     tools: Vec<(String, Value)>,
+    /// Every tool name a replayed message added or removed, in first-seen order.
+    mentioned: Vec<String>,
     /// The first system message's `timestamp`, once one was seen.
     timestamp: Option<Value>,
 }
@@ -78,14 +80,28 @@ impl SystemState {
         }
         for name in tool_names(fields.get("toolsRemoved")) {
             remove(&mut self.tools, &name);
+            self.mention(&name);
         }
         if let Some(Value::Array(added)) = fields.get("toolsAdded") {
             for tool in added {
                 if let Some(name) = tool.get("name").and_then(Value::as_str) {
                     set(&mut self.tools, name, tool.clone());
+                    self.mention(name);
                 }
             }
         }
+    }
+
+    fn mention(&mut self, name: &str) {
+        if !self.mentioned.iter().any(|n| n == name) {
+            self.mentioned.push(name.to_string());
+        }
+    }
+
+    /// Every tool a replayed message added or removed: tools not among them were registered
+    /// after the branch recorded its tools.
+    pub fn mentioned_tools(&self) -> &[String] {
+        &self.mentioned
     }
 
     /// True when no system message was replayed and no tool is declared (pi's test for "no

@@ -29,6 +29,27 @@ pub enum ToolSelection {
 }
 
 impl ToolSelection {
+    /// True when the front door's default set is in use, perhaps changed by `+name` / `-name`
+    /// (pi 1.6's "default tools": a resumed session then gets the tools its branch recorded).
+    pub fn uses_default(&self) -> bool {
+        match self {
+            ToolSelection::Default | ToolSelection::Editor | ToolSelection::EditorList(_) => true,
+            ToolSelection::Only(entries) => {
+                !entries.is_empty() && entries.iter().all(|e| e.starts_with(['+', '-']))
+            }
+        }
+    }
+
+    /// The `+name` / `-name` changes the command line or the editor gave, when
+    /// [`Self::uses_default`].
+    pub fn changes(&self) -> Option<&Vec<String>> {
+        match self {
+            ToolSelection::EditorList(entries) => Some(entries),
+            ToolSelection::Only(entries) if self.uses_default() => Some(entries),
+            _ => None,
+        }
+    }
+
     /// `entries` (from `--tools` or an editor's configuration) in a front door whose default
     /// set is [`EDITOR_TOOLS`] when `editor`.
     pub fn list(entries: Vec<String>, editor: bool) -> ToolSelection {

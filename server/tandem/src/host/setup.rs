@@ -36,6 +36,7 @@ use tandem_coding::agent_session::{AgentSession, AgentSessionOptions, Reconfigur
 use tandem_coding::calls::CallRecords;
 use tandem_coding::intel::LanguageIntel;
 use tandem_coding::resources::{today_utc, ResourceOptions, Resources, SystemPrompt};
+use tandem_coding::session::system::SystemState;
 use tandem_coding::session::SessionManager;
 use tandem_coding::settings::{self, LoadedSettings};
 use tandem_coding::tools::{self, DEFAULT_TOOLS};
@@ -448,6 +449,7 @@ impl Prepared {
                 bash_policy,
                 calls: calls.clone(),
                 intel: intel.clone(),
+                recorded: recorded(&manager),
             },
             extra_tools,
             &mut problems,
@@ -572,6 +574,7 @@ pub async fn apply_trust(
                     bash_policy,
                     calls: session.calls().clone(),
                     intel,
+                    recorded: session.with_session(|m| recorded(m)),
                 },
                 &registry,
                 tools,
@@ -613,6 +616,14 @@ struct Project<'a> {
     calls: Arc<CallRecords>,
     /// Language intelligence, when any.
     intel: Option<Arc<dyn LanguageIntel>>,
+    /// The prompt and tools the session's branch recorded, when it recorded any.
+    recorded: Option<SystemState>,
+}
+
+/// The prompt and tools `manager`'s branch recorded in its system messages, when it has any.
+fn recorded(manager: &SessionManager) -> Option<SystemState> {
+    let state = SystemState::replay(&manager.build_context().messages);
+    (!state.is_empty()).then_some(state)
 }
 
 fn reconfigure(
@@ -654,6 +665,35 @@ fn reconfigure(
     Ok(())
 }
 
+/// The tools of a session whose branch recorded its tools, as pi 1.6 restores them when the
+/// default set is in use: the recorded tools Tandem has, then the MCP tools and language tools
+/// the branch never mentioned (they came after it recorded its tools; a built-in it never
+/// mentioned stays out), then the `+name` / `-name` changes of `selection`. The settings'
+/// `defaultTools` do not apply: they chose the tools the session started with.
+fn restored_tools(
+    recorded: &SystemState,
+    offered: &[&str],
+    extra_tools: &[Arc<dyn AgentTool>],
+    selection: &ToolSelection,
+) -> (Vec<String>, Vec<tools::UnknownTool>) {
+    let extra: Vec<&str> = extra_tools.iter().map(|t| t.name()).collect();
+    let available =
+        |n: &str| tools::ALL_TOOLS.contains(&n) || offered.contains(&n) || extra.contains(&n);
+    let mentioned = recorded.mentioned_tools();
+    let mut base: Vec<&str> = recorded
+        .tool_names()
+        .into_iter()
+        .filter(|n| available(n))
+        .collect();
+    for name in offered.iter().chain(&extra) {
+        if !mentioned.iter().any(|m| m == name) && !base.contains(name) {
+            base.push(name);
+        }
+    }
+    let changes: Vec<&[String]> = selection.changes().map(Vec::as_slice).into_iter().collect();
+    tools::select_tools(&base, &changes)
+}
+
 /// Resources, tools and system prompt, assembled the same way for a new session and a
 /// reconfigured one.
 struct Parts {
@@ -676,6 +716,7 @@ fn assemble(
         bash_policy,
         calls,
         intel,
+        recorded,
     } = project;
     let merged = &loaded.merged;
     let resources = Resources::load(
@@ -703,33 +744,44 @@ fn assemble(
     );
     let features = intel.as_ref().map(|i| i.features()).unwrap_or_default();
     let offered = tools::language_tools(features);
-    // The front door's default set and the language tools a source answers, changed by the
-    // settings' `defaultTools` (the user's, then the project's) and `--tools`.
-    let (base, flag): (&[&str], Option<&Vec<String>>) = match &options.tools {
-        ToolSelection::Default => (&DEFAULT_TOOLS, None),
-        ToolSelection::Editor => (&EDITOR_TOOLS, None),
-        ToolSelection::Only(list) => (&DEFAULT_TOOLS, Some(list)),
-        ToolSelection::EditorList(list) => (&EDITOR_TOOLS, Some(list)),
+    let restoring = recorded.as_ref().filter(|_| options.tools.uses_default());
+    let (chosen, unknown) = match restoring {
+        Some(recorded) => restored_tools(recorded, &offered, &extra_tools, &options.tools),
+        None => {
+            // The front door's default set and the language tools a source answers, changed by
+            // the settings' `defaultTools` (the user's, then the project's) and `--tools`.
+            let (base, flag): (&[&str], Option<&Vec<String>>) = match &options.tools {
+                ToolSelection::Default => (&DEFAULT_TOOLS, None),
+                ToolSelection::Editor => (&EDITOR_TOOLS, None),
+                ToolSelection::Only(list) => (&DEFAULT_TOOLS, Some(list)),
+                ToolSelection::EditorList(list) => (&EDITOR_TOOLS, Some(list)),
+            };
+            let base: Vec<&str> = base.iter().chain(&offered).copied().collect();
+            let lists: Vec<&[String]> = [
+                loaded.global.default_tools.as_deref(),
+                loaded.project.default_tools.as_deref(),
+                flag.map(Vec::as_slice),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            tools::select_tools(&base, &lists)
+        }
     };
-    let base: Vec<&str> = base.iter().chain(&offered).copied().collect();
-    let lists: Vec<&[String]> = [
-        loaded.global.default_tools.as_deref(),
-        loaded.project.default_tools.as_deref(),
-        flag.map(Vec::as_slice),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let (chosen, unknown) = tools::select_tools(&base, &lists);
     problems.extend(unknown.iter().map(|u| format!("defaultTools: {u}")));
     // Named language tools without a source to answer them are left out.
     let mut tool_names: Vec<String> = chosen
-        .into_iter()
-        .filter(|n| !tools::LANGUAGE_TOOLS.contains(&n.as_str()) || offered.contains(&n.as_str()))
+        .iter()
+        .filter(|n| tools::ALL_TOOLS.contains(&n.as_str()) || offered.contains(&n.as_str()))
+        .cloned()
         .collect();
     let name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
     let mut tools = tools::tools(&env, &name_refs);
+    // Every MCP tool, unless the restored tools leave it out.
     for tool in extra_tools {
+        if restoring.is_some() && !chosen.iter().any(|n| n == tool.name()) {
+            continue;
+        }
         if tool_names.iter().any(|n| n == tool.name()) {
             problems.push(format!(
                 "the tool `{}` is already defined; the second one was left out",

@@ -1,5 +1,5 @@
 //! pi 1.6's settings through the real binary: the tools a session starts with
-//! (`defaultTools`, `--tools +name`), a new session's thinking level per model
+//! (`defaultTools`, `--tools +name`) and keeps when resumed, a new session's thinking level per model
 //! (`modelThinkingLevels`), the proxy (`httpProxy`, the agent directory's only), the idle
 //! timeout (`httpIdleTimeoutMs`), blocked images (`images.blockImages`), where sessions go
 //! (`sessionDir`, `PI_CODING_AGENT_SESSION_DIR`), and keys Tandem does not act on, each said
@@ -57,6 +57,48 @@ fn default_tools_in_settings_and_tools_changes_on_the_command_line() {
     let run = sandbox.run(&["-p", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(sandbox.offered_tools(usize::MAX), Vec::<String>::new());
+}
+
+/// pi 1.6 restores a resumed session's tools from its system messages unless `--tools` names
+/// them; `+name` / `-name` change the restored set, and `defaultTools` chose only the first.
+#[test]
+fn a_resumed_session_keeps_the_tools_its_branch_recorded() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["--tools", "read,grep", "-p", "first"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["read", "grep"]);
+
+    // Continued with the default set: the recorded tools, not read/bash/edit/write, and not
+    // the settings' `defaultTools` either.
+    sandbox.write_settings(json!({"defaultTools": ["bash"]}));
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["-c", "-p", "second"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["read", "grep"]);
+
+    // Changes apply to the restored set, and are recorded for the next resume.
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["-c", "--tools", "+ls,-read", "-p", "third"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["grep", "ls"]);
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["-c", "-p", "fourth"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["grep", "ls"]);
+
+    // Plain names choose the tools outright.
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["-c", "--tools", "bash", "-p", "fifth"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["bash"]);
+    // The session file says so in its system messages: one patch per change.
+    let session = std::fs::read_to_string(sandbox.only_session()).expect("session file");
+    let patches = session
+        .lines()
+        .filter(|l| l.contains(r#""role":"system""#))
+        .count();
+    assert_eq!(patches, 3, "{session}");
 }
 
 #[test]
