@@ -173,6 +173,28 @@ pub struct Usage {
     pub cost: UsageCost,
 }
 
+impl Usage {
+    /// Adds `other`'s tokens and cost (several model calls counted as one, like a compaction's
+    /// two summaries). A sum is no provider's report: `totalFromProvider` is left out.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.reasoning = match (self.reasoning, other.reasoning) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        self.total_tokens += other.total_tokens;
+        self.cost.input += other.cost.input;
+        self.cost.output += other.cost.output;
+        self.cost.cache_read += other.cost.cache_read;
+        self.cost.cache_write += other.cost.cache_write;
+        self.cost.total += other.cost.total;
+        self.cost.total_from_provider = None;
+    }
+}
+
 /// Why an assistant message ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

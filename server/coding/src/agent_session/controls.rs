@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use serde::Serialize;
 use tandem_agent::{AgentMessage, QueueMode};
 use tandem_ai::sync::lock;
-use tandem_ai::{AssistantBlock, Message, ThinkingLevel};
+use tandem_ai::{AssistantBlock, Message, ThinkingLevel, Usage};
 
 use super::{user_text, AgentSession, AgentSessionEvent, SessionError, SessionEvent};
 use crate::session::EntryKind;
@@ -255,14 +255,19 @@ impl AgentSession {
             cost: 0.0,
             context_usage: None,
         });
-        let messages: Vec<AgentMessage> = self.with_session(|s| {
-            s.entries()
+        let (messages, usages): (Vec<AgentMessage>, Vec<Usage>) = self.with_session(|s| {
+            let entries = s.entries();
+            let messages = entries
                 .iter()
                 .filter_map(|e| match &e.kind {
                     EntryKind::Message { message } => Some(message.clone()),
                     _ => None,
                 })
-                .collect()
+                .collect();
+            (
+                messages,
+                entries.iter().filter_map(|e| e.recorded_usage()).collect(),
+            )
         });
         for message in &messages {
             stats.total_messages += 1;
@@ -276,15 +281,17 @@ impl AgentSession {
                         .iter()
                         .filter(|b| matches!(b, AssistantBlock::ToolCall(_)))
                         .count() as u64;
-                    let u = &a.usage;
-                    stats.tokens.input += u.input;
-                    stats.tokens.output += u.output;
-                    stats.tokens.cache_read += u.cache_read;
-                    stats.tokens.cache_write += u.cache_write;
-                    stats.cost += u.cost.total;
                 }
                 _ => {}
             }
+        }
+        // Every model call of the file: answers, summaries and usage entries (pi 1.6).
+        for u in &usages {
+            stats.tokens.input += u.input;
+            stats.tokens.output += u.output;
+            stats.tokens.cache_read += u.cache_read;
+            stats.tokens.cache_write += u.cache_write;
+            stats.cost += u.cost.total;
         }
         let t = &mut stats.tokens;
         t.total = t.input + t.output + t.cache_read + t.cache_write;

@@ -918,6 +918,7 @@ impl AgentSession {
                 result.first_kept_entry_id,
                 result.tokens_before,
                 Some(result.details.to_value()),
+                serde_json::to_value(result.usage).ok(),
                 None,
             )
             .map(|_| s.build_context().messages)

@@ -28,12 +28,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use tandem_agent::StreamFn;
-use tandem_ai::{CancellationToken, Model, ThinkingLevel};
+use tandem_ai::{CancellationToken, Model, ThinkingLevel, Usage};
 
 pub use cut::{find_cut_point, find_turn_start_index, CutPoint};
 pub use files::{format_file_operations, CompactionDetails, FileOperations};
 pub use prepare::{prepare_compaction, CompactionPreparation};
-pub use summary::{generate_summary, generate_turn_prefix_summary};
+pub use summary::{generate_summary, generate_turn_prefix_summary, Summary};
 pub use tokens::{
     calculate_context_tokens, estimate_context_tokens, estimate_tokens, last_assistant_usage,
     should_compact, ContextUsageEstimate,
@@ -92,6 +92,9 @@ pub struct CompactionResult {
     pub tokens_before: u64,
     /// The file lists (store with [`CompactionDetails::to_value`]).
     pub details: CompactionDetails,
+    /// What the summaries' model calls cost (recorded on the compaction entry, counted in the
+    /// session's totals).
+    pub usage: Usage,
 }
 
 /// Which summary a model call was for.
@@ -169,11 +172,14 @@ pub async fn compact(
         )
     };
 
+    let mut usage = Usage::default();
     let mut summary = if preparation.is_split_turn && !preparation.turn_prefix_messages.is_empty() {
         let history = if preparation.messages_to_summarize.is_empty() {
             prompts::NO_PRIOR_HISTORY.to_string()
         } else {
-            history().await?
+            let history = history().await?;
+            usage.add(&history.usage);
+            history.text
         };
         let prefix = generate_turn_prefix_summary(
             &preparation.turn_prefix_messages,
@@ -184,9 +190,16 @@ pub async fn compact(
             cancel,
         )
         .await?;
-        format!("{history}{}{prefix}", prompts::TURN_CONTEXT_SEPARATOR)
+        usage.add(&prefix.usage);
+        format!(
+            "{history}{}{}",
+            prompts::TURN_CONTEXT_SEPARATOR,
+            prefix.text
+        )
     } else {
-        history().await?
+        let history = history().await?;
+        usage = history.usage;
+        history.text
     };
     if cancel.is_cancelled() {
         return Err(CompactionError::Aborted);
@@ -199,6 +212,7 @@ pub async fn compact(
         first_kept_entry_id: preparation.first_kept_entry_id.clone(),
         tokens_before: preparation.tokens_before,
         details,
+        usage,
     })
 }
 

@@ -9,7 +9,7 @@
 use tandem_agent::{AgentMessage, StreamFn};
 use tandem_ai::{
     AssistantBlock, CancellationToken, Context, Message, Model, StopReason, StreamOptions,
-    ThinkingLevel, UserMessage,
+    ThinkingLevel, Usage, UserMessage,
 };
 
 use super::prompts::{
@@ -19,6 +19,15 @@ use super::prompts::{
 use super::serialize::serialize_conversation;
 use super::{CompactionError, CompactionOptions, SummaryPart};
 use crate::messages::convert_to_llm;
+
+/// A summary and the usage of the model call that wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The summary's text.
+    pub text: String,
+    /// What the call cost.
+    pub usage: Usage,
+}
 
 /// Summarizes `messages` into a checkpoint. With a `previous_summary` the model is asked to
 /// update it with the new messages, so a chain of compactions keeps what earlier ones recorded.
@@ -30,7 +39,7 @@ pub async fn generate_summary(
     previous_summary: Option<&str>,
     options: &CompactionOptions,
     cancel: &CancellationToken,
-) -> Result<String, CompactionError> {
+) -> Result<Summary, CompactionError> {
     let mut instructions = if previous_summary.is_some() {
         UPDATE_SUMMARY_PROMPT.to_string()
     } else {
@@ -69,7 +78,7 @@ pub async fn generate_turn_prefix_summary(
     reserve_tokens: u64,
     options: &CompactionOptions,
     cancel: &CancellationToken,
-) -> Result<String, CompactionError> {
+) -> Result<Summary, CompactionError> {
     let transcript = serialize_conversation(&convert_to_llm(messages));
     let request = summary_request(&transcript, None, TURN_PREFIX_PROMPT);
     let call = SummaryCall {
@@ -122,7 +131,7 @@ impl SummaryCall<'_> {
         max_tokens: u64,
         reasoning: ThinkingLevel,
         part: SummaryPart,
-    ) -> Result<String, CompactionError> {
+    ) -> Result<Summary, CompactionError> {
         if self.cancel.is_cancelled() {
             return Err(CompactionError::Aborted);
         }
@@ -182,6 +191,9 @@ impl SummaryCall<'_> {
                 model: model_name,
             });
         }
-        Ok(text)
+        Ok(Summary {
+            text,
+            usage: answer.usage,
+        })
     }
 }

@@ -71,6 +71,7 @@ impl Scripted {
             tokio::spawn(async move {
                 match answer {
                     Answer::Text(text) => {
+                        writer.message_mut().usage = usage_of(text);
                         writer.text_delta(text).await;
                         writer.finish(StopReason::Stop).await;
                     }
@@ -89,6 +90,18 @@ impl Scripted {
     fn calls(&self) -> std::sync::MutexGuard<'_, Vec<Call>> {
         self.calls.lock().expect("calls")
     }
+}
+
+/// The usage the scripted model reports for answering `text`.
+fn usage_of(text: &str) -> Usage {
+    let mut usage = Usage {
+        input: 1_000,
+        output: text.len() as u64,
+        total_tokens: 1_000 + text.len() as u64,
+        ..Usage::default()
+    };
+    usage.cost.total = 0.25;
+    usage
 }
 
 fn model(reasoning: bool) -> Model {
@@ -186,6 +199,7 @@ async fn first_compaction_asks_for_a_checkpoint_and_appends_file_lists() {
                 read_files: vec!["src/parse.rs".into()],
                 modified_files: vec![],
             },
+            usage: usage_of("## Goal\nFix it"),
         }
     );
     let calls = script.calls();
@@ -261,6 +275,11 @@ async fn split_turn_gets_a_history_summary_and_a_turn_prefix_summary() {
         )
     );
     assert_eq!(result.first_kept_entry_id, "e5");
+    // Both calls are counted.
+    let mut both = usage_of("HISTORY");
+    both.add(&usage_of("PREFIX"));
+    assert_eq!(result.usage, both);
+    assert_eq!((result.usage.output, result.usage.cost.total), (13, 0.5));
 
     let calls = script.calls();
     assert_eq!(calls.len(), 2);

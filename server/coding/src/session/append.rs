@@ -53,7 +53,8 @@ impl SessionManager {
 
     /// Records a compaction: `summary` replaces the history before `first_kept_entry_id` in
     /// the context from now on. `details` is kept for the UI and extensions; `from_hook` marks
-    /// a summary written by an extension. As pi 1.6 does, the entry also records the prompt and
+    /// a summary written by an extension; `usage` is what writing the summary cost (pi 1.6
+    /// counts it in the session's totals). As pi 1.6 does, the entry also records the prompt and
     /// tools in force (replayed from the context's `system` messages) as its `systemMessage`,
     /// stamped with the entry's time, when the context has any.
     pub fn append_compaction(
@@ -62,6 +63,7 @@ impl SessionManager {
         first_kept_entry_id: impl Into<String>,
         tokens_before: u64,
         details: Option<Value>,
+        usage: Option<Value>,
         from_hook: Option<bool>,
     ) -> Result<String, SessionError> {
         let timestamp = iso_now();
@@ -73,7 +75,7 @@ impl SessionManager {
             first_kept_entry_id: first_kept_entry_id.into(),
             tokens_before,
             details,
-            usage: None,
+            usage,
             from_hook,
             system_message,
         };

@@ -14,7 +14,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use tandem_agent::AgentMessage;
-use tandem_ai::UserContent;
+use tandem_ai::{Usage, UserContent};
 
 /// The session format version Tandem writes.
 pub const CURRENT_VERSION: u32 = 3;
@@ -236,6 +236,21 @@ impl SessionEntry {
     /// new session file worth writing.
     pub fn is_assistant_message(&self) -> bool {
         self.message().is_some_and(|m| m.role() == "assistant")
+    }
+
+    /// The model usage this entry adds to the session's token and cost totals (pi 1.6): an
+    /// assistant message's, the summary call of a compaction or branch summary, a `usage`
+    /// entry's (whatever its `kind`). A usage object that does not read as one counts nothing.
+    pub fn recorded_usage(&self) -> Option<Usage> {
+        let written = match &self.kind {
+            EntryKind::Message { message } => return message.as_assistant().map(|a| a.usage),
+            EntryKind::Compaction { usage, .. } | EntryKind::BranchSummary { usage, .. } => {
+                usage.as_ref()?
+            }
+            EntryKind::Usage { usage, .. } => usage,
+            _ => return None,
+        };
+        Usage::deserialize(written).ok()
     }
 }
 

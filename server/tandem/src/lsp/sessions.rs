@@ -850,24 +850,19 @@ fn write_fork(forked: &SessionManager) -> Result<PathBuf, TandemError> {
     Ok(path)
 }
 
-/// Token use over every assistant message of the session file (all branches), and the
+/// Token use over every model call of the session file (all branches: answers, summaries and
+/// pi 1.6's usage entries), and the
 /// estimated size of the current context; `None` before the first model call.
 fn token_stats(s: &AgentSession) -> Option<TokenStats> {
     let mut stats = s.with_session(|m| {
         let mut stats: Option<TokenStats> = None;
-        for e in m.entries() {
-            let EntryKind::Message { message } = &e.kind else {
-                continue;
-            };
-            let Some(a) = message.as_assistant() else {
-                continue;
-            };
+        for usage in m.entries().iter().filter_map(|e| e.recorded_usage()) {
             let t = stats.get_or_insert_with(TokenStats::default);
-            t.input += a.usage.input;
-            t.output += a.usage.output;
-            t.cache_read += a.usage.cache_read;
-            t.cache_write += a.usage.cache_write;
-            t.cost += a.usage.cost.total;
+            t.input += usage.input;
+            t.output += usage.output;
+            t.cache_read += usage.cache_read;
+            t.cache_write += usage.cache_write;
+            t.cost += usage.cost.total;
         }
         stats
     })?;

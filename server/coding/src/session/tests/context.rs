@@ -14,7 +14,7 @@ fn a_compaction_puts_its_summary_first_then_the_kept_entries() {
     let u2 = s.append_message(user("u2", 3)).expect("u2");
     s.append_message(assistant("a2", 4)).expect("a2");
     let c = s
-        .append_compaction("what happened", u2.as_str(), 4321, None, None)
+        .append_compaction("what happened", u2.as_str(), 4321, None, None, None)
         .expect("compaction");
     s.append_message(user("u3", 5)).expect("u3");
     s.append_message(tool_result("r3", 6)).expect("r3");
@@ -42,7 +42,7 @@ fn a_compaction_puts_its_summary_first_then_the_kept_entries() {
     ));
 
     // A later compaction wins; an unknown first-kept id keeps nothing from before it.
-    s.append_compaction("again", "not-an-id", 10, None, None)
+    s.append_compaction("again", "not-an-id", 10, None, None, None)
         .expect("compaction");
     s.append_message(user("u4", 7)).expect("u4");
     assert_eq!(

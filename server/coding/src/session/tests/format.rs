@@ -68,9 +68,10 @@ fn every_entry_kind_serializes_in_pis_field_order() {
         1234,
         Some(json!({"readFiles": ["a"]})),
         None,
+        None,
     )
     .expect("compaction");
-    s.append_compaction("sum2", u.as_str(), 5, None, Some(true))
+    s.append_compaction("sum2", u.as_str(), 5, None, None, Some(true))
         .expect("compaction 2");
     s.append_branch_summary(u.as_str(), "left", None, None)
         .expect("branch summary");

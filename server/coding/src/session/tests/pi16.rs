@@ -318,7 +318,7 @@ fn a_compaction_records_and_restores_the_system_checkpoint() {
     let before = SystemState::replay(&s.build_context().messages);
 
     let c = s
-        .append_compaction("summary", u2.as_str(), 100, None, None)
+        .append_compaction("summary", u2.as_str(), 100, None, None, None)
         .expect("compaction");
     let entry = s.entry(&c).expect("entry");
     let EntryKind::Compaction {
@@ -445,4 +445,34 @@ fn pi_16_entry_lines_round_trip_exactly() {
         );
         assert_eq!(to_js_line(&entry).expect("serializes"), line);
     }
+}
+
+#[test]
+fn summaries_and_usage_entries_count_in_the_totals() {
+    let usage = |line: &str| parse_entry_line(line).expect("parses").recorded_usage();
+    let warm = usage(
+        r#"{"type":"usage","id":"u1","parentId":null,"timestamp":"2024-12-03T14:08:00.000Z","kind":"cache_warm","provider":"anthropic","model":"m","usage":{"input":0,"output":0,"cacheRead":50000,"cacheWrite":0,"totalTokens":50000,"cost":{"input":0,"output":0,"cacheRead":0.015,"cacheWrite":0,"total":0.015}}}"#,
+    )
+    .expect("a usage entry counts");
+    assert_eq!((warm.cache_read, warm.cost.total), (50_000, 0.015));
+    // An unknown kind is usage like any other.
+    assert!(usage(r#"{"type":"usage","id":"u2","parentId":null,"timestamp":"2024-12-03T14:08:00.000Z","kind":"something_new","provider":"p","model":"m","usage":{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}"#).is_some_and(|u| u.input == 3));
+    let summary = usage(
+        r#"{"type":"compaction","id":"c1","parentId":null,"timestamp":"2024-12-03T14:10:00.000Z","summary":"S","firstKeptEntryId":"c1","tokensBefore":5,"usage":{"input":10,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":12,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}}}"#,
+    )
+    .expect("a compaction's summary call counts");
+    assert_eq!((summary.input, summary.cost.total), (10, 0.5));
+    // Without usage, or with a usage that is not one, nothing counts.
+    assert_eq!(
+        usage(
+            r#"{"type":"branch_summary","id":"b1","parentId":null,"timestamp":"2024-12-03T14:15:00.000Z","fromId":"root","summary":"B"}"#
+        ),
+        None
+    );
+    assert_eq!(
+        usage(
+            r#"{"type":"branch_summary","id":"b1","parentId":null,"timestamp":"2024-12-03T14:15:00.000Z","fromId":"root","summary":"B","usage":"lots"}"#
+        ),
+        None
+    );
 }
