@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use tandem_agent::AgentEvent;
+use tandem_ai::Usage;
 
 /// Why a compaction ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,6 +29,12 @@ pub struct CompactionSummaryInfo {
     pub first_kept_entry_id: String,
     /// Context tokens before.
     pub tokens_before: u64,
+    /// The compacted context's size, estimated (pi 1.6).
+    pub estimated_tokens_after: u64,
+    /// What the summary's model calls cost (pi 1.6).
+    pub usage: Usage,
+    /// The read and modified files (`{readFiles, modifiedFiles}`).
+    pub details: serde_json::Value,
 }
 
 /// A session-layer event.

@@ -907,23 +907,33 @@ impl AgentSession {
         let result = compaction::compact(&preparation, &model, &self.stream_fn, &options, cancel)
             .await
             .map_err(|e| SessionError::Compaction(e.to_string()))?;
-        let info = CompactionSummaryInfo {
-            summary: result.summary.clone(),
-            first_kept_entry_id: result.first_kept_entry_id.clone(),
-            tokens_before: result.tokens_before,
-        };
+        let details = result.details.to_value();
+        let usage = result.usage;
+        let (summary, first_kept, tokens_before) = (
+            result.summary.clone(),
+            result.first_kept_entry_id.clone(),
+            result.tokens_before,
+        );
         let messages = self.with_session(|s| {
             s.append_compaction(
                 result.summary,
                 result.first_kept_entry_id,
                 result.tokens_before,
-                Some(result.details.to_value()),
-                serde_json::to_value(result.usage).ok(),
+                Some(details.clone()),
+                serde_json::to_value(usage).ok(),
                 None,
             )
             .map(|_| s.build_context().messages)
             .map_err(|e| SessionError::Persistence(e.to_string()))
         })?;
+        let info = CompactionSummaryInfo {
+            summary,
+            first_kept_entry_id: first_kept,
+            tokens_before,
+            estimated_tokens_after: compaction::estimate_context_tokens(&messages).tokens,
+            usage,
+            details,
+        };
         self.agent.update_state(|s| s.messages = messages);
         self.drop_failed_turn();
         Ok(info)

@@ -425,6 +425,18 @@ fn compact_summarizes_and_answers_after_its_events() {
         "{compacted}"
     );
     assert!(data["firstKeptEntryId"].is_string() && data["tokensBefore"].is_u64());
+    // pi 1.6's result: the estimated size after, what the summaries cost, the file lists; the
+    // cost is on the session's compaction entry too.
+    assert!(data["estimatedTokensAfter"].is_u64(), "{compacted}");
+    assert!(data["usage"]["totalTokens"].as_u64() > Some(0), "{compacted}");
+    assert!(data["details"]["readFiles"].is_array(), "{compacted}");
+    let session = std::fs::read_to_string(sandbox.only_session()).expect("session file");
+    let entry: serde_json::Value = session
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "compaction")
+        .expect("a compaction entry");
+    assert_eq!(entry["usage"], data["usage"], "{session}");
     assert!(sandbox.requests()[2..]
         .iter()
         .any(|r| body_mentions(r, "keep it short")));
