@@ -115,7 +115,7 @@ fn deltas_become_message_and_thought_chunks() {
 }
 
 #[test]
-fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
+fn an_edit_stays_pending_when_it_starts_and_completes_with_its_diff() {
     let (mut t, records) = translator();
     let args = json!({"path": "src/a.rs", "edits": [{"oldText": "a", "newText": "b"}]});
     let start = t.translate(
@@ -157,7 +157,9 @@ fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
         }),
         &NoExtras,
     );
-    assert_eq!(json_of(&running)[0]["status"], "in_progress");
+    // An edit may ask the user first: it stays `pending` here; the workspace reports it
+    // `in_progress` once allowed (or applied without a question).
+    assert!(json_of(&running)[0].get("status").is_none(), "{running:?}");
     assert_eq!(json_of(&running)[0]["sessionUpdate"], "tool_call_update");
     record(&records, "c1", "/p/src/a.rs", Some("a"), "b");
     let extras = Extras { terminal: None };
@@ -445,4 +447,35 @@ fn the_undo_slash_command_is_recognised_with_or_without_a_turn() {
     assert_eq!(undo_command("  /undo  a1b2c3d4 "), Some(Some("a1b2c3d4")));
     assert_eq!(undo_command("/undone"), None);
     assert_eq!(undo_command("please /undo"), None);
+}
+
+#[test]
+fn a_command_that_may_ask_goes_in_progress_with_its_first_output() {
+    let (mut t, _) = translator();
+    let args = json!({"command": "make"});
+    let start = t.translate(
+        &ev(AgentEvent::ToolExecutionStart {
+            tool_call_id: "b1".into(),
+            tool_name: "bash".into(),
+            args: args.clone(),
+        }),
+        &NoExtras,
+    );
+    // Announced here: a `tool_call`, `pending` (left out on the wire).
+    let start = json_of(&start);
+    assert_eq!(start[0]["sessionUpdate"], "tool_call");
+    assert!(start[0].get("status").is_none(), "{start:?}");
+    let output = |t: &mut Translator, text: &str| {
+        json_of(&t.translate(
+            &ev(AgentEvent::ToolExecutionUpdate {
+                tool_call_id: "b1".into(),
+                tool_name: "bash".into(),
+                args: args.clone(),
+                partial_result: ToolOutput::text(text),
+            }),
+            &NoExtras,
+        ))
+    };
+    assert_eq!(output(&mut t, "compiling")[0]["status"], "in_progress");
+    assert!(output(&mut t, "linking")[0].get("status").is_none());
 }
