@@ -628,6 +628,97 @@ fn a_call_waits_pending_for_approval_and_answered_questions_are_never_cancelled(
     );
 }
 
+/// A client that shows compactions and notices gets them: a retried failure as a notice, a
+/// compaction as one upserted entity with its summary; one that does not, none of them.
+#[test]
+fn compactions_and_retries_reach_clients_that_show_them() {
+    let a = json!({"turns": [
+        {"text": "x", "error": "overloaded (503)"},
+        {"text": "hello", "usage": {"input": 950, "output": 10}},
+        {"text": "## Goal\n\nSay hello"}
+    ]});
+    for shows in [true, false] {
+        let setup = Setup::new(&a, &a);
+        let agent = setup.agent_dir();
+        let models = json!({"providers": {"a": {"api": "scripted", "apiKey": "none",
+            "baseUrl": agent.join("a.json"),
+            "models": [{"id": "t", "contextWindow": 1000, "maxTokens": 100}]}}});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            json!({"defaultProvider": "a", "defaultModel": "t",
+                   "retry": {"baseDelayMs": 1},
+                   "compaction": {"reserveTokens": 100, "keepRecentTokens": 1}})
+            .to_string(),
+        )
+        .unwrap();
+        let mut raw = Raw::start(&setup);
+        let session_caps = if shows {
+            json!({"compaction": {}, "notices": {}})
+        } else {
+            json!({})
+        };
+        raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": 1,
+                       "clientCapabilities": {"session": session_caps}}}));
+        raw.response(1);
+        raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+            "params": {"cwd": setup.project(), "mcpServers": []}}));
+        let id = raw.response(2)["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        raw.send(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}}),
+        );
+        let mut seen = raw.until(|m| m["id"] == 3 && m.get("method").is_none());
+        assert_eq!(
+            seen.last().unwrap()["result"]["stopReason"],
+            "end_turn",
+            "{seen:?}"
+        );
+        // The compaction ends after the turn: read on until a later request's answer.
+        raw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/list", "params": {}}));
+        seen.extend(raw.until(|m| m["id"] == 4 && m.get("method").is_none()));
+        let kinds: Vec<String> = seen
+            .iter()
+            .filter_map(|m| m["params"]["update"]["sessionUpdate"].as_str())
+            .filter(|k| k.starts_with("compaction") || *k == "notice")
+            .map(str::to_string)
+            .collect();
+        if !shows {
+            assert!(kinds.is_empty(), "{kinds:?}");
+            continue;
+        }
+        let updates: Vec<&Value> = seen.iter().map(|m| &m["params"]["update"]).collect();
+        let notice = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "notice")
+            .expect("notice");
+        assert_eq!(notice["severity"], "warning", "{notice}");
+        assert!(notice["description"]
+            .as_str()
+            .unwrap_or("")
+            .contains("overloaded"));
+        let compaction: Vec<&&Value> = updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "compaction_update")
+            .collect();
+        let statuses: Vec<&str> = compaction
+            .iter()
+            .map(|u| u["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["in_progress", "completed"], "{kinds:?}");
+        let summary: String = updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "compaction_summary_chunk")
+            .map(|u| u["content"]["text"].as_str().unwrap_or(""))
+            .collect();
+        assert!(summary.contains("## Goal\n\nSay hello"), "{summary}");
+    }
+}
+
 #[test]
 fn protocol_errors_have_the_spec_codes_and_closing_stdin_exits() {
     let a = json!({"turns": [{"text": "fine"}]});

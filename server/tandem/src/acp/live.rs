@@ -19,6 +19,7 @@ use tandem_ai::registry::ModelRegistry;
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 
 use super::modes::{config_options, Mode};
+use super::session_events::{SessionEvents, Shown};
 use super::updates::Translator;
 use super::workspace::{AcpWorkspace, ClientConnection};
 use crate::host::pump::{Batching, Translate, Transport};
@@ -80,6 +81,10 @@ impl AcpSession {
             session,
             AcpUpdates {
                 translator: Translator::new(&cwd, records),
+                session_events: SessionEvents::new(Shown {
+                    compaction: workspace.caps().compaction,
+                    notices: workspace.caps().notices,
+                }),
                 workspace: workspace.clone(),
             },
             AcpTransport {
@@ -178,6 +183,8 @@ fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
 /// (its diff, its terminal).
 struct AcpUpdates {
     translator: Translator,
+    /// Compactions and retries, for a client that shows them.
+    session_events: SessionEvents,
     workspace: Arc<AcpWorkspace>,
 }
 
@@ -185,7 +192,10 @@ impl Translate for AcpUpdates {
     type Out = SessionUpdate;
 
     fn translate(&mut self, event: &AgentSessionEvent) -> Vec<SessionUpdate> {
-        self.translator.translate(event, self.workspace.as_ref())
+        match event {
+            AgentSessionEvent::Session(e) => self.session_events.translate(e),
+            _ => self.translator.translate(event, self.workspace.as_ref()),
+        }
     }
 
     fn delta_len(update: &SessionUpdate) -> Option<usize> {

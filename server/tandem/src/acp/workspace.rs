@@ -75,6 +75,10 @@ pub struct ClientCaps {
     pub write: bool,
     /// `terminal`.
     pub terminal: bool,
+    /// `session.compaction`: compactions may be sent as `compaction_update`s.
+    pub compaction: bool,
+    /// `session.notices`: `notice` updates may be sent.
+    pub notices: bool,
 }
 
 /// How long a question the turn no longer waits for (the turn was cancelled) is left to the
@@ -147,6 +151,11 @@ impl AcpWorkspace {
     /// Hears mode changes the workspace makes itself ("always allow" on an edit).
     pub fn set_mode_listener(&self, listener: ModeListener) {
         *lock(&self.on_mode_change) = Some(listener);
+    }
+
+    /// What the client announced it can do.
+    pub fn caps(&self) -> ClientCaps {
+        self.caps
     }
 
     /// The session's mode.
