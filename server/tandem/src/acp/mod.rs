@@ -20,6 +20,7 @@
 //! [`updates`] and [`live`] (events to `session/update`s), [`errors`].
 
 mod errors;
+mod lifecycle;
 mod live;
 mod modes;
 mod options;
@@ -32,15 +33,17 @@ mod updates;
 mod workspace;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tandem_ai::sync::lock;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, CancelNotification, ClientRequest,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionResponse, McpCapabilities,
-    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionListCapabilities,
-    SessionUpdate,
+    AgentAuthCapabilities, AgentCapabilities, AuthMethod, AuthMethodAgent, CancelNotification,
+    ClientRequest, Implementation, InitializeRequest, InitializeResponse, LoadSessionResponse,
+    LogoutCapabilities, McpCapabilities, NewSessionResponse, PromptCapabilities,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
 };
 use agent_client_protocol::{Agent, Error};
 use serde::Serialize;
@@ -61,22 +64,33 @@ struct AcpAgent {
     options: SessionOptions,
     caps: Mutex<ClientCaps>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    /// The folders the client used (`session/delete` removes only their sessions).
+    cwds: Mutex<lifecycle::UsedFolders>,
+    /// The title each live session last announced in a `session_info_update`.
+    titles: Mutex<HashMap<String, String>>,
+    /// Set by `logout`, cleared by `authenticate`: no sessions meanwhile.
+    logged_out: AtomicBool,
 }
 
-/// Answers a request that set a session up, then tells the client the session's commands.
-fn reply_session<T: Serialize>(
-    responder: Responder,
-    result: Result<Arc<AcpSession>, Error>,
-    response: impl FnOnce(&AcpSession) -> T,
-) {
-    match result {
-        Ok(session) => {
-            reply(responder, Ok(response(&session)));
-            session.notify(SessionUpdate::AvailableCommandsUpdate(
-                session.available_commands(),
-            ));
+impl AcpAgent {
+    /// Answers a request that set a session up, then tells the client the session's commands
+    /// and what it knows of its title and last activity.
+    fn reply_session<T: Serialize>(
+        &self,
+        responder: Responder,
+        result: Result<Arc<AcpSession>, Error>,
+        response: impl FnOnce(&AcpSession) -> T,
+    ) {
+        match result {
+            Ok(session) => {
+                reply(responder, Ok(response(&session)));
+                session.notify(SessionUpdate::AvailableCommandsUpdate(
+                    session.available_commands(),
+                ));
+                self.announce_info(&session, None, lifecycle::last_activity(&session));
+            }
+            Err(e) => reply::<()>(responder, Err(e)),
         }
-        Err(e) => reply::<()>(responder, Err(e)),
     }
 }
 
@@ -88,6 +102,9 @@ pub async fn serve_stdio(options: SessionOptions, limit: MessageLimit) -> Result
         options,
         caps: Mutex::new(ClientCaps::default()),
         sessions: Mutex::new(HashMap::new()),
+        cwds: Mutex::new(Default::default()),
+        titles: Mutex::new(HashMap::new()),
+        logged_out: AtomicBool::new(false),
     });
     let on_request = agent.clone();
     let on_cancel = agent.clone();
@@ -129,12 +146,23 @@ impl AcpAgent {
         match request {
             ClientRequest::InitializeRequest(r) => reply(responder, Ok(self.initialize(r))),
             ClientRequest::AuthenticateRequest(r) => {
-                tokio::spawn(async move { reply(responder, self.authenticate(r).await) });
+                tokio::spawn(async move {
+                    let cancel = responder.cancellation();
+                    let checked = cancel.run_until_cancelled(self.authenticate(r)).await;
+                    if checked.is_ok() {
+                        self.logged_out.store(false, Ordering::Release);
+                    }
+                    reply(responder, checked);
+                });
+            }
+            ClientRequest::LogoutRequest(_) => {
+                tokio::spawn(async move { reply(responder, self.logout().await) });
             }
             ClientRequest::NewSessionRequest(r) => {
                 tokio::spawn(async move {
-                    let created = self.new_session(r, cx).await;
-                    reply_session(responder, created, |s| {
+                    let cancel = responder.cancellation();
+                    let created = self.new_session(r, cx, &cancel).await;
+                    self.reply_session(responder, created, |s| {
                         NewSessionResponse::new(s.id.clone())
                             .modes(modes::mode_state(s.mode()))
                             .config_options(s.config_options())
@@ -143,16 +171,38 @@ impl AcpAgent {
             }
             ClientRequest::LoadSessionRequest(r) => {
                 tokio::spawn(async move {
-                    let loaded = self.load_session(r, cx).await;
-                    reply_session(responder, loaded, |s| {
+                    let cancel = responder.cancellation();
+                    let loaded = self.load_session(r, cx, &cancel).await;
+                    self.reply_session(responder, loaded, |s| {
                         LoadSessionResponse::new()
                             .modes(modes::mode_state(s.mode()))
                             .config_options(s.config_options())
                     });
                 });
             }
+            ClientRequest::ResumeSessionRequest(r) => {
+                tokio::spawn(async move {
+                    let cancel = responder.cancellation();
+                    let resumed = self.resume_session(r, cx, &cancel).await;
+                    self.reply_session(responder, resumed, |s| {
+                        ResumeSessionResponse::new()
+                            .modes(modes::mode_state(s.mode()))
+                            .config_options(s.config_options())
+                    });
+                });
+            }
+            ClientRequest::CloseSessionRequest(r) => {
+                tokio::spawn(async move { reply(responder, self.close_session(r).await) });
+            }
+            ClientRequest::DeleteSessionRequest(r) => {
+                tokio::spawn(async move { reply(responder, self.delete_session(r).await) });
+            }
             ClientRequest::ListSessionsRequest(r) => {
-                tokio::spawn(async move { reply(responder, self.list_sessions(r).await) });
+                tokio::spawn(async move {
+                    let cancel = responder.cancellation();
+                    let listed = cancel.run_until_cancelled(self.list_sessions(r)).await;
+                    reply(responder, listed);
+                });
             }
             ClientRequest::PromptRequest(r) => self.prompt(r, responder),
             ClientRequest::SetSessionModeRequest(r) => reply(responder, self.set_mode(r)),
@@ -190,7 +240,14 @@ impl AcpAgent {
                     .embedded_context(true),
             )
             .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
-            .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    .delete(SessionDeleteCapabilities::new())
+                    .resume(SessionResumeCapabilities::new())
+                    .close(SessionCloseCapabilities::new()),
+            )
+            .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()));
         let auth = AuthMethodAgent::new(AUTH_METHOD, "Configure an API key").description(
             "Tandem uses pi's configuration: set the provider's API key environment variable \
              (e.g. ANTHROPIC_API_KEY) or add the key to ~/.pi/agent/auth.json, then retry"
@@ -213,35 +270,10 @@ impl AcpAgent {
             .ok_or_else(|| unknown_session(id))
     }
 
-    /// Ends every session: cancels the turns, waits (at most [`SHUTDOWN_WAIT`]) for them to
-    /// end (the cancelled answer saved) and their updates to go out, writes the file of a new
-    /// session that has a prompt, stops the MCP servers.
+    /// Ends every session (see [`AcpAgent::end_sessions`]).
     async fn shutdown(&self) {
         let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
-        for s in &sessions {
-            s.cancel();
-        }
-        let deadline = tokio::time::Instant::now() + SHUTDOWN_WAIT;
-        for s in &sessions {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if !s.live.idle(left).await {
-                tracing::warn!(
-                    "session {}: its turn did not end within {SHUTDOWN_WAIT:?}",
-                    s.id
-                );
-            }
-        }
-        for s in &sessions {
-            s.live.save_started();
-        }
-        for s in &sessions {
-            let mcp = std::mem::take(&mut *lock(&s.mcp));
-            mcp.shutdown().await;
-            let languages = lock(&s.languages).take();
-            if let Some(languages) = languages {
-                languages.shutdown().await;
-            }
-        }
+        self.end_sessions(sessions).await;
     }
 }
 

@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, ContentBlock, ContentChunk, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, McpServer, NewSessionRequest, SessionInfo, SessionUpdate, TextContent,
 };
-use agent_client_protocol::Error;
+use agent_client_protocol::{Error, RequestCancellation};
 use tandem_ai::registry::AgentDir;
 use tandem_coding::session::{self as sessions, time::format_iso};
 use tandem_coding::trust::TrustStore;
@@ -37,12 +37,17 @@ impl AcpAgent {
         &self,
         request: NewSessionRequest,
         cx: ClientConnection,
+        cancel: &RequestCancellation,
     ) -> Result<Arc<AcpSession>, Error> {
         let cwd = absolute_dir(&request.cwd)?;
         let servers = mcp_servers(&request.mcp_servers)?;
+        self.check_logged_in()?;
+        self.remember_cwd(&cwd);
         let extra = request.additional_directories.clone();
-        self.start_session(Origin::New, None, cwd, extra, servers, cx)
-            .await
+        let session = self
+            .start_session(Origin::New, None, cwd, extra, servers, cx)
+            .await?;
+        self.unless_cancelled((session, true), cancel).await
     }
 
     /// `session/load`: the live session, or the stored one of that id, replayed as updates.
@@ -50,35 +55,59 @@ impl AcpAgent {
         &self,
         request: LoadSessionRequest,
         cx: ClientConnection,
+        cancel: &RequestCancellation,
     ) -> Result<Arc<AcpSession>, Error> {
-        let id = request.session_id.0.to_string();
-        let cwd = absolute_dir(&request.cwd)?;
-        let servers = mcp_servers(&request.mcp_servers)?;
-        let live = lock(&self.sessions).get(&id).cloned();
-        let session = match live {
-            Some(live) => live,
-            None => {
-                let agent_dir = agent_dir()?;
-                let path = {
-                    let dir = self.options.session_dir(&agent_dir, &cwd);
-                    let (agent_dir, id) = (agent_dir.clone(), id.clone());
-                    tokio::task::spawn_blocking(move || find_session_file(&agent_dir, &dir, &id))
-                        .await
-                        .map_err(|e| internal(format!("looking for the session failed: {e}")))?
-                }
-                .ok_or_else(|| unknown_session(&id))?;
-                let extra = request.additional_directories.clone();
-                // The client keeps the id it asked for, even when the file is held by another
-                // process and the session continues in a copy with an id of its own.
-                self.start_session(Origin::Open(path), Some(id), cwd, extra, servers, cx)
-                    .await?
-            }
-        };
+        let opened = self
+            .open_stored(
+                request.session_id.0.to_string(),
+                &request.cwd,
+                &request.mcp_servers,
+                request.additional_directories.clone(),
+                cx,
+            )
+            .await?;
+        let session = self.unless_cancelled(opened, cancel).await?;
         let messages = session.session.agent().with_state(|s| s.messages.clone());
         for update in updates::replay(&messages, &session.cwd) {
             session.notify(update);
         }
         Ok(session)
+    }
+
+    /// The live session `id`, or the stored one (a Tandem or a pi session file, in the session
+    /// folder of `cwd` first, then anywhere under the agent directory's sessions) set up again;
+    /// whether it was set up by this call. Its history is not sent (`session/load` replays it,
+    /// `session/resume` does not).
+    pub(super) async fn open_stored(
+        &self,
+        id: String,
+        cwd: &Path,
+        servers: &[McpServer],
+        extra: Vec<PathBuf>,
+        cx: ClientConnection,
+    ) -> Result<(Arc<AcpSession>, bool), Error> {
+        let cwd = absolute_dir(cwd)?;
+        let servers = mcp_servers(servers)?;
+        self.check_logged_in()?;
+        self.remember_cwd(&cwd);
+        if let Some(live) = lock(&self.sessions).get(&id).cloned() {
+            return Ok((live, false));
+        }
+        let agent_dir = agent_dir()?;
+        let path = {
+            let dir = self.options.session_dir(&agent_dir, &cwd);
+            let (agent_dir, id) = (agent_dir.clone(), id.clone());
+            tokio::task::spawn_blocking(move || find_session_file(&agent_dir, &dir, &id))
+                .await
+                .map_err(|e| internal(format!("looking for the session failed: {e}")))?
+        }
+        .ok_or_else(|| unknown_session(&id))?;
+        // The client keeps the id it asked for, even when the file is held by another
+        // process and the session continues in a copy with an id of its own.
+        let session = self
+            .start_session(Origin::Open(path), Some(id), cwd, extra, servers, cx)
+            .await?;
+        Ok((session, true))
     }
 
     /// Sets the session up (the host's setup over the client's workspace, with the MCP servers
@@ -232,21 +261,25 @@ impl AcpAgent {
         &self,
         request: ListSessionsRequest,
     ) -> Result<ListSessionsResponse, Error> {
+        let cwd = match &request.cwd {
+            Some(cwd) if !cwd.is_absolute() => {
+                return Err(invalid_params(format!(
+                    "cwd must be an absolute path, got `{}`",
+                    cwd.display()
+                )))
+            }
+            // A directory that no longer exists may still have sessions.
+            Some(cwd) => Some(std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.clone())),
+            None => None,
+        };
+        if let Some(cwd) = &cwd {
+            self.remember_cwd(cwd);
+        }
         let options = self.options.clone();
         tokio::task::spawn_blocking(move || {
             let agent_dir = agent_dir()?;
-            let list = match &request.cwd {
-                Some(cwd) if !cwd.is_absolute() => {
-                    return Err(invalid_params(format!(
-                        "cwd must be an absolute path, got `{}`",
-                        cwd.display()
-                    )))
-                }
-                // A directory that no longer exists may still have sessions.
-                Some(cwd) => {
-                    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.clone());
-                    sessions::list_sessions(&options.session_dir(&agent_dir, &cwd))
-                }
+            let list = match &cwd {
+                Some(cwd) => sessions::list_sessions(&options.session_dir(&agent_dir, cwd)),
                 None => match &options.session_dir {
                     Some(dir) => sessions::list_sessions(dir),
                     None => sessions::list_all_sessions(&agent_dir),
@@ -285,12 +318,12 @@ pub(super) fn show_notices(session: &AcpSession, notices: &[String]) {
     }
 }
 
-fn agent_dir() -> Result<AgentDir, Error> {
+pub(super) fn agent_dir() -> Result<AgentDir, Error> {
     AgentDir::from_env().map_err(|e| setup_error(SetupError::AgentDir(e.to_string())))
 }
 
 /// `cwd` must be absolute (the protocol says so) and an existing directory.
-fn absolute_dir(cwd: &Path) -> Result<PathBuf, Error> {
+pub(super) fn absolute_dir(cwd: &Path) -> Result<PathBuf, Error> {
     if !cwd.is_absolute() {
         return Err(invalid_params(format!(
             "cwd must be an absolute path, got `{}`",
@@ -348,30 +381,31 @@ fn find_session_file(agent_dir: &AgentDir, dir: &Path, id: &str) -> Option<PathB
         .map(|s| s.path)
 }
 
-/// One page of `list` from `cursor` (an offset).
+/// One page of `list` from `cursor` (the offset of the page's first session, as a previous
+/// page's `nextCursor` gave it).
 fn page(list: sessions::SessionList, cursor: Option<&str>) -> Result<ListSessionsResponse, Error> {
+    let total = list.sessions.len();
     let start = match cursor {
         Some(c) => c
             .parse::<usize>()
-            .map_err(|_| invalid_params(format!("invalid cursor `{c}`")))?,
+            .ok()
+            .filter(|&start| start <= total)
+            .ok_or_else(|| {
+                invalid_params(format!(
+                    "invalid cursor `{c}`: pass a `nextCursor` of a previous session/list \
+                     answer for the same cwd, or no cursor for the first page"
+                ))
+            })?,
         None => 0,
     };
-    let total = list.sessions.len();
     let page: Vec<SessionInfo> = list
         .sessions
         .into_iter()
         .skip(start)
         .take(LIST_PAGE)
         .map(|s| {
-            let title = s
-                .name
-                .clone()
-                .unwrap_or_else(|| one_line(&s.first_message, 80));
-            let updated = s
-                .modified
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| format_iso(d.as_millis() as i64))
-                .ok();
+            let title = listed_title(&s);
+            let updated = iso_time(s.modified);
             SessionInfo::new(s.id, PathBuf::from(s.cwd))
                 .title(title)
                 .updated_at(updated)
@@ -381,7 +415,24 @@ fn page(list: sessions::SessionList, cursor: Option<&str>) -> Result<ListSession
     Ok(ListSessionsResponse::new(page).next_cursor(next))
 }
 
-fn one_line(text: &str, max: usize) -> String {
+/// A listed session's title: its recorded name, else the first line of its first prompt.
+pub(super) fn listed_title(s: &sessions::SessionInfo) -> String {
+    s.name
+        .clone()
+        .unwrap_or_else(|| one_line(&s.first_message, TITLE_CHARS))
+}
+
+/// The longest title taken from a prompt, in characters.
+pub(super) const TITLE_CHARS: usize = 80;
+
+/// `time` in ISO 8601, as ACP's `updatedAt`.
+pub(super) fn iso_time(time: std::time::SystemTime) -> Option<String> {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map(|d| format_iso(d.as_millis() as i64))
+        .ok()
+}
+
+pub(super) fn one_line(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or("").trim();
     if line.chars().count() > max {
         let cut: String = line.chars().take(max).collect();

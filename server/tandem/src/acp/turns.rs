@@ -14,6 +14,7 @@ use tandem_ai::StopReason;
 use tandem_coding::agent_session::SessionError;
 
 use super::errors::{internal, invalid_params, reply, Responder};
+use super::lifecycle::now_iso;
 use super::live::AcpSession;
 use super::{prompt, AcpAgent};
 use crate::host::turns::Prompt;
@@ -66,7 +67,12 @@ impl AcpAgent {
             let (agent, session) = (self.clone(), session.clone());
             async move { agent.first_turn(&session).await }
         };
-        let answered = session.clone();
+        // `$/cancel_request` for this prompt cancels the turn as `session/cancel` does; the
+        // watch ends with the turn.
+        let (ended, turn_over) = tokio::sync::oneshot::channel::<()>();
+        let cancellation = responder.cancellation();
+        let (agent, answered) = (self.clone(), session.clone());
+        let title_from = prompt.text.clone();
         let started = session.live.spawn_turn(
             Prompt {
                 text: prompt.text,
@@ -75,8 +81,10 @@ impl AcpAgent {
             },
             before,
             move |result| {
+                let _ = ended.send(());
                 // Said before the answer, like the configuration problems before a first turn.
                 super::sessions::show_notices(&answered, &answered.live.take_notices());
+                agent.announce_info(&answered, None, Some(now_iso()));
                 let cancelled = answered.cancelled.load(Ordering::Acquire);
                 reply(responder, turn_answer(&answered, result, cancelled));
             },
@@ -84,7 +92,15 @@ impl AcpAgent {
         if started.is_err() {
             // A prompt that slipped in since the check above: answered "busy" already.
             tracing::warn!("session {id}: a second prompt was refused (busy)");
+            return;
         }
+        self.announce_info(&session, Some(&title_from), None);
+        tokio::spawn(async move {
+            tokio::select! {
+                () = cancellation.cancelled() => session.cancel(),
+                _ = turn_over => {}
+            }
+        });
     }
 
     /// `session/cancel`.
