@@ -1017,3 +1017,511 @@ async fn session_load_of_a_session_another_process_holds_continues_in_a_copy_and
     assert_eq!(header["parentSession"], json!(pi_file.to_string_lossy()));
     assert!(copy.contains("and now?"));
 }
+
+// --- Session lifecycle: resume, close, delete, list pages, titles, logout, $/cancel_request ---
+
+use agent_client_protocol::v1::schema::{
+    CloseSessionRequest, DeleteSessionRequest, ListSessionsRequest, ResumeSessionRequest,
+};
+use tandem_tests::mock_llm::MockLlm;
+
+impl Setup {
+    /// Points the default model at the mock LLM server (OpenAI chat completions): `mock/m`.
+    fn use_mock(&self, mock: &MockLlm) {
+        let models = json!({"providers": {"mock": {
+            "api": "openai-completions",
+            "baseUrl": format!("{}/v1", mock.base_url()),
+            "apiKey": "test-key",
+            "models": [{"id": "m", "name": "Mock"}],
+        }}});
+        let agent = self.agent_dir();
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            json!({"defaultProvider": "mock", "defaultModel": "m"}).to_string(),
+        )
+        .unwrap();
+    }
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/acp")
+        .join(name)
+}
+
+/// The code of a refused request.
+fn code(e: &Error) -> i32 {
+    i32::from(e.code)
+}
+
+/// The `session_info_update`s of `session`.
+fn infos(seen: &Seen, session: &str) -> Vec<Value> {
+    seen.updates_of(session)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .collect()
+}
+
+/// The session files (`*.jsonl`) directly in `dir`.
+fn jsonl_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "jsonl"));
+    files.sort();
+    files
+}
+
+/// The file of session `id` under the agent directory's sessions.
+fn session_file(setup: &Setup, id: &str) -> PathBuf {
+    let root = setup.agent_dir().join("sessions");
+    for dir in std::fs::read_dir(&root).unwrap() {
+        for file in jsonl_in(&dir.unwrap().path()) {
+            if std::fs::read_to_string(&file)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .contains(id)
+            {
+                return file;
+            }
+        }
+    }
+    panic!("no file of session {id} under {}", root.display())
+}
+
+#[tokio::test]
+async fn session_resume_in_a_new_process_goes_on_with_the_conversation_without_replaying_it() {
+    let mock = MockLlm::start().await.unwrap();
+    mock.enqueue_file(fixture("streamed.sse")).unwrap();
+    mock.enqueue_file(fixture("done.sse")).unwrap();
+    let a = json!({"turns": []});
+    let setup = Setup::new(&a, &a);
+    setup.use_mock(&mock);
+    let cwd = setup.project();
+    let id = Arc::new(Mutex::new(String::new()));
+    with_agent(&setup, async |cx, seen| {
+        let created = new_session(&cx, &cwd).await?;
+        let r = cx
+            .send_request(prompt(&created, "Remember the word pineapple\nplease"))
+            .block_task()
+            .await?;
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        // The title came with the first prompt; the turn's end says when it was active.
+        let infos = infos(&seen, &created);
+        assert_eq!(
+            infos[0]["title"], "Remember the word pineapple",
+            "{infos:#?}"
+        );
+        assert!(
+            infos.iter().any(|u| u["updatedAt"].is_string()),
+            "{infos:#?}"
+        );
+        *id.lock().unwrap() = created;
+        Ok(())
+    })
+    .await;
+    let id = id.lock().unwrap().clone();
+    with_agent(&setup, async |cx, seen| {
+        let resumed = cx
+            .send_request(ResumeSessionRequest::new(id.clone(), cwd.clone()))
+            .block_task()
+            .await?;
+        assert_eq!(
+            serde_json::to_value(&resumed).unwrap()["modes"]["currentModeId"],
+            "ask"
+        );
+        // No history: only the commands and the session's title and last activity.
+        wait_until(|| !infos(&seen, &id).is_empty()).await;
+        let kinds: Vec<Value> = seen
+            .updates_of(&id)
+            .iter()
+            .map(|u| u["sessionUpdate"].clone())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                json!("available_commands_update"),
+                json!("session_info_update")
+            ]
+        );
+        let info = &infos(&seen, &id)[0];
+        assert_eq!(info["title"], "Remember the word pineapple");
+        assert!(info["updatedAt"].is_string(), "{info}");
+        let r = cx
+            .send_request(prompt(&id, "Which word?"))
+            .block_task()
+            .await?;
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        // Unknown ids and bad folders are refused.
+        let missing = cx
+            .send_request(ResumeSessionRequest::new("no-such-session", cwd.clone()))
+            .block_task()
+            .await
+            .expect_err("no such session");
+        assert_eq!(code(&missing), -32002);
+        let relative = cx
+            .send_request(ResumeSessionRequest::new(id.clone(), "relative/dir"))
+            .block_task()
+            .await
+            .expect_err("relative cwd");
+        assert_eq!(code(&relative), -32602);
+        Ok(())
+    })
+    .await;
+    // The model's request after the resume holds the earlier conversation.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let body = requests[1].json().unwrap().to_string();
+    assert!(body.contains("Remember the word pineapple"), "{body}");
+    assert!(body.contains("Which word?"), "{body}");
+    let first_answer = requests[0].json().unwrap();
+    assert!(!first_answer.to_string().contains("Which word?"));
+    let messages = requests[1].json().unwrap()["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "user"],
+        "{messages:#}"
+    );
+}
+
+#[tokio::test]
+async fn session_close_ends_the_turn_frees_the_session_and_stops_its_mcp_server() {
+    let server = fixture_mcp_server();
+    let a = json!({"turns": [
+        {"text": "Writing.", "toolCalls": [{"name": "write",
+            "arguments": {"path": "notes.txt", "content": "new\n"}}]},
+        {"text": "never"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    let started = setup.dir.path().join("mcp-started");
+    with_agent(&setup, async |cx, seen| {
+        let stdio = agent_client_protocol::v1::schema::McpServerStdio::new("fixture", "node")
+            .args(vec![server.display().to_string()])
+            .env(vec![agent_client_protocol::v1::schema::EnvVariable::new(
+                "FIXTURE_STARTED_FILE",
+                started.display().to_string(),
+            )]);
+        let created = cx
+            .send_request(NewSessionRequest::new(cwd.clone()).mcp_servers(vec![
+                agent_client_protocol::v1::schema::McpServer::Stdio(stdio),
+            ]))
+            .block_task()
+            .await?;
+        let id = created.session_id.0.to_string();
+        let pid = std::fs::read_to_string(&started)
+            .unwrap()
+            .trim()
+            .to_string();
+        let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+        assert!(proc_dir.exists());
+        let turn = cx.send_request(prompt(&id, "write it")).block_task();
+        let close = async {
+            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+            cx.send_request(CloseSessionRequest::new(id.clone()))
+                .block_task()
+                .await
+        };
+        let (answer, closed) = tokio::join!(turn, close);
+        closed?;
+        assert_eq!(answer?.stop_reason, StopReason::Cancelled);
+        // The session is gone: prompts and a second close are refused.
+        let gone = cx
+            .send_request(prompt(&id, "hello?"))
+            .block_task()
+            .await
+            .expect_err("closed");
+        assert_eq!(code(&gone), -32002);
+        let again = cx
+            .send_request(CloseSessionRequest::new(id.clone()))
+            .block_task()
+            .await
+            .expect_err("closed twice");
+        assert_eq!(code(&again), -32002);
+        // Its MCP server was stopped (and reaped).
+        wait_until(|| !proc_dir.exists()).await;
+        // The partial turn was saved: the session file has the prompt.
+        let file = session_file(&setup, &id);
+        assert!(std::fs::read_to_string(file).unwrap().contains("write it"));
+        Ok(())
+    })
+    .await;
+    assert!(!cwd.join("notes.txt").exists(), "the write never ran");
+}
+
+#[tokio::test]
+async fn cancel_request_for_a_prompt_ends_the_turn_cancelled() {
+    let a = json!({"turns": [
+        {"text": "Writing.", "toolCalls": [{"name": "write",
+            "arguments": {"path": "notes.txt", "content": "new\n"}}]},
+        {"text": "resumed"},
+        {"text": "resumed"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, seen| {
+        let id = new_session(&cx, &cwd).await?;
+        let sent = cx.send_request(prompt(&id, "write it"));
+        let handle = sent.cancellation_handle();
+        let turn = sent.block_task();
+        let cancel = async {
+            wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+            handle.cancel()
+        };
+        let (answer, cancelled) = tokio::join!(turn, cancel);
+        cancelled?;
+        assert_eq!(answer?.stop_reason, StopReason::Cancelled);
+        let (_, responder) = seen.held.lock().unwrap().remove(0);
+        responder.respond(RequestPermissionResponse::new(
+            RequestPermissionOutcome::Cancelled,
+        ))?;
+        // The session goes on.
+        let again = cx.send_request(prompt(&id, "go on")).block_task().await?;
+        assert_eq!(again.stop_reason, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    assert!(!cwd.join("notes.txt").exists());
+}
+
+#[tokio::test]
+async fn session_delete_removes_only_a_session_file_of_this_client() {
+    let a = json!({"loop": true, "turns": [{"text": "ok"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    // A session of a folder this client never uses (pi's own file).
+    let foreign = copy_pi_session(&setup);
+    let foreign_id = "01a22b4d-25d5-77de-8d60-df9ef5711e8b";
+    // A precious file outside the session folders, with a session header naming an id.
+    let precious = setup.dir.path().join("precious.jsonl");
+    let header = json!({"type": "session", "version": 3, "id": "linked-session",
+        "timestamp": "2026-11-30T07:13:25.974Z", "cwd": cwd});
+    std::fs::write(&precious, format!("{header}\n")).unwrap();
+    with_agent(&setup, async |cx, _seen| {
+        let kept = new_session(&cx, &cwd).await?;
+        cx.send_request(prompt(&kept, "keep me"))
+            .block_task()
+            .await?;
+        let doomed = new_session(&cx, &cwd).await?;
+        cx.send_request(prompt(&doomed, "delete me"))
+            .block_task()
+            .await?;
+        let dir = session_file(&setup, &doomed)
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        // A link in the session folder to the precious file.
+        std::os::unix::fs::symlink(&precious, dir.join("linked.jsonl")).unwrap();
+        let delete = |id: &str| {
+            cx.send_request(DeleteSessionRequest::new(id.to_string()))
+                .block_task()
+        };
+        let refused = |e: Error, needle: &str| {
+            assert_eq!(code(&e), -32602, "{e:?}");
+            let data = e.data.clone().unwrap_or_default().to_string();
+            assert!(data.contains(needle), "{needle}: {data}");
+        };
+        // Open in this connection: close it first.
+        refused(delete(&doomed).await.expect_err("live"), "session/close");
+        for hostile in ["../../precious", "a/b", "..", "", "x\u{0}y"] {
+            refused(
+                delete(hostile).await.expect_err(hostile),
+                "invalid session id",
+            );
+        }
+        refused(delete(foreign_id).await.expect_err("foreign"), "no session");
+        refused(
+            delete("linked-session").await.expect_err("link"),
+            "not a regular file",
+        );
+        refused(
+            delete("no-such-session").await.expect_err("unknown"),
+            "no session",
+        );
+        cx.send_request(CloseSessionRequest::new(doomed.clone()))
+            .block_task()
+            .await?;
+        // Another process holding the file.
+        let file = session_file(&setup, &doomed);
+        let holder = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        holder.try_lock().unwrap();
+        refused(delete(&doomed).await.expect_err("held"), "another process");
+        drop(holder);
+        delete(&doomed).await?;
+        assert!(!file.exists());
+        refused(
+            delete(&doomed).await.expect_err("deleted already"),
+            "no session",
+        );
+        let listed = cx
+            .send_request(ListSessionsRequest::new().cwd(cwd.clone()))
+            .block_task()
+            .await?;
+        let ids: Vec<String> = listed
+            .sessions
+            .iter()
+            .map(|s| s.session_id.0.to_string())
+            .collect();
+        // (The link is listed, as any readable session file is; it was not deleted.)
+        assert!(ids.contains(&kept) && !ids.contains(&doomed), "{ids:?}");
+        Ok(())
+    })
+    .await;
+    assert!(foreign.exists());
+    assert_eq!(
+        std::fs::read_to_string(&precious).unwrap(),
+        format!("{header}\n")
+    );
+}
+
+#[tokio::test]
+async fn session_list_pages_through_every_session_and_refuses_bad_cursors() {
+    let a = json!({"loop": true, "turns": [{"text": "ok"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, _seen| {
+        let first = new_session(&cx, &cwd).await?;
+        cx.send_request(prompt(&first, "the real one"))
+            .block_task()
+            .await?;
+        // 149 more sessions of this folder, written as files.
+        let dir = session_file(&setup, &first).parent().unwrap().to_path_buf();
+        for n in 0..149 {
+            let id = format!("0000{n:04}-0000-4000-8000-000000000000");
+            let header = json!({"type": "session", "version": 3, "id": id,
+                "timestamp": format!("2026-01-01T00:00:{:02}.{:03}Z", n % 60, n), "cwd": cwd});
+            std::fs::write(dir.join(format!("{id}.jsonl")), format!("{header}\n")).unwrap();
+        }
+        let list = |cursor: Option<String>| {
+            cx.send_request(ListSessionsRequest::new().cwd(cwd.clone()).cursor(cursor))
+                .block_task()
+        };
+        let mut ids = Vec::new();
+        let mut cursor = None;
+        let mut pages = 0;
+        loop {
+            let page = list(cursor).await?;
+            pages += 1;
+            ids.extend(page.sessions.iter().map(|s| s.session_id.0.to_string()));
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                break;
+            }
+        }
+        assert_eq!(pages, 2);
+        assert_eq!(ids.len(), 150);
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 150, "no session twice");
+        for bad in ["abc", "-1", "99999"] {
+            let e = list(Some(bad.to_string())).await.expect_err(bad);
+            assert_eq!(code(&e), -32602);
+            assert!(e.data.unwrap().to_string().contains("invalid cursor"));
+        }
+        // Another folder has none.
+        let other = setup.dir.path().join("elsewhere");
+        let page = cx
+            .send_request(ListSessionsRequest::new().cwd(other))
+            .block_task()
+            .await?;
+        assert!(page.sessions.is_empty() && page.next_cursor.is_none());
+        Ok(())
+    })
+    .await;
+}
+
+#[test]
+fn logout_closes_the_sessions_and_asks_to_authenticate_again_keeping_the_keys() {
+    let a = json!({"loop": true, "turns": [{"text": "fine"}]});
+    let setup = Setup::new(&a, &a);
+    let models = std::fs::read(setup.agent_dir().join("models.json")).unwrap();
+    let mut raw = Raw::start(&setup);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    let init = raw.response(1);
+    let caps = &init["result"]["agentCapabilities"];
+    assert_eq!(caps["auth"]["logout"], json!({}), "{caps}");
+    for method in ["list", "delete", "resume", "close"] {
+        assert_eq!(caps["sessionCapabilities"][method], json!({}), "{caps}");
+    }
+    let cwd = setup.project();
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": cwd, "mcpServers": []}}));
+    let id = raw.response(2)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    raw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "logout", "params": {}}));
+    assert_eq!(raw.response(3)["result"], json!({}));
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}}),
+    );
+    assert_eq!(raw.response(4)["error"]["code"], -32002);
+    raw.send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/new",
+        "params": {"cwd": cwd, "mcpServers": []}}));
+    let refused = raw.response(5);
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(refused["error"]["data"]
+        .as_str()
+        .unwrap()
+        .contains("authenticate"));
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 6, "method": "session/resume",
+        "params": {"sessionId": id, "cwd": cwd}}),
+    );
+    assert_eq!(raw.response(6)["error"]["code"], -32000);
+    raw.send(json!({"jsonrpc": "2.0", "id": 7, "method": "authenticate",
+        "params": {"methodId": "pi-config"}}));
+    assert_eq!(raw.response(7)["result"], json!({}));
+    raw.send(json!({"jsonrpc": "2.0", "id": 8, "method": "session/new",
+        "params": {"cwd": cwd, "mcpServers": []}}));
+    assert!(raw.response(8)["result"]["sessionId"].is_string());
+    assert_eq!(
+        std::fs::read(setup.agent_dir().join("models.json")).unwrap(),
+        models
+    );
+}
+
+#[test]
+fn lifecycle_requests_with_bad_params_get_invalid_params() {
+    let a = json!({"turns": [{"text": "fine"}]});
+    let setup = Setup::new(&a, &a);
+    let mut raw = Raw::start(&setup);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    raw.response(1);
+    let bad = [
+        ("session/resume", json!({"cwd": "/tmp"})),
+        ("session/resume", json!({"sessionId": 7, "cwd": "/tmp"})),
+        ("session/close", json!({})),
+        ("session/delete", json!({"sessionId": null})),
+        ("session/list", json!({"cwd": "not/absolute"})),
+    ];
+    for (n, (method, params)) in bad.iter().enumerate() {
+        let id = 10 + n as i64;
+        raw.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let answer = raw.response(id);
+        assert_eq!(
+            answer["error"]["code"], -32602,
+            "{method} {params}: {answer}"
+        );
+    }
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 20, "method": "session/close",
+        "params": {"sessionId": "no-such-session"}}),
+    );
+    assert_eq!(raw.response(20)["error"]["code"], -32002);
+}

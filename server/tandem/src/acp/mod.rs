@@ -74,11 +74,12 @@ struct AcpAgent {
 
 impl AcpAgent {
     /// Answers a request that set a session up, then tells the client the session's commands
-    /// and what it knows of its title and last activity.
+    /// and, for a `stored` one, its title and last activity.
     fn reply_session<T: Serialize>(
         &self,
         responder: Responder,
         result: Result<Arc<AcpSession>, Error>,
+        stored: bool,
         response: impl FnOnce(&AcpSession) -> T,
     ) {
         match result {
@@ -87,7 +88,9 @@ impl AcpAgent {
                 session.notify(SessionUpdate::AvailableCommandsUpdate(
                     session.available_commands(),
                 ));
-                self.announce_info(&session, None, lifecycle::last_activity(&session));
+                if stored {
+                    self.announce_info(&session, None, lifecycle::last_activity(&session));
+                }
             }
             Err(e) => reply::<()>(responder, Err(e)),
         }
@@ -162,7 +165,7 @@ impl AcpAgent {
                 tokio::spawn(async move {
                     let cancel = responder.cancellation();
                     let created = self.new_session(r, cx, &cancel).await;
-                    self.reply_session(responder, created, |s| {
+                    self.reply_session(responder, created, false, |s| {
                         NewSessionResponse::new(s.id.clone())
                             .modes(modes::mode_state(s.mode()))
                             .config_options(s.config_options())
@@ -173,7 +176,7 @@ impl AcpAgent {
                 tokio::spawn(async move {
                     let cancel = responder.cancellation();
                     let loaded = self.load_session(r, cx, &cancel).await;
-                    self.reply_session(responder, loaded, |s| {
+                    self.reply_session(responder, loaded, true, |s| {
                         LoadSessionResponse::new()
                             .modes(modes::mode_state(s.mode()))
                             .config_options(s.config_options())
@@ -184,7 +187,7 @@ impl AcpAgent {
                 tokio::spawn(async move {
                     let cancel = responder.cancellation();
                     let resumed = self.resume_session(r, cx, &cancel).await;
-                    self.reply_session(responder, resumed, |s| {
+                    self.reply_session(responder, resumed, true, |s| {
                         ResumeSessionResponse::new()
                             .modes(modes::mode_state(s.mode()))
                             .config_options(s.config_options())
