@@ -28,6 +28,13 @@ async function openSession(h, p) {
   return session.sessionId;
 }
 
+// Resolves once the answer of step `step` of process `p` has started streaming.
+async function streaming(h, p, step) {
+  const started = () =>
+    h.updates.some((u) => u.proc === p.index && u.step === step && u.update.sessionUpdate === "agent_message_chunk");
+  while (!started()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 function prompt(h, p, name, sessionId, message) {
   return h.step(p, name, () => p.agent.request(M.session.prompt, { sessionId, prompt: text(message) }));
 }
@@ -182,5 +189,57 @@ export const scenarios = {
     await h.step(p, "list", () => p.agent.request(M.session.list, { cwd: h.cwd }));
     await h.step(p, "list_all", () => p.agent.request(M.session.list, {}));
     await h.step(p, "list_other_cwd", () => p.agent.request(M.session.list, { cwd: join(h.cwd, "elsewhere") }));
+  },
+
+  // One process has a turn; a new process resumes that session (no history replayed), goes
+  // on with it, then: a prompt cancelled with $/cancel_request, session/close during a
+  // turn, session/delete (refused while open, for hostile ids, then done), session/list
+  // pages, logout.
+  async lifecycle(h) {
+    const first = h.start();
+    const sessionId = await openSession(h, first);
+    await prompt(h, first, "prompt", sessionId, "Remember the word pineapple");
+    await first.close();
+
+    const p = h.start();
+    need(await h.step(p, "initialize_2", () => p.initialize()), "initialize");
+    need(
+      await h.step(p, "resume", () => p.agent.request(M.session.resume, { sessionId, cwd: h.cwd })),
+      "session/resume",
+    );
+    await h.step(p, "resume_unknown", () =>
+      p.agent.request(M.session.resume, { sessionId: "no-such-session", cwd: h.cwd }),
+    );
+    await prompt(h, p, "prompt_after_resume", sessionId, "Which word?");
+
+    // $/cancel_request for a running prompt, once its answer streams.
+    const aborter = new AbortController();
+    const cancelled = h.step(p, "prompt_cancel_request", () =>
+      p.agent.request(M.session.prompt, { sessionId, prompt: text("Take your time") }, { cancellationSignal: aborter.signal }),
+    );
+    await streaming(h, p, "prompt_cancel_request");
+    aborter.abort();
+    await cancelled;
+
+    // session/close while a turn runs: the turn answers cancelled, the session is gone.
+    const running = prompt(h, p, "prompt_closed", sessionId, "Take your time again");
+    await streaming(h, p, "prompt_closed");
+    await h.step(p, "close", () => p.agent.request(M.session.close, { sessionId }), { tag: false });
+    await running;
+    await prompt(h, p, "prompt_after_close", sessionId, "Hello?");
+    await h.step(p, "close_again", () => p.agent.request(M.session.close, { sessionId }));
+
+    await h.step(p, "delete_hostile", () => p.agent.request(M.session.delete, { sessionId: "../../etc/passwd" }));
+    await h.step(p, "delete", () => p.agent.request(M.session.delete, { sessionId }));
+    await h.step(p, "delete_again", () => p.agent.request(M.session.delete, { sessionId }));
+    await h.step(p, "list_after_delete", () => p.agent.request(M.session.list, { cwd: h.cwd }));
+    await h.step(p, "list_bad_cursor", () => p.agent.request(M.session.list, { cwd: h.cwd, cursor: "not-a-cursor" }));
+
+    await h.step(p, "logout", () => p.agent.request(M.logout, {}));
+    await h.step(p, "new_after_logout", () => p.agent.request(M.session.new, { cwd: h.cwd, mcpServers: [] }));
+    await h.step(p, "authenticate", () => p.agent.request(M.authenticate, { methodId: "pi-config" }));
+    await h.step(p, "new_after_authenticate", () =>
+      p.agent.request(M.session.new, { cwd: h.cwd, mcpServers: [] }),
+    );
   },
 };

@@ -882,3 +882,78 @@ fn provider_error() {
     assert_eq!(sandbox.model_requests().len(), 2);
     report.expect_valid();
 }
+
+#[test]
+fn lifecycle_resume_cancel_request_close_delete_logout() {
+    let sandbox = AcpSandbox::new();
+    sandbox.queue(&["streamed.sse", "done.sse", "stall.sse", "stall.sse"]);
+    let report = sandbox.run("lifecycle");
+    report.expect_ran();
+    let session_id = report.result("new")["sessionId"].clone();
+
+    // initialize announces the lifecycle methods.
+    let caps = &report.result("initialize")["agentCapabilities"];
+    for method in ["list", "delete", "resume", "close"] {
+        assert_eq!(caps["sessionCapabilities"][method], json!({}), "{caps}");
+    }
+    assert_eq!(caps["auth"]["logout"], json!({}), "{caps}");
+
+    // The first prompt gave the session its title.
+    let titles: Vec<&Value> = report
+        .updates_of_kind("session_info_update")
+        .into_iter()
+        .filter(|u| u.get("title").is_some())
+        .collect();
+    assert!(
+        titles
+            .iter()
+            .all(|u| u["title"] == "Remember the word pineapple"),
+        "{titles:?}"
+    );
+    assert_eq!(titles.len(), 2, "once per process: {titles:?}");
+
+    // The resume replayed nothing, and the next model request holds the conversation.
+    report.result("resume");
+    for kind in ["user_message_chunk", "agent_message_chunk", "tool_call"] {
+        assert!(report.text("resume", kind).is_empty(), "{kind} replayed");
+    }
+    assert_eq!(report.error("resume_unknown")["code"], -32002);
+    assert_eq!(report.stop_reason("prompt_after_resume"), "end_turn");
+    let requests = sandbox.model_requests();
+    assert!(
+        mentions(&requests[1], "Remember the word pineapple")
+            && mentions(&requests[1], "Which word?"),
+        "2nd model request: {}",
+        requests[1]
+    );
+
+    // $/cancel_request and session/close both end the running turn as cancelled.
+    assert_eq!(report.stop_reason("prompt_cancel_request"), "cancelled");
+    assert_eq!(report.stop_reason("prompt_closed"), "cancelled");
+    assert_eq!(report.result("close"), &json!({}));
+    assert_eq!(report.error("prompt_after_close")["code"], -32002);
+    assert_eq!(report.error("close_again")["code"], -32002);
+
+    // session/delete: hostile ids refused, the closed session's file removed.
+    let hostile = report.error("delete_hostile");
+    assert_eq!(hostile["code"], -32602);
+    assert!(mentions(hostile, "invalid session id"), "{hostile}");
+    assert_eq!(report.result("delete"), &json!({}));
+    assert_eq!(report.error("delete_again")["code"], -32602);
+    let listed = report.result("list_after_delete")["sessions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        listed.iter().all(|s| s["sessionId"] != session_id),
+        "{listed:?}"
+    );
+    assert_eq!(report.error("list_bad_cursor")["code"], -32602);
+
+    // logout: no sessions until authenticate.
+    assert_eq!(report.result("logout"), &json!({}));
+    assert_eq!(report.error("new_after_logout")["code"], -32000);
+    report.result("authenticate");
+    report.result("new_after_authenticate");
+    report.expect_valid();
+}
