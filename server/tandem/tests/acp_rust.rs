@@ -921,7 +921,10 @@ async fn session_load_replays_a_pi_session_and_the_session_goes_on() {
         let kinds: Vec<(String, String)> = seen
             .updates_of(id)
             .iter()
-            .filter(|u| u["sessionUpdate"] != "available_commands_update")
+            .filter(|u| {
+                u["sessionUpdate"] != "available_commands_update"
+                    && u["sessionUpdate"] != "session_info_update"
+            })
             .map(|u| {
                 let kind = u["sessionUpdate"].as_str().unwrap().to_string();
                 let detail = match kind.as_str() {
@@ -943,6 +946,12 @@ async fn session_load_replays_a_pi_session_and_the_session_goes_on() {
             .map(|(k, d)| (k.to_string(), d.to_string()))
             .collect();
         assert_eq!(kinds, expected);
+        // After the answer: the title, from the session's first prompt.
+        wait_until(|| !infos(&seen, id).is_empty()).await;
+        assert_eq!(
+            infos(&seen, id)[0]["title"],
+            "change world to there in hello.txt"
+        );
         // An unknown id is -32002.
         let missing = cx
             .send_request(agent_client_protocol::v1::schema::LoadSessionRequest::new(
@@ -1356,7 +1365,12 @@ async fn session_delete_removes_only_a_session_file_of_this_client() {
             .append(true)
             .open(&file)
             .unwrap();
-        holder.try_lock().unwrap();
+        holder.try_lock().unwrap_or_else(|e| {
+            panic!(
+                "tandem still holds {} after session/close: {e}",
+                file.display()
+            )
+        });
         refused(delete(&doomed).await.expect_err("held"), "another process");
         drop(holder);
         delete(&doomed).await?;

@@ -85,7 +85,17 @@ impl AcpAgent {
         let session = lock(&self.sessions)
             .remove(&id)
             .ok_or_else(|| unknown_session(&id))?;
+        let agent = Arc::downgrade(&session.session);
         self.end_sessions(vec![session]).await;
+        // The last tasks of the turn let go of the session in a moment; then its file is
+        // unlocked (and may be deleted, or opened by another program).
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_WAIT;
+        while agent.strong_count() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        if agent.strong_count() > 0 {
+            tracing::warn!("session {id}: still in use {SHUTDOWN_WAIT:?} after session/close");
+        }
         Ok(CloseSessionResponse::new())
     }
 
