@@ -25,7 +25,7 @@ use rustix::io::Errno;
 
 /// What trying to become a session file's writer found.
 #[derive(Debug)]
-pub(crate) enum Claim {
+pub enum Claim {
     /// The file, opened for appending and locked by this handle (or on a file system without
     /// locks, where only the append check guards it).
     Held(File),
@@ -35,8 +35,9 @@ pub(crate) enum Claim {
     Unavailable,
 }
 
-/// Opens `path` for appending and tries to lock it without waiting.
-pub(crate) fn claim(path: &Path) -> Claim {
+/// Opens `path` for appending and tries to lock it without waiting (also what a front door
+/// does before deleting a session file: no process may be writing it).
+pub fn claim(path: &Path) -> Claim {
     let file = match OpenOptions::new().append(true).open(path) {
         Ok(file) => file,
         Err(e) => {

@@ -48,6 +48,7 @@ pub use list::{
     find_most_recent, list_all_sessions, list_sessions, session_info, ListWarning, SessionInfo,
     SessionList,
 };
+pub use lock::{claim as claim_file, Claim};
 pub use manager::SessionManager;
 pub use paths::{
     default_session_dir, encode_cwd, resolve_session_dir, session_file_name, sessions_root,

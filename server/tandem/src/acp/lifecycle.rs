@@ -330,19 +330,17 @@ fn checked_file(dir: &Path, path: &Path, id: &str) -> Result<std::fs::File, Erro
             dir.display()
         )));
     }
-    let file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .map_err(|e| refuse(e.to_string()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
+    let file = match sessions::claim_file(path) {
+        sessions::Claim::Held(file) => file,
+        sessions::Claim::Busy => {
             return Err(refuse(
                 "another process has the session open; close it there first".to_string(),
             ))
         }
-        Err(std::fs::TryLockError::Error(e)) => return Err(refuse(e.to_string())),
-    }
+        sessions::Claim::Unavailable => {
+            return Err(refuse("it cannot be opened for writing".to_string()))
+        }
+    };
     // Read again under the lock: the file must still be the session asked for.
     match sessions::session_info(path) {
         Ok(info) if info.id == id => Ok(file),
