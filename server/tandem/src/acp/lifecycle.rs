@@ -85,16 +85,24 @@ impl AcpAgent {
         let session = lock(&self.sessions)
             .remove(&id)
             .ok_or_else(|| unknown_session(&id))?;
-        let agent = Arc::downgrade(&session.session);
+        let file = session.session.session_file();
         self.end_sessions(vec![session]).await;
-        // The last tasks of the turn let go of the session in a moment; then its file is
-        // unlocked (and may be deleted, or opened by another program).
-        let deadline = tokio::time::Instant::now() + SHUTDOWN_WAIT;
-        while agent.strong_count() > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        if agent.strong_count() > 0 {
-            tracing::warn!("session {id}: still in use {SHUTDOWN_WAIT:?} after session/close");
+        // The last tasks of the turn let go of the session's file in a moment; the answer waits
+        // for that (at most [`SHUTDOWN_WAIT`]), so the file may then be deleted or opened by
+        // another program.
+        if let Some(file) = file.filter(|f| f.exists()) {
+            let deadline = tokio::time::Instant::now() + SHUTDOWN_WAIT;
+            while matches!(sessions::claim_file(&file), sessions::Claim::Busy) {
+                if tokio::time::Instant::now() >= deadline {
+                    tracing::warn!(
+                        "session {id}: its file {} is still held {SHUTDOWN_WAIT:?} after \
+                         session/close",
+                        file.display()
+                    );
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
         }
         Ok(CloseSessionResponse::new())
     }
