@@ -358,3 +358,57 @@ fn checked_file(dir: &Path, path: &Path, id: &str) -> Result<std::fs::File, Erro
 
 /// The folders a connection used, for `session/delete`.
 pub(super) type UsedFolders = HashSet<PathBuf>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_that_could_name_paths_are_refused() {
+        for id in [
+            "",
+            "  ",
+            "..",
+            "a/../b",
+            "a/b",
+            "a\\b",
+            "x\u{0}y",
+            "line\nbreak",
+        ] {
+            let e = check_id(id).expect_err(id);
+            assert_eq!(i32::from(e.code), -32602, "{id:?}");
+        }
+        assert!(check_id(&"a".repeat(MAX_ID_LEN + 1)).is_err());
+        for id in [
+            "01a22b4d-25d5-77de-8d60-df9ef5711e8b",
+            "my-session_2",
+            "v1.2",
+        ] {
+            assert!(check_id(id).is_ok(), "{id:?}");
+        }
+    }
+
+    #[test]
+    fn delete_refuses_links_and_files_of_other_folders_and_finds_nothing_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir(&sessions).unwrap();
+        let header = |id: &str| {
+            format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n")
+        };
+        let outside = dir.path().join("outside.jsonl");
+        std::fs::write(&outside, header("linked")).unwrap();
+        std::os::unix::fs::symlink(&outside, sessions.join("link.jsonl")).unwrap();
+        std::fs::write(sessions.join("real.jsonl"), header("real")).unwrap();
+        let e = delete_from(std::slice::from_ref(&sessions), "linked").expect_err("a link");
+        assert!(
+            format!("{:?}", e.data).contains("not a regular file"),
+            "{e:?}"
+        );
+        assert!(outside.exists() && sessions.join("link.jsonl").exists());
+        let e = delete_from(&[], "real").expect_err("no folders used");
+        assert!(format!("{:?}", e.data).contains("none yet"), "{e:?}");
+        delete_from(std::slice::from_ref(&sessions), "real").unwrap();
+        assert!(!sessions.join("real.jsonl").exists());
+    }
+}

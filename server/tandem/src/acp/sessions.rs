@@ -441,3 +441,47 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
         line.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(n: usize) -> sessions::SessionList {
+        let sessions = (0..n)
+            .map(|i| sessions::SessionInfo {
+                path: PathBuf::from(format!("/s/{i}.jsonl")),
+                id: format!("id-{i}"),
+                cwd: "/p".to_string(),
+                name: None,
+                parent_session_path: None,
+                created: std::time::UNIX_EPOCH,
+                modified: std::time::UNIX_EPOCH,
+                message_count: 0,
+                first_message: format!("prompt {i}\nsecond line"),
+                all_messages_text: String::new(),
+            })
+            .collect();
+        sessions::SessionList {
+            sessions,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn pages_follow_their_cursors_to_the_end() {
+        let first = page(list(LIST_PAGE + 5), None).unwrap();
+        assert_eq!(first.sessions.len(), LIST_PAGE);
+        assert_eq!(first.sessions[0].title.as_deref(), Some("prompt 0"));
+        let cursor = first.next_cursor.expect("a second page");
+        let second = page(list(LIST_PAGE + 5), Some(&cursor)).unwrap();
+        assert_eq!(second.sessions.len(), 5);
+        assert_eq!(second.sessions[0].session_id.0.as_ref(), "id-100");
+        assert_eq!(second.next_cursor, None);
+        // The end itself is a valid (empty) page; past it, or garbage, is refused.
+        assert!(page(list(3), Some("3")).unwrap().sessions.is_empty());
+        for bad in ["4", "-1", "x", ""] {
+            let e = page(list(3), Some(bad)).expect_err(bad);
+            assert_eq!(i32::from(e.code), -32602);
+        }
+    }
+}
