@@ -196,13 +196,17 @@ impl AcpAgent {
     /// Tells the client the session's title and `updated`, the time of its last activity, when
     /// there is either to tell. The title is announced once per session (again only when its
     /// recorded name changes): its recorded name, else the first line of its first prompt
-    /// (`prompt` when the session has none yet).
+    /// (`prompt` when the session has none yet). Nothing for a session no longer open.
     pub(super) fn announce_info(
         &self,
         session: &AcpSession,
         prompt: Option<&str>,
         updated: Option<String>,
     ) {
+        // A closed session (its turn answering after session/close) has nothing more to say.
+        if !lock(&self.sessions).contains_key(&session.id) {
+            return;
+        }
         let (name, first) = title_of(session);
         let title = {
             let mut titles = lock(&self.titles);
