@@ -196,6 +196,15 @@ async fn prompt_allowing_always(
     result
 }
 
+/// Answers the oldest held permission request `cancelled`, as a well-behaved client does after
+/// it cancelled the turn.
+fn answer_held_cancelled(seen: &Seen) -> Result<(), Error> {
+    let (_, responder) = seen.held.lock().unwrap().remove(0);
+    responder.respond(RequestPermissionResponse::new(
+        RequestPermissionOutcome::Cancelled,
+    ))
+}
+
 async fn wait_until(mut ok: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + GUARD;
     while !ok() {
@@ -279,10 +288,7 @@ async fn a_cancel_while_a_permission_request_is_open_ends_the_turn_cancelled_and
         cancelled?;
         assert_eq!(answer?.stop_reason, StopReason::Cancelled);
         // A well-behaved client answers the open request `cancelled`; the agent has moved on.
-        let (_, responder) = seen.held.lock().unwrap().remove(0);
-        responder.respond(RequestPermissionResponse::new(
-            RequestPermissionOutcome::Cancelled,
-        ))?;
+        answer_held_cancelled(&seen)?;
         let call = seen
             .updates_of(&id)
             .into_iter()
@@ -1289,10 +1295,7 @@ async fn cancel_request_for_a_prompt_ends_the_turn_cancelled() {
         let (answer, cancelled) = tokio::join!(turn, cancel);
         cancelled?;
         assert_eq!(answer?.stop_reason, StopReason::Cancelled);
-        let (_, responder) = seen.held.lock().unwrap().remove(0);
-        responder.respond(RequestPermissionResponse::new(
-            RequestPermissionOutcome::Cancelled,
-        ))?;
+        answer_held_cancelled(&seen)?;
         // The session goes on.
         let again = cx.send_request(prompt(&id, "go on")).block_task().await?;
         assert_eq!(again.stop_reason, StopReason::EndTurn);

@@ -7,7 +7,8 @@ use tandem_ai::sync::lock;
 
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, ContentBlock, ContentChunk, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, McpServer, NewSessionRequest, SessionInfo, SessionUpdate, TextContent,
+    LoadSessionRequest, McpServer, NewSessionRequest, ResumeSessionRequest, SessionInfo,
+    SessionUpdate, TextContent,
 };
 use agent_client_protocol::{Error, RequestCancellation};
 use tandem_ai::registry::AgentDir;
@@ -50,23 +51,18 @@ impl AcpAgent {
         self.unless_cancelled((session, true), cancel).await
     }
 
-    /// `session/load`: the live session, or the stored one of that id, replayed as updates.
+    /// `session/load`: the session as `session/resume` opens it, its history replayed as
+    /// updates.
     pub(super) async fn load_session(
         &self,
         request: LoadSessionRequest,
         cx: ClientConnection,
         cancel: &RequestCancellation,
     ) -> Result<Arc<AcpSession>, Error> {
-        let opened = self
-            .open_stored(
-                request.session_id.0.to_string(),
-                &request.cwd,
-                &request.mcp_servers,
-                request.additional_directories.clone(),
-                cx,
-            )
-            .await?;
-        let session = self.unless_cancelled(opened, cancel).await?;
+        let resume = ResumeSessionRequest::new(request.session_id, request.cwd)
+            .mcp_servers(request.mcp_servers)
+            .additional_directories(request.additional_directories);
+        let session = self.resume_session(resume, cx, cancel).await?;
         let messages = session.session.agent().with_state(|s| s.messages.clone());
         for update in updates::replay(&messages, &session.cwd) {
             session.notify(update);
