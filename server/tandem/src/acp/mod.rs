@@ -15,7 +15,8 @@
 //! The agent exits when stdin closes, after cancelling the turns and saving them (a new
 //! session's prompt too, before any answer).
 //!
-//! The code by concern: [`sessions`] (new, load, list, the first turn's questions), [`turns`]
+//! The code by concern: [`sessions`] (new, load, list, the first turn's questions),
+//! [`lifecycle`] (resume, close, delete, logout, titles, requests the client cancels), [`turns`]
 //! (prompt, cancel, the answer), [`options`] (authentication, modes and configuration options),
 //! [`updates`] and [`live`] (events to `session/update`s), [`errors`].
 
