@@ -19,7 +19,7 @@ use tandem_ai::registry::ModelRegistry;
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 
 use super::modes::{config_options, Mode};
-use super::updates::Translator;
+use super::updates::{Meter, Translator};
 use super::workspace::{AcpWorkspace, ClientConnection};
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::turns::Live;
@@ -76,10 +76,11 @@ impl AcpSession {
         cx: ClientConnection,
     ) -> Arc<AcpSession> {
         let records = session.calls().clone();
+        let meter = meter(&session, registry.clone());
         let live = Live::start(
             session,
             AcpUpdates {
-                translator: Translator::new(&cwd, records),
+                translator: Translator::new(&cwd, records).with_meter(meter),
                 workspace: workspace.clone(),
             },
             AcpTransport {
@@ -168,6 +169,25 @@ impl AcpSession {
     }
 }
 
+/// The session's usage so far (a loaded file's totals), and where an answer's window comes
+/// from: its model in the registry, else the session's model.
+fn meter(session: &AgentSession, registry: Arc<ModelRegistry>) -> Meter {
+    let stats = session.stats();
+    let size = session.agent().with_state(|s| s.model.context_window);
+    let agent = session.agent().clone();
+    Meter {
+        cost: stats.cost,
+        used: stats.context_usage.map_or(0, |c| c.tokens),
+        size,
+        window_of: Box::new(move |message| {
+            registry
+                .find(&message.provider, &message.model)
+                .map(|m| m.context_window)
+                .unwrap_or_else(|| agent.with_state(|s| s.model.context_window))
+        }),
+    }
+}
+
 fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
     if let Err(e) = cx.send_notification(SessionNotification::new(id.to_string(), update)) {
         tracing::warn!("session {id}: could not send an update: {}", e.message);
@@ -233,7 +253,11 @@ impl Transport<SessionUpdate> for AcpTransport {
     }
 }
 
+/// Joins `more` to `into` when both are text of one message.
 fn append(into: &mut ContentChunk, more: &ContentChunk) -> bool {
+    if into.message_id != more.message_id {
+        return false;
+    }
     match (&mut into.content, &more.content) {
         (ContentBlock::Text(a), ContentBlock::Text(b)) => {
             a.text.push_str(&b.text);

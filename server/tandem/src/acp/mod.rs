@@ -38,8 +38,8 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, CancelNotification, ClientRequest,
     Implementation, InitializeRequest, InitializeResponse, LoadSessionResponse, McpCapabilities,
-    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionListCapabilities,
-    SessionUpdate,
+    NewSessionResponse, PromptCapabilities, SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities, SessionListCapabilities, SessionUpdate,
 };
 use agent_client_protocol::{Agent, Error};
 use serde::Serialize;
@@ -186,7 +186,12 @@ impl AcpAgent {
                     .embedded_context(true),
             )
             .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
-            .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    // Extra workspace roots (`additionalDirectories`, see `workspace_roots`).
+                    .additional_directories(SessionAdditionalDirectoriesCapabilities::new()),
+            );
         let auth = AuthMethodAgent::new(AUTH_METHOD, "Configure an API key").description(
             "Tandem uses pi's configuration: set the provider's API key environment variable \
              (e.g. ANTHROPIC_API_KEY) or add the key to ~/.pi/agent/auth.json, then retry"

@@ -35,7 +35,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest,
     WriteTextFileRequest,
 };
-use agent_client_protocol::{Client, JsonRpcRequest};
+use agent_client_protocol::{Client, Error, JsonRpcRequest};
 use serde_json::json;
 use tandem_agent::BoxFuture;
 use tandem_coding::{
@@ -46,6 +46,7 @@ use tandem_coding::{
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::errors::invalid_params;
 use super::modes::Mode;
 use super::updates::CallExtras;
 use tandem_coding::trust::ProtectedResources;
@@ -524,6 +525,37 @@ impl AcpWorkspace {
             tracing::warn!("session {}: {e}", self.session_id);
         }
     }
+}
+
+/// A session's workspace roots: `cwd` (checked already), then the client's
+/// `additionalDirectories`, each of which must be an absolute path to an existing directory.
+/// They are taken with every symlink resolved, as the tools compare resolved paths with them;
+/// a root given twice counts once. Every root has the same rules: paths that resolve outside all
+/// of them (through `..` or a symlink) need the user's permission.
+pub fn workspace_roots(cwd: &Path, extra: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut roots = vec![cwd.to_path_buf()];
+    for dir in extra {
+        if !dir.is_absolute() {
+            return Err(invalid_params(format!(
+                "additionalDirectories: `{}` is not an absolute path; give each directory's \
+                 absolute path",
+                dir.display()
+            )));
+        }
+        let real = std::fs::canonicalize(dir)
+            .ok()
+            .filter(|real| real.is_dir())
+            .ok_or_else(|| {
+                invalid_params(format!(
+                    "additionalDirectories: `{}` is not an existing directory",
+                    dir.display()
+                ))
+            })?;
+        if !roots.contains(&real) {
+            roots.push(real);
+        }
+    }
+    Ok(roots)
 }
 
 /// A short random hex string.

@@ -428,7 +428,10 @@ fn compact_summarizes_and_answers_after_its_events() {
     // pi 1.6's result: the estimated size after, what the summaries cost, the file lists; the
     // cost is on the session's compaction entry too.
     assert!(data["estimatedTokensAfter"].is_u64(), "{compacted}");
-    assert!(data["usage"]["totalTokens"].as_u64() > Some(0), "{compacted}");
+    assert!(
+        data["usage"]["totalTokens"].as_u64() > Some(0),
+        "{compacted}"
+    );
     assert!(data["details"]["readFiles"].is_array(), "{compacted}");
     let session = std::fs::read_to_string(sandbox.only_session()).expect("session file");
     let entry: serde_json::Value = session
