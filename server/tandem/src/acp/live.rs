@@ -116,7 +116,13 @@ impl AcpSession {
             .session
             .agent()
             .with_state(|s| (s.model.clone(), s.thinking_level));
-        config_options(self.workspace.mode(), &self.registry, &model, thinking)
+        config_options(
+            self.workspace.mode(),
+            &self.registry,
+            &model,
+            thinking,
+            self.session.auto_compaction_enabled(),
+        )
     }
 
     /// The mode.
@@ -320,6 +326,20 @@ mod tests {
                 ("message", "Hello".to_string()),
                 ("thought", "more".to_string())
             ]
+        );
+    }
+
+    #[test]
+    fn chunks_of_two_messages_stay_apart() {
+        use agent_client_protocol::v1::schema::MessageId;
+        let of = |text: &str, id: &'static str| {
+            SessionUpdate::AgentMessageChunk(chunk(text).message_id(MessageId::from(id)))
+        };
+        let merged = merge_chunks(vec![of("a", "m1"), of("b", "m1"), of("c", "m2")]);
+        let got: Vec<_> = merged.iter().map(text).collect();
+        assert_eq!(
+            got,
+            vec![("message", "ab".to_string()), ("message", "c".to_string())]
         );
     }
 }
