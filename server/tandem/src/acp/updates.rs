@@ -425,6 +425,12 @@ fn new_message_id() -> String {
     new_session_id()
 }
 
+/// A message of Tandem's own (an `/undo` report, a notice) as one agent message chunk with a
+/// message id of its own.
+pub fn own_message(text: String) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(&text, new_message_id()))
+}
+
 fn chunk(text: &str, message_id: String) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
         .message_id(MessageId::from(message_id))

@@ -650,3 +650,32 @@ impl Workspace for AcpWorkspace {
         Some(Box::pin(self.run_in_terminal(call, request, cancel)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_resolved_checked_and_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (cwd, extra) = (base.join("cwd"), base.join("extra"));
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(&extra).unwrap();
+        std::os::unix::fs::symlink(&extra, base.join("alias")).unwrap();
+        // Through a symlink, twice, and the cwd again: the cwd and the real extra, once each.
+        let roots =
+            workspace_roots(&cwd, &[base.join("alias"), extra.clone(), cwd.clone()]).unwrap();
+        assert_eq!(roots, vec![cwd.clone(), extra.clone()]);
+        std::fs::write(base.join("file"), "x").unwrap();
+        for (bad, says) in [
+            (PathBuf::from("rel"), "`rel` is not an absolute path"),
+            (base.join("gone"), "is not an existing directory"),
+            (base.join("file"), "is not an existing directory"),
+        ] {
+            let e = workspace_roots(&cwd, &[bad]).unwrap_err();
+            assert_eq!(e.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
+            assert!(format!("{e:?}").contains(says), "{e:?}");
+        }
+    }
+}
