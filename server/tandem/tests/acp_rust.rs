@@ -499,6 +499,226 @@ impl Raw {
     }
 }
 
+impl Raw {
+    /// The next message on stdout (every line must be JSON).
+    fn next(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(GUARD)
+            .expect("no message from tandem acp");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
+    }
+
+    /// Reads messages until one `stop` accepts; all of them, that one last.
+    fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.next();
+            let done = stop(&message);
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+/// The statuses call `id` was given, in order, by `messages` (updates and permission requests).
+fn statuses(messages: &[Value], id: &str) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| {
+            let call = match m["method"].as_str() {
+                Some("session/update") => &m["params"]["update"],
+                Some("session/request_permission") => &m["params"]["toolCall"],
+                _ => return None,
+            };
+            // A `tool_call` without a status is `pending` (the schema's default).
+            let status = match call["status"].as_str() {
+                None if call["sessionUpdate"] == "tool_call" => Some("pending"),
+                status => status,
+            };
+            (call["toolCallId"] == id)
+                .then(|| status.map(str::to_string))
+                .flatten()
+                .map(|s| match m["method"].as_str() {
+                    Some("session/request_permission") => format!("asked:{s}"),
+                    _ => s,
+                })
+        })
+        .collect()
+}
+
+/// ACP's `pending` means "awaiting approval": an edit the user must allow stays pending until
+/// allowed, then runs `in_progress`; and a question the client answered after `session/cancel`
+/// (as the spec asks it to) is never cancelled with `$/cancel_request`.
+#[test]
+fn a_call_waits_pending_for_approval_and_answered_questions_are_never_cancelled() {
+    let a = json!({"turns": [
+        {"text": "Writing.", "toolCalls": [{"id": "w1", "name": "write",
+            "arguments": {"path": "notes.txt", "content": "new\n"}}]},
+        {"text": "done"},
+        {"text": "Again.", "toolCalls": [{"id": "w2", "name": "write",
+            "arguments": {"path": "notes.txt", "content": "newer\n"}}]},
+        {"text": "after"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    std::fs::write(cwd.join("notes.txt"), "old\n").unwrap();
+    let mut raw = Raw::start(&setup);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    raw.response(1);
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": cwd, "mcpServers": []}}));
+    let id = raw.response(2)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let is_question = |m: &Value| m["method"] == "session/request_permission";
+
+    // Allowed: pending while asked, in_progress once allowed, then completed.
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "write it"}]}}),
+    );
+    let mut seen = raw.until(is_question);
+    let question = seen.last().unwrap().clone();
+    assert_eq!(
+        statuses(&seen, "w1"),
+        ["pending", "asked:pending"],
+        "{seen:?}"
+    );
+    raw.send(json!({"jsonrpc": "2.0", "id": question["id"], "result":
+        {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}));
+    seen.extend(raw.until(|m| m["id"] == 3 && m.get("method").is_none()));
+    assert_eq!(seen.last().unwrap()["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        statuses(&seen, "w1"),
+        ["pending", "asked:pending", "in_progress", "completed"],
+        "{seen:?}"
+    );
+
+    // Cancelled while asked: the client cancels, then answers the question `cancelled`.
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "again"}]}}),
+    );
+    let question = raw.until(is_question).pop().unwrap();
+    raw.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}}));
+    raw.send(json!({"jsonrpc": "2.0", "id": question["id"], "result":
+        {"outcome": {"outcome": "cancelled"}}}));
+    let mut after = raw.until(|m| m["id"] == 4 && m.get("method").is_none());
+    assert_eq!(after.last().unwrap()["result"]["stopReason"], "cancelled");
+    // A request answered after everything the turn sent: nothing cancels the answered question.
+    raw.send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/list", "params": {}}));
+    after.extend(raw.until(|m| m["id"] == 5 && m.get("method").is_none()));
+    assert!(
+        !after.iter().any(|m| m["method"] == "$/cancel_request"),
+        "{after:?}"
+    );
+    assert_eq!(
+        statuses(&after, "w2").last().map(String::as_str),
+        Some("failed")
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("notes.txt")).unwrap(),
+        "new\n"
+    );
+}
+
+/// A client that shows compactions and notices gets them: a retried failure as a notice, a
+/// compaction as one upserted entity with its summary; one that does not, none of them.
+#[test]
+fn compactions_and_retries_reach_clients_that_show_them() {
+    let a = json!({"turns": [
+        {"text": "x", "error": "overloaded (503)"},
+        {"text": "hello", "usage": {"input": 950, "output": 10}},
+        {"text": "## Goal\n\nSay hello"}
+    ]});
+    for shows in [true, false] {
+        let setup = Setup::new(&a, &a);
+        let agent = setup.agent_dir();
+        let models = json!({"providers": {"a": {"api": "scripted", "apiKey": "none",
+            "baseUrl": agent.join("a.json"),
+            "models": [{"id": "t", "contextWindow": 1000, "maxTokens": 100}]}}});
+        std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        std::fs::write(
+            agent.join("settings.json"),
+            json!({"defaultProvider": "a", "defaultModel": "t",
+                   "retry": {"baseDelayMs": 1},
+                   "compaction": {"reserveTokens": 100, "keepRecentTokens": 1}})
+            .to_string(),
+        )
+        .unwrap();
+        let mut raw = Raw::start(&setup);
+        let session_caps = if shows {
+            json!({"compaction": {}, "notices": {}})
+        } else {
+            json!({})
+        };
+        raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": 1,
+                       "clientCapabilities": {"session": session_caps}}}));
+        raw.response(1);
+        raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+            "params": {"cwd": setup.project(), "mcpServers": []}}));
+        let id = raw.response(2)["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        raw.send(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}}),
+        );
+        let mut seen = raw.until(|m| m["id"] == 3 && m.get("method").is_none());
+        assert_eq!(
+            seen.last().unwrap()["result"]["stopReason"],
+            "end_turn",
+            "{seen:?}"
+        );
+        // The compaction ends after the turn: read on until a later request's answer.
+        raw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/list", "params": {}}));
+        seen.extend(raw.until(|m| m["id"] == 4 && m.get("method").is_none()));
+        let kinds: Vec<String> = seen
+            .iter()
+            .filter_map(|m| m["params"]["update"]["sessionUpdate"].as_str())
+            .filter(|k| k.starts_with("compaction") || *k == "notice")
+            .map(str::to_string)
+            .collect();
+        if !shows {
+            assert!(kinds.is_empty(), "{kinds:?}");
+            continue;
+        }
+        let updates: Vec<&Value> = seen.iter().map(|m| &m["params"]["update"]).collect();
+        let notice = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "notice")
+            .expect("notice");
+        assert_eq!(notice["severity"], "warning", "{notice}");
+        assert!(notice["description"]
+            .as_str()
+            .unwrap_or("")
+            .contains("overloaded"));
+        let compaction: Vec<&&Value> = updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "compaction_update")
+            .collect();
+        let statuses: Vec<&str> = compaction
+            .iter()
+            .map(|u| u["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["in_progress", "completed"], "{kinds:?}");
+        let summary: String = updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "compaction_summary_chunk")
+            .map(|u| u["content"]["text"].as_str().unwrap_or(""))
+            .collect();
+        assert!(summary.contains("## Goal\n\nSay hello"), "{summary}");
+    }
+}
+
 #[test]
 fn protocol_errors_have_the_spec_codes_and_closing_stdin_exits() {
     let a = json!({"turns": [{"text": "fine"}]});
@@ -538,6 +758,18 @@ fn protocol_errors_have_the_spec_codes_and_closing_stdin_exits() {
         "params": {"cwd": cwd, "mcpServers": []}}));
     let created = raw.response(7);
     let id = created["result"]["sessionId"].as_str().unwrap().to_string();
+    // A bad image never reaches the model (it would stay in every later request).
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 9, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "look"},
+            {"type": "image", "data": "%%%not base64%%%", "mimeType": "text/x-shellscript"}]}}),
+    );
+    let bad_image = raw.response(9);
+    assert_eq!(bad_image["error"]["code"], -32602, "{bad_image}");
+    assert!(
+        bad_image["error"].to_string().contains("prompt block 1"),
+        "{bad_image}"
+    );
     raw.send(
         json!({"jsonrpc": "2.0", "id": 8, "method": "session/prompt",
         "params": {"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}}),

@@ -77,7 +77,7 @@ pub enum SessionEvent {
         reason: CompactionReason,
         /// The new summary, when it succeeded (absent otherwise, as pi writes it).
         #[serde(skip_serializing_if = "Option::is_none")]
-        result: Option<CompactionSummaryInfo>,
+        result: Option<Box<CompactionSummaryInfo>>,
         /// True when it was cancelled.
         aborted: bool,
         /// True when the run continues afterwards (overflow recovery).

@@ -852,7 +852,7 @@ impl AgentSession {
         let end = match &outcome {
             Ok(info) => SessionEvent::CompactionEnd {
                 reason,
-                result: Some(info.clone()),
+                result: Some(Box::new(info.clone())),
                 aborted: false,
                 will_retry,
                 error_message: None,

@@ -19,6 +19,7 @@ use tandem_ai::registry::ModelRegistry;
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 
 use super::modes::{config_options, Mode};
+use super::session_events::{SessionEvents, Shown};
 use super::updates::{Meter, Translator};
 use super::workspace::{AcpWorkspace, ClientConnection};
 use crate::host::pump::{Batching, Translate, Transport};
@@ -81,6 +82,10 @@ impl AcpSession {
             session,
             AcpUpdates {
                 translator: Translator::new(&cwd, records).with_meter(meter),
+                session_events: SessionEvents::new(Shown {
+                    compaction: workspace.caps().compaction,
+                    notices: workspace.caps().notices,
+                }),
                 workspace: workspace.clone(),
             },
             AcpTransport {
@@ -204,6 +209,8 @@ fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
 /// (its diff, its terminal).
 struct AcpUpdates {
     translator: Translator,
+    /// Compactions and retries, for a client that shows them.
+    session_events: SessionEvents,
     workspace: Arc<AcpWorkspace>,
 }
 
@@ -211,7 +218,13 @@ impl Translate for AcpUpdates {
     type Out = SessionUpdate;
 
     fn translate(&mut self, event: &AgentSessionEvent) -> Vec<SessionUpdate> {
-        self.translator.translate(event, self.workspace.as_ref())
+        let mut out = match event {
+            AgentSessionEvent::Session(e) => self.session_events.translate(e),
+            _ => Vec::new(),
+        };
+        // The translator's own: everything of the agent, a compaction's usage.
+        out.extend(self.translator.translate(event, self.workspace.as_ref()));
+        out
     }
 
     fn delta_len(update: &SessionUpdate) -> Option<usize> {

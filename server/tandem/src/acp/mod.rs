@@ -25,6 +25,7 @@ mod modes;
 mod options;
 /// Public for the fuzz targets (`fuzz/`), which feed it whatever the SDK parses.
 pub mod prompt;
+mod session_events;
 mod sessions;
 mod turns;
 mod updates;
@@ -172,10 +173,13 @@ impl AcpAgent {
 
     fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         let c = &request.client_capabilities;
+        let session = c.session.as_ref();
         *lock(&self.caps) = ClientCaps {
             read: c.fs.read_text_file,
             write: c.fs.write_text_file,
             terminal: c.terminal,
+            compaction: session.is_some_and(|s| s.compaction.is_some()),
+            notices: session.is_some_and(|s| s.notices.is_some()),
         };
         let capabilities = AgentCapabilities::new()
             .load_session(true)

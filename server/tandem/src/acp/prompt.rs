@@ -1,16 +1,58 @@
 //! A `session/prompt`'s content blocks as the agent's prompt: one text and its images.
 //!
-//! Text blocks are joined as they come. A `resource_link` becomes an `@path` mention the model
+//! Adjacent text blocks are separated by a blank line (a client that re-sends an earlier block
+//! before a new one must not have the two run together). A `resource_link` becomes an `@path` mention the model
 //! can read with its tools (relative to the working directory when inside it). An embedded
 //! text `resource` (the client already read the file, maybe an unsaved buffer) is attached after
 //! the text in a `<file>` block, so the model has it without a tool call. Images go with the
-//! message; an image embedded as a blob resource too. Audio is refused: Tandem does not announce
-//! it.
+//! message; an image embedded as a blob resource too. An image is checked first, since it
+//! stays in every later request of the session: valid base64, at most [`MAX_IMAGE_BYTES`], and
+//! bytes of the type it claims, one of the four every provider takes (PNG, JPEG, GIF, WebP).
+//! Audio is refused: Tandem does not announce it.
 
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
+use base64::Engine as _;
 use tandem_ai::ImageContent;
+use tandem_coding::tools::image_mime;
+
+/// The largest image a prompt may carry, decoded (providers take 5 to 20 MB).
+pub const MAX_IMAGE_BYTES: usize = 20 * 1024 * 1024;
+
+/// `data` (base64) as an image of type `mime`, checked; the error names prompt block `i`.
+fn checked_image(i: usize, data: &str, mime: &str) -> Result<ImageContent, String> {
+    let bad = |why: String| format!("prompt block {i}: {why}");
+    // Base64 is 4 characters for 3 bytes: a block this long cannot be small enough.
+    if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+        return Err(bad(format!(
+            "the image is larger than {} MB; send a smaller one",
+            MAX_IMAGE_BYTES / (1024 * 1024)
+        )));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| bad(format!("the image data is not valid base64 ({e})")))?;
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(bad(format!(
+            "the image is larger than {} MB; send a smaller one",
+            MAX_IMAGE_BYTES / (1024 * 1024)
+        )));
+    }
+    match image_mime(&bytes) {
+        Some(actual) if actual == mime => Ok(ImageContent {
+            data: data.to_string(),
+            mime_type: mime.to_string(),
+        }),
+        Some(actual) => Err(bad(format!(
+            "the image is declared {mime} but its bytes are {actual}"
+        ))),
+        None => Err(bad(format!(
+            "{mime:?} is not an image type Tandem can send (PNG, JPEG, GIF or WebP), or the \
+             bytes are not such an image"
+        ))),
+    }
+}
 
 /// The prompt's text and images.
 #[derive(Debug, Default, PartialEq)]
@@ -26,13 +68,20 @@ pub fn convert(blocks: &[ContentBlock], cwd: &Path) -> Result<Prompt, String> {
     let mut text = String::new();
     let mut attached = String::new();
     let mut images = Vec::new();
+    let mut after_text = false;
     for (i, block) in blocks.iter().enumerate() {
+        let is_text = matches!(block, ContentBlock::Text(_));
         match block {
-            ContentBlock::Text(t) => text.push_str(&t.text),
-            ContentBlock::Image(image) => images.push(ImageContent {
-                data: image.data.clone(),
-                mime_type: image.mime_type.clone(),
-            }),
+            ContentBlock::Text(t) => {
+                if after_text && !text.is_empty() && !t.text.is_empty() {
+                    let newlines = text.len() - text.trim_end_matches('\n').len();
+                    text.push_str(&"\n".repeat(2usize.saturating_sub(newlines)));
+                }
+                text.push_str(&t.text);
+            }
+            ContentBlock::Image(image) => {
+                images.push(checked_image(i, &image.data, &image.mime_type)?)
+            }
             ContentBlock::ResourceLink(link) => {
                 if !text.is_empty() && !text.ends_with(char::is_whitespace) {
                     text.push(' ');
@@ -49,10 +98,9 @@ pub fn convert(blocks: &[ContentBlock], cwd: &Path) -> Result<Prompt, String> {
                     ));
                 }
                 EmbeddedResourceResource::BlobResourceContents(b) => match b.mime_type.as_deref() {
-                    Some(mime) if mime.starts_with("image/") => images.push(ImageContent {
-                        data: b.blob.clone(),
-                        mime_type: mime.to_string(),
-                    }),
+                    Some(mime) if mime.starts_with("image/") => {
+                        images.push(checked_image(i, &b.blob, mime)?)
+                    }
                     _ => {
                         attached.push_str(&format!(
                             "\n\n[binary resource {} ({}) left out]",
@@ -70,6 +118,7 @@ pub fn convert(blocks: &[ContentBlock], cwd: &Path) -> Result<Prompt, String> {
             }
             _ => return Err(format!("prompt block {i}: unknown content type")),
         }
+        after_text = is_text;
     }
     text.push_str(&attached);
     if text.trim().is_empty() && images.is_empty() {
@@ -135,7 +184,7 @@ mod tests {
                 {"type": "resource_link", "uri": "file:///work/p/src/a%20b.rs", "name": "a b.rs"},
                 {"type": "text", "text": " please"},
                 {"type": "resource", "resource": {"uri": "file:///work/p/x.txt", "text": "unsaved"}},
-                {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+                {"type": "image", "data": PNG, "mimeType": "image/png"}
             ])),
             Path::new("/work/p"),
         )
@@ -162,6 +211,65 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("empty"), "{e}");
+    }
+
+    /// The 8-byte PNG signature, base64.
+    const PNG: &str = "iVBORw0KGgo=";
+
+    #[test]
+    fn adjacent_text_blocks_are_separated_by_a_blank_line() {
+        let text = |v| convert(&blocks(v), Path::new("/w")).unwrap().text;
+        // A client re-sending the cancelled prompt before the new one.
+        assert_eq!(
+            text(json!([
+                {"type": "text", "text": "Write a long essay about editors"},
+                {"type": "text", "text": "Are you still there?"}
+            ])),
+            "Write a long essay about editors\n\nAre you still there?"
+        );
+        // Newlines already there count; empty blocks add nothing.
+        assert_eq!(
+            text(json!([
+                {"type": "text", "text": "one\n"},
+                {"type": "text", "text": ""},
+                {"type": "text", "text": "two\n\n"},
+                {"type": "text", "text": "three"}
+            ])),
+            "one\n\ntwo\n\nthree"
+        );
+    }
+
+    #[test]
+    fn images_are_checked_before_they_reach_the_model() {
+        let refused = |data: &str, mime: &str| {
+            convert(
+                &blocks(json!([{"type": "image", "data": data, "mimeType": mime}])),
+                Path::new("/w"),
+            )
+            .unwrap_err()
+        };
+        let e = refused("%%%not base64%%%", "text/x-shellscript");
+        assert!(e.contains("prompt block 0") && e.contains("base64"), "{e}");
+        let e = refused("IyEvYmluL3NoCg==", "text/x-shellscript");
+        assert!(e.contains("not an image type"), "{e}");
+        let e = refused(PNG, "image/jpeg");
+        assert!(
+            e.contains("declared image/jpeg but its bytes are image/png"),
+            "{e}"
+        );
+        let e = refused("IyEvYmluL3NoCg==", "image/png");
+        assert!(e.contains("not an image type"), "{e}");
+        let big = "A".repeat((MAX_IMAGE_BYTES / 3 + 8) * 4);
+        let e = refused(&big, "image/png");
+        assert!(e.contains("larger than 20 MB"), "{e}");
+        // The same checks for an image embedded as a blob resource.
+        let e = convert(
+            &blocks(json!([{"type": "resource", "resource": {
+                "uri": "file:///w/x.png", "blob": "!!", "mimeType": "image/png"}}])),
+            Path::new("/w"),
+        )
+        .unwrap_err();
+        assert!(e.contains("base64"), "{e}");
     }
 
     #[test]

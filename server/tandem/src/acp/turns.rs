@@ -28,6 +28,21 @@ impl AcpAgent {
             Ok(p) => p,
             Err(e) => return reply::<()>(responder, Err(invalid_params(e))),
         };
+        if !prompt.images.is_empty() {
+            let model = session
+                .live
+                .session()
+                .agent()
+                .with_state(|s| s.model.clone());
+            if !model.accepts_images() {
+                let why = format!(
+                    "the prompt has an image, but the model {}/{} does not take images; \
+                     switch to a model that does, or send text",
+                    model.provider, model.id
+                );
+                return reply::<()>(responder, Err(invalid_params(why)));
+            }
+        }
         if session.live.is_busy() {
             return reply::<()>(responder, Err(busy(&id)));
         }

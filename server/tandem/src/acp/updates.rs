@@ -43,6 +43,11 @@ use tandem_coding::compaction::tokens::calculate_context_tokens;
 use tandem_coding::session::ids::new_session_id;
 use tandem_coding::{describe_tool_call, ToolKind};
 
+/// The tools whose calls may ask the user before they run (edits, writes and renames in the
+/// `ask` mode, commands by the bash policy): their calls stay `pending` until the workspace
+/// reports them `in_progress` ([`super::workspace`]).
+const MAY_ASK: [&str; 4] = ["edit", "write", "bash", "rename"];
+
 /// What the workspace knows about a call that the events do not carry.
 pub trait CallExtras {
     /// The client terminal the call's command ran in, if any.
@@ -102,6 +107,8 @@ pub struct Translator {
     cwd: PathBuf,
     /// Calls announced to the client, by id: whether they ran.
     calls: HashMap<String, bool>,
+    /// Calls that may ask the user first and have not been reported `in_progress` yet.
+    waiting: HashSet<String>,
     /// The last plan sent.
     plan: Vec<(String, bool)>,
     /// What each call did (the session's records).
@@ -119,6 +126,7 @@ impl Translator {
         Translator {
             cwd: cwd.to_path_buf(),
             calls: HashMap::new(),
+            waiting: HashSet::new(),
             plan: Vec::new(),
             records,
             message_id: None,
@@ -157,6 +165,7 @@ impl Translator {
             // Ids are unique within a turn; some servers reuse them in later turns.
             AgentEvent::TurnStart => {
                 self.calls.clear();
+                self.waiting.clear();
                 Vec::new()
             }
             AgentEvent::MessageUpdate {
@@ -168,17 +177,25 @@ impl Translator {
                 args,
             } => {
                 let info = describe_tool_call(tool_name, args, &self.cwd);
-                let fields = ToolCallUpdateFields::new()
-                    .status(ToolCallStatus::InProgress)
+                let mut fields = ToolCallUpdateFields::new()
                     .title(info.title.clone())
                     .kind(kind(info.kind))
                     .locations(locations(&info))
                     .raw_input(args.clone());
+                // A call that may ask the user first stays `pending` (awaiting approval, as
+                // ACP defines it) until the workspace says it runs, or its output shows it.
+                let may_ask = MAY_ASK.contains(&tool_name.as_str());
+                if may_ask {
+                    self.waiting.insert(tool_call_id.clone());
+                } else {
+                    fields = fields.status(ToolCallStatus::InProgress);
+                }
                 let first = self.announce(tool_call_id);
                 self.calls.insert(tool_call_id.clone(), true);
                 if first {
-                    let mut call =
-                        AcpToolCall::new(tool_call_id.clone(), info.title).name(tool_name.clone());
+                    let mut call = AcpToolCall::new(tool_call_id.clone(), info.title)
+                        .name(tool_name.clone())
+                        .status(ToolCallStatus::Pending);
                     call.update(fields);
                     vec![SessionUpdate::ToolCall(call)]
                 } else {
@@ -193,7 +210,10 @@ impl Translator {
                 if extras.terminal(tool_call_id).is_some() {
                     return Vec::new();
                 }
-                let fields = ToolCallUpdateFields::new().content(text_content(partial_result));
+                let mut fields = ToolCallUpdateFields::new().content(text_content(partial_result));
+                if self.waiting.remove(tool_call_id) {
+                    fields = fields.status(ToolCallStatus::InProgress);
+                }
                 vec![update(tool_call_id, fields)]
             }
             AgentEvent::ToolExecutionEnd {
@@ -203,6 +223,7 @@ impl Translator {
                 is_error,
                 ..
             } => {
+                self.waiting.remove(tool_call_id);
                 let first = self.announce(tool_call_id);
                 let change = self
                     .records

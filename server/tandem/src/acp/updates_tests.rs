@@ -128,7 +128,7 @@ fn deltas_become_message_and_thought_chunks_of_one_message_each() {
 }
 
 #[test]
-fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
+fn an_edit_stays_pending_when_it_starts_and_completes_with_its_diff() {
     let (mut t, records) = translator();
     let args = json!({"path": "src/a.rs", "edits": [{"oldText": "a", "newText": "b"}]});
     let start = t.translate(
@@ -170,7 +170,9 @@ fn an_edit_goes_pending_in_progress_completed_with_its_diff() {
         }),
         &NoExtras,
     );
-    assert_eq!(json_of(&running)[0]["status"], "in_progress");
+    // An edit may ask the user first: it stays `pending` here; the workspace reports it
+    // `in_progress` once allowed (or applied without a question).
+    assert!(json_of(&running)[0].get("status").is_none(), "{running:?}");
     assert_eq!(json_of(&running)[0]["sessionUpdate"], "tool_call_update");
     record(&records, "c1", "/p/src/a.rs", Some("a"), "b");
     let extras = Extras { terminal: None };
@@ -522,14 +524,14 @@ fn a_compaction_reports_its_estimate_and_adds_its_cost() {
     usage.cost.total = 0.25;
     let end = AgentSessionEvent::Session(SessionEvent::CompactionEnd {
         reason: CompactionReason::Manual,
-        result: Some(CompactionSummaryInfo {
+        result: Some(Box::new(CompactionSummaryInfo {
             summary: "s".into(),
             first_kept_entry_id: "e".into(),
             tokens_before: 5000,
             estimated_tokens_after: 700,
             usage,
             details: json!({}),
-        }),
+        })),
         aborted: false,
         will_retry: false,
         error_message: None,
@@ -544,4 +546,35 @@ fn a_compaction_reports_its_estimate_and_adds_its_cost() {
     // Without a meter, nothing.
     let (mut plain, _) = translator();
     assert!(plain.translate(&end, &NoExtras).is_empty());
+}
+
+#[test]
+fn a_command_that_may_ask_goes_in_progress_with_its_first_output() {
+    let (mut t, _) = translator();
+    let args = json!({"command": "make"});
+    let start = t.translate(
+        &ev(AgentEvent::ToolExecutionStart {
+            tool_call_id: "b1".into(),
+            tool_name: "bash".into(),
+            args: args.clone(),
+        }),
+        &NoExtras,
+    );
+    // Announced here: a `tool_call`, `pending` (left out on the wire).
+    let start = json_of(&start);
+    assert_eq!(start[0]["sessionUpdate"], "tool_call");
+    assert!(start[0].get("status").is_none(), "{start:?}");
+    let output = |t: &mut Translator, text: &str| {
+        json_of(&t.translate(
+            &ev(AgentEvent::ToolExecutionUpdate {
+                tool_call_id: "b1".into(),
+                tool_name: "bash".into(),
+                args: args.clone(),
+                partial_result: ToolOutput::text(text),
+            }),
+            &NoExtras,
+        ))
+    };
+    assert_eq!(output(&mut t, "compiling")[0]["status"], "in_progress");
+    assert!(output(&mut t, "linking")[0].get("status").is_none());
 }

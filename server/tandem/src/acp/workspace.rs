@@ -32,8 +32,8 @@ use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, ReadTextFileRequest, ReleaseTerminalRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
     Terminal, TerminalExitStatus, TerminalOutputRequest, TextContent, ToolCallContent,
-    ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest,
-    WriteTextFileRequest,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    WaitForTerminalExitRequest, WriteTextFileRequest,
 };
 use agent_client_protocol::{Client, Error, JsonRpcRequest};
 use serde_json::json;
@@ -76,7 +76,15 @@ pub struct ClientCaps {
     pub write: bool,
     /// `terminal`.
     pub terminal: bool,
+    /// `session.compaction`: compactions may be sent as `compaction_update`s.
+    pub compaction: bool,
+    /// `session.notices`: `notice` updates may be sent.
+    pub notices: bool,
 }
+
+/// How long a question the turn no longer waits for (the turn was cancelled) is left to the
+/// client to answer before Tandem cancels it (`$/cancel_request`).
+const CANCELLED_QUESTION_GRACE: Duration = Duration::from_secs(30);
 
 /// Hears a mode the workspace chose itself.
 pub type ModeListener = Box<dyn Fn(Mode) + Send + Sync>;
@@ -146,6 +154,11 @@ impl AcpWorkspace {
         *lock(&self.on_mode_change) = Some(listener);
     }
 
+    /// What the client announced it can do.
+    pub fn caps(&self) -> ClientCaps {
+        self.caps
+    }
+
     /// The session's mode.
     pub fn mode(&self) -> Mode {
         *lock(&self.mode)
@@ -201,9 +214,19 @@ impl AcpWorkspace {
         }
     }
 
-    /// Asks the client about `fields` (for the current call); `Reject` when the turn is
-    /// cancelled or the client fails.
+    /// Reports call `call` running (`in_progress`): approved, or applied without a question.
+    fn running(&self, call: &str) {
+        self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call.to_string(),
+            ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+        )));
+    }
+
+    /// Asks the client about `fields` (for the current call, `pending` while the question is
+    /// open, `in_progress` once allowed); `Reject` when the turn is cancelled or the client
+    /// fails.
     async fn permission(&self, call: &str, fields: ToolCallUpdateFields) -> PermissionDecision {
+        let fields = fields.status(ToolCallStatus::Pending);
         let options = vec![
             PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -215,8 +238,14 @@ impl AcpWorkspace {
         ];
         match self.choose(Some(call), fields, options).await {
             Ok(id) => match id.as_str() {
-                "allow_once" => PermissionDecision::AllowOnce,
-                "allow_always" => PermissionDecision::AllowAlways,
+                "allow_once" => {
+                    self.running(call);
+                    PermissionDecision::AllowOnce
+                }
+                "allow_always" => {
+                    self.running(call);
+                    PermissionDecision::AllowAlways
+                }
                 _ => PermissionDecision::Reject { reason: None },
             },
             Err(reason) => PermissionDecision::Reject {
@@ -284,10 +313,20 @@ impl AcpWorkspace {
             options,
         );
         let turn = self.turn();
-        let sent = self.cx.send_request(request).block_task();
+        let mut sent = Box::pin(self.cx.send_request(request).block_task());
         let answer = tokio::select! {
-            answer = sent => answer,
-            _ = turn.cancelled() => return Err("the turn was cancelled".into()),
+            biased;
+            answer = &mut sent => answer,
+            _ = turn.cancelled() => {
+                // After `session/cancel` the client answers its open questions itself
+                // (`cancelled`), and may already have: dropping the request now would send a
+                // `$/cancel_request` for an answered request. Its answer is awaited aside; one
+                // that never comes is cancelled after a grace period.
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(CANCELLED_QUESTION_GRACE, sent).await;
+                });
+                return Err("the turn was cancelled".into());
+            }
         };
         match answer {
             Ok(response) => match response.outcome {
@@ -372,7 +411,11 @@ impl AcpWorkspace {
                         .into(),
                 ),
             }),
-            Mode::AcceptEdits => self.apply(call, change).await,
+            Mode::AcceptEdits => {
+                self.wait_announced(call).await;
+                self.running(call);
+                self.apply(call, change).await
+            }
             Mode::Ask => {
                 let fields = ToolCallUpdateFields::new()
                     .title(format!("{verb} {}", change.path.display()))
@@ -450,6 +493,7 @@ impl AcpWorkspace {
         self.notify(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
             call.to_string(),
             ToolCallUpdateFields::new()
+                .status(ToolCallStatus::InProgress)
                 .content(vec![ToolCallContent::Terminal(Terminal::new(
                     terminal_id.clone(),
                 ))])
