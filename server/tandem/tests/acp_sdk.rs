@@ -722,7 +722,8 @@ fn load_replays_history() {
         report.text("load", "agent_message_chunk"),
         "Reading notes.txt.All done."
     );
-    // Replayed chunks carry message ids: the user's message one, the answers others.
+    // Replayed chunks carry message ids: the user's message one, the answers' replies and
+    // thinking others.
     let chunk_ids = |kind: &str| -> Vec<String> {
         report
             .updates("load")
@@ -735,8 +736,13 @@ fn load_replays_history() {
         chunk_ids("user_message_chunk"),
         chunk_ids("agent_message_chunk"),
     );
-    assert!(!user.is_empty() && !agent.is_empty());
+    let thought = chunk_ids("agent_thought_chunk");
+    assert!(!user.is_empty() && !agent.is_empty() && !thought.is_empty());
     assert!(!agent.contains(&user[0]), "{user:?} {agent:?}");
+    assert!(
+        !agent.contains(&thought[0]) && user[0] != thought[0],
+        "{thought:?} {agent:?}"
+    );
     let replayed = report.only_tool_call("load");
     assert_eq!(replayed.kind.as_deref(), Some("read"));
     assert_eq!(replayed.final_status(), "completed");

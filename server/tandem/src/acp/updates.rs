@@ -16,8 +16,9 @@
 //!   (the sum pi's session stats make: every answer and summary recorded, the ones of a
 //!   loaded session's file included).
 //!
-//! Chunks carry a `messageId`: one per model answer (its text and thinking), one per stored
-//! message when replayed. Tool calls carry the tool's `name`.
+//! Chunks carry a `messageId`: a model answer's reply is one message and its thinking another
+//! (a client that groups chunks by id must not show the reasoning inside the reply); a stored
+//! message replayed is the same. Tool calls carry the tool's `name`.
 //!
 //! [`replay`] turns stored messages into the updates a client needs to show them again
 //! (`session/load`).
@@ -113,8 +114,9 @@ pub struct Translator {
     plan: Vec<(String, bool)>,
     /// What each call did (the session's records).
     records: Arc<CallRecords>,
-    /// The id of the answer being streamed.
+    /// The ids of the answer being streamed: its reply's and its thinking's (two messages).
     message_id: Option<String>,
+    thought_id: Option<String>,
     /// Usage figures, when the session reports them.
     meter: Option<Meter>,
 }
@@ -130,6 +132,7 @@ impl Translator {
             plan: Vec::new(),
             records,
             message_id: None,
+            thought_id: None,
             meter: None,
         }
     }
@@ -281,6 +284,7 @@ impl Translator {
                 message: AgentMessage::Llm(Message::Assistant(message)),
             } => {
                 self.message_id = None;
+                self.thought_id = None;
                 let mut out: Vec<SessionUpdate> = self.plan_update(message).into_iter().collect();
                 if let Some(meter) = self.meter.as_mut() {
                     out.push(meter.answered(message));
@@ -330,7 +334,7 @@ impl Translator {
                 vec![SessionUpdate::AgentMessageChunk(chunk(delta, id))]
             }
             AssistantMessageEvent::ThinkingDelta { delta, .. } if !delta.is_empty() => {
-                let id = self.message_id();
+                let id = self.thought_id.get_or_insert_with(new_message_id).clone();
                 vec![SessionUpdate::AgentThoughtChunk(chunk(delta, id))]
             }
             AssistantMessageEvent::ToolcallStart { id, name, .. } => {
@@ -366,7 +370,7 @@ impl Translator {
         }
     }
 
-    /// The id of the answer being streamed (a new one for a new answer).
+    /// The id of the reply being streamed (a new one for a new answer).
     fn message_id(&mut self) -> String {
         self.message_id.get_or_insert_with(new_message_id).clone()
     }
@@ -549,16 +553,19 @@ pub fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<SessionUpdate> {
                 }
             }
             AgentMessage::Llm(Message::Assistant(a)) => {
-                let id = new_message_id();
+                let (reply, thought) = (new_message_id(), new_message_id());
                 for block in &a.content {
                     match block {
                         AssistantBlock::Text(t) if !t.text.is_empty() => {
-                            out.push(SessionUpdate::AgentMessageChunk(chunk(&t.text, id.clone())));
+                            out.push(SessionUpdate::AgentMessageChunk(chunk(
+                                &t.text,
+                                reply.clone(),
+                            )));
                         }
                         AssistantBlock::Thinking(t) if !t.thinking.is_empty() => {
                             out.push(SessionUpdate::AgentThoughtChunk(chunk(
                                 &t.thinking,
-                                id.clone(),
+                                thought.clone(),
                             )));
                         }
                         AssistantBlock::ToolCall(tc) if seen.insert(tc.id.clone()) => {

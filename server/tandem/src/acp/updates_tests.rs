@@ -86,7 +86,7 @@ fn without_id(mut update: Value) -> (Value, String) {
 }
 
 #[test]
-fn deltas_become_message_and_thought_chunks_of_one_message_each() {
+fn deltas_become_chunks_of_a_reply_and_a_thought_message() {
     let (mut t, _) = translator();
     let delta = |t: &mut Translator, thinking: bool, text: &str| {
         let event = if thinking {
@@ -112,9 +112,13 @@ fn deltas_become_message_and_thought_chunks_of_one_message_each() {
         text,
         json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}})
     );
-    // One answer, one id; the next answer gets a new one.
-    assert_eq!(id1, id2);
-    assert!(!id1.is_empty());
+    // The thinking and the reply are two messages; more of either keeps its id.
+    assert_ne!(id1, id2);
+    assert!(!id1.is_empty() && !id2.is_empty());
+    let (_, again) = without_id(delta(&mut t, true, "more").remove(0));
+    assert_eq!(again, id1);
+    let (_, again) = without_id(delta(&mut t, false, " there").remove(0));
+    assert_eq!(again, id2);
     let empty = delta(&mut t, false, "");
     assert!(empty.is_empty());
     t.translate(
@@ -123,8 +127,10 @@ fn deltas_become_message_and_thought_chunks_of_one_message_each() {
         }),
         &NoExtras,
     );
+    // The next answer: new ids.
     let (_, id3) = without_id(delta(&mut t, false, "Again").remove(0));
-    assert_ne!(id3, id1);
+    let (_, id4) = without_id(delta(&mut t, true, "hm").remove(0));
+    assert!(![&id1, &id2].contains(&&id3) && ![&id1, &id2].contains(&&id4));
 }
 
 #[test]
@@ -423,14 +429,14 @@ fn a_history_replays_as_user_agent_and_finished_tool_updates() {
         ]
     );
     assert_eq!(updates[0]["content"]["text"], "fix it");
-    // The user's message and the answer each have an id; thinking and text share the
-    // answer's.
-    let ids: Vec<&str> = updates[..3]
+    // The user's message, the answer's thinking and its reply: three messages, three ids.
+    let mut ids: Vec<&str> = updates[..3]
         .iter()
         .map(|u| u["messageId"].as_str().expect("a messageId"))
         .collect();
-    assert_ne!(ids[0], ids[1]);
-    assert_eq!(ids[1], ids[2]);
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
     assert_eq!(updates[3]["name"], "read");
     assert_eq!(updates[3]["status"], "completed");
     assert_eq!(updates[3]["title"], "Read a.txt");
