@@ -5,7 +5,7 @@
 // A scenario stops early (with an error in the report) only when a later step cannot be
 // taken at all, e.g. session/new gave no session id.
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 
 const M = acp.methods.agent;
@@ -150,6 +150,24 @@ export const scenarios = {
     await h.step(p, "set_config_mode_ask", () =>
       p.agent.request(M.session.setConfigOption, { sessionId, configId: "mode", value: "ask" }),
     );
+  },
+
+  // Extra workspace roots on session/new (one good, then a relative and a missing one), and
+  // the configuration options: the boolean auto-compact, a thinking level the model lacks.
+  async roots_and_options(h) {
+    const p = h.start();
+    need(await h.step(p, "initialize", () => p.initialize()), "initialize");
+    const extra = join(dirname(h.cwd), "extra");
+    const newWith = (dirs) => () =>
+      p.agent.request(M.session.new, { cwd: h.cwd, mcpServers: [], additionalDirectories: dirs });
+    const session = need(await h.step(p, "new_extra", newWith([extra])), "session/new");
+    await h.step(p, "new_relative_extra", newWith(["relative/extra"]));
+    await h.step(p, "new_missing_extra", newWith([join(extra, "missing")]));
+    const { sessionId } = session;
+    const set = (configId, value, type) => () =>
+      p.agent.request(M.session.setConfigOption, { sessionId, configId, value, ...(type ? { type } : {}) });
+    await h.step(p, "set_auto_compact_off", set("auto-compact", false, "boolean"));
+    await h.step(p, "set_thinking_high", set("thinking", "high"));
   },
 
   // The provider refuses the first turn; the second one works.

@@ -1033,6 +1033,293 @@ async fn session_load_of_a_session_another_process_holds_continues_in_a_copy_and
     assert!(copy.contains("and now?"));
 }
 
+/// Every `.jsonl` file under `dir`, recursively.
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(session_files(&path));
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The usages of the assistant messages of the one session file under the agent directory.
+fn assistant_usages(setup: &Setup) -> Vec<Value> {
+    let files = session_files(&setup.agent_dir().join("sessions"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "assistant")
+        .map(|e| e["message"]["usage"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn usage_updates_follow_each_model_call_and_match_the_session_file() {
+    let a = json!({"turns": [
+        {"thinking": "check the notes", "text": "Reading.",
+         "toolCalls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+         "usage": {"input": 1000, "output": 50}},
+        {"text": "The notes say hi.", "usage": {"input": 1200, "output": 30, "cacheRead": 100}}
+    ]});
+    let setup = Setup::new(&a, &a);
+    // Model a/t with a price and a window of its own.
+    let agent = setup.agent_dir();
+    let models = json!({"providers": {"a": {"api": "scripted", "apiKey": "none",
+        "baseUrl": agent.join("a.json"),
+        "models": [{"id": "t", "name": "Model A", "contextWindow": 50000,
+                    "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}]}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let cwd = setup.project();
+    std::fs::write(cwd.join("notes.txt"), "hi\n").unwrap();
+    with_agent(&setup, async |cx, seen| {
+        let id = new_session(&cx, &cwd).await?;
+        let done = cx
+            .send_request(prompt(&id, "read the notes"))
+            .block_task()
+            .await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        let updates = seen.updates_of(&id);
+        let usage: Vec<&Value> = updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "usage_update")
+            .collect();
+        assert_eq!(usage.len(), 2, "{updates:#?}");
+        let file = assistant_usages(&setup);
+        assert_eq!(file.len(), 2);
+        // After each call: that call's context, the window, the cost so far — the file's.
+        let mut spent = 0.0;
+        for (update, recorded) in usage.iter().zip(&file) {
+            spent += recorded["cost"]["total"].as_f64().unwrap();
+            assert_eq!(update["used"], recorded["totalTokens"], "{update}");
+            assert_eq!(update["size"], 50000);
+            // To the last digit (serde_json reads floats to within one unit of it).
+            let amount = update["cost"]["amount"].as_f64().unwrap();
+            assert!((amount - spent).abs() <= spent * 1e-15, "{update}");
+            assert_eq!(update["cost"]["currency"], "USD");
+        }
+        assert_eq!(usage[1]["used"], 1330);
+        // 1000*3 + 50*15 then 1200*3 + 30*15 + 100*0.3, per million tokens.
+        assert!((spent - 0.00783).abs() < 1e-12, "{spent}");
+
+        // The read call names its tool; each answer's chunks share one id, a new one each.
+        let call = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "tool_call")
+            .unwrap();
+        assert_eq!(call["name"], "read");
+        let ids_of = |kind: &str| -> Vec<String> {
+            updates
+                .iter()
+                .filter(|u| u["sessionUpdate"] == kind)
+                .map(|u| u["messageId"].as_str().unwrap().to_string())
+                .collect()
+        };
+        // The first answer's thinking, its reply, the second answer's reply: three messages.
+        let (thought, mut replies) = (ids_of("agent_thought_chunk"), ids_of("agent_message_chunk"));
+        assert!(!thought.is_empty(), "{updates:#?}");
+        assert!(thought.iter().all(|i| *i == thought[0]), "{thought:?}");
+        replies.dedup();
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        assert!(!replies.contains(&thought[0]));
+        assert_eq!(seen.text_of(&id), "Reading.The notes say hi.");
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn model_and_thinking_are_config_options_and_auto_compact_a_boolean() {
+    let a = json!({"turns": [{"text": "ok"}]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, _seen| {
+        let created = cx
+            .send_request(NewSessionRequest::new(cwd.clone()))
+            .block_task()
+            .await?;
+        let created = serde_json::to_value(&created).unwrap();
+        // No `models` (ACP's older session/set_model): the model is an option.
+        assert!(created.get("models").is_none(), "{created}");
+        let options = created["configOptions"].as_array().unwrap();
+        let ids: Vec<&str> = options.iter().map(|o| o["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["mode", "model", "thinking", "auto-compact"]);
+        let categories: Vec<&Value> = options.iter().map(|o| &o["category"]).collect();
+        assert_eq!(categories[1], "model");
+        assert_eq!(categories[2], "thought_level");
+        // Model A has no reasoning: `off` is its only level, and the only one accepted.
+        assert_eq!(
+            options[2]["options"],
+            json!([{"value": "off", "name": "off"}])
+        );
+        assert_eq!(options[3]["type"], "boolean");
+        assert_eq!(options[3]["currentValue"], true);
+        let id = created["sessionId"].as_str().unwrap().to_string();
+        let set = |config: &str, value: SessionConfigOptionValue| {
+            cx.send_request(SetSessionConfigOptionRequest::new(
+                id.clone(),
+                config.to_string(),
+                value,
+            ))
+            .block_task()
+        };
+        let refused = set("thinking", SessionConfigOptionValue::value_id("high"))
+            .await
+            .expect_err("model A cannot think");
+        assert_eq!(
+            refused.code,
+            agent_client_protocol::ErrorCode::INVALID_PARAMS
+        );
+        assert!(
+            format!("{refused:?}").contains("its levels are off"),
+            "{refused:?}"
+        );
+        // Model B reasons; back on model A its `high` falls to `off`.
+        set("model", SessionConfigOptionValue::value_id("b/t")).await?;
+        set("thinking", SessionConfigOptionValue::value_id("high")).await?;
+        let back = set("model", SessionConfigOptionValue::value_id("a/t")).await?;
+        let back = serde_json::to_value(back.config_options).unwrap();
+        assert_eq!(back[2]["currentValue"], "off");
+        assert_eq!(back[2]["options"].as_array().map(Vec::len), Some(1));
+        // The boolean: off, and only a boolean.
+        let off = set("auto-compact", SessionConfigOptionValue::boolean(false)).await?;
+        let off = serde_json::to_value(off.config_options).unwrap();
+        assert_eq!(off[3]["currentValue"], false);
+        let wrong = set("auto-compact", SessionConfigOptionValue::value_id("no"))
+            .await
+            .expect_err("a boolean option");
+        assert_eq!(wrong.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
+        let wrong = set("model", SessionConfigOptionValue::boolean(true))
+            .await
+            .expect_err("a select option");
+        assert_eq!(wrong.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
+        Ok(())
+    })
+    .await;
+    // `session/set_model` is not a method Tandem offers.
+    let mut raw = Raw::start(&setup);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    let init = raw.response(1);
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["additionalDirectories"],
+        json!({})
+    );
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/set_model",
+        "params": {"sessionId": "x", "modelId": "b/t"}}),
+    );
+    assert_eq!(raw.response(2)["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn additional_directories_are_workspace_roots_with_the_same_outside_rules() {
+    let setup = Setup::new(
+        &json!({"turns": [{"text": "-"}]}),
+        &json!({"turns": [{"text": "-"}]}),
+    );
+    let base = setup.dir.path().canonicalize().unwrap();
+    let (extra, outside) = (base.join("extra"), base.join("outside"));
+    std::fs::create_dir_all(&extra).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, extra.join("link")).unwrap();
+    let a = json!({"turns": [
+        {"toolCalls": [{"name": "write", "arguments": {"path": extra.join("inside.txt"), "content": "in\n"}}]},
+        {"toolCalls": [{"name": "write", "arguments": {"path": extra.join("link/escape.txt"), "content": "out\n"}}]},
+        {"toolCalls": [{"name": "write", "arguments": {"path": format!("{}/../outside/up.txt", extra.display()), "content": "up\n"}}]},
+        {"text": "done"}
+    ]});
+    std::fs::write(setup.agent_dir().join("a.json"), a.to_string()).unwrap();
+    let cwd = setup.project();
+    with_agent(&setup, async |cx, seen| {
+        // Bad roots are refused by name.
+        for (bad, says) in [
+            (PathBuf::from("relative/dir"), "not an absolute path"),
+            (base.join("missing"), "not an existing directory"),
+            (cwd.join("file.txt"), "not an existing directory"),
+        ] {
+            std::fs::write(cwd.join("file.txt"), "x").unwrap();
+            let refused = cx
+                .send_request(
+                    NewSessionRequest::new(cwd.clone()).additional_directories(vec![bad.clone()]),
+                )
+                .block_task()
+                .await
+                .expect_err("a bad root");
+            assert_eq!(
+                refused.code,
+                agent_client_protocol::ErrorCode::INVALID_PARAMS
+            );
+            let text = format!("{refused:?}");
+            assert!(
+                text.contains(&bad.display().to_string()) && text.contains(says),
+                "{text}"
+            );
+        }
+        let created = cx
+            .send_request(
+                NewSessionRequest::new(cwd.clone()).additional_directories(vec![extra.clone()]),
+            )
+            .block_task()
+            .await?;
+        let id = created.session_id.0.to_string();
+        cx.send_request(SetSessionConfigOptionRequest::new(
+            id.clone(),
+            "mode".to_string(),
+            SessionConfigOptionValue::value_id("accept-edits"),
+        ))
+        .block_task()
+        .await?;
+        // The write inside the extra root needs no question; the two that resolve outside
+        // every root (a symlink, `..`) ask, and are rejected.
+        let turn = cx
+            .send_request(prompt(&id, "write three files"))
+            .block_task();
+        let answer = async {
+            let mut asked = Vec::new();
+            for _ in 0..2 {
+                wait_until(|| !seen.held.lock().unwrap().is_empty()).await;
+                let (request, responder) = seen.held.lock().unwrap().remove(0);
+                asked.push(serde_json::to_value(&request.tool_call).unwrap());
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                        "reject_once",
+                    )),
+                ))?;
+            }
+            Ok::<_, Error>(asked)
+        };
+        let (result, asked) = tokio::join!(turn, answer);
+        assert_eq!(result?.stop_reason, StopReason::EndTurn);
+        let asked = asked?;
+        assert_eq!(
+            asked[0]["locations"][0]["path"].as_str(),
+            Some(outside.join("escape.txt").to_str().unwrap()),
+            "{asked:#?}"
+        );
+        assert!(
+            asked[1]
+                .to_string()
+                .contains(outside.join("up.txt").to_str().unwrap()),
+            "{asked:#?}"
+        );
+        Ok(())
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(extra.join("inside.txt")).unwrap(),
+        "in\n"
+    );
+    assert!(!outside.join("escape.txt").exists());
+    assert!(!outside.join("up.txt").exists());
+}
+
 // --- Session lifecycle: resume, close, delete, list pages, titles, logout, $/cancel_request ---
 
 use agent_client_protocol::v1::schema::{
@@ -1362,7 +1649,7 @@ async fn session_delete_removes_only_a_session_file_of_this_client() {
         cx.send_request(CloseSessionRequest::new(doomed.clone()))
             .block_task()
             .await?;
-        // Another process holding the file.
+        // Another process holding the file (session/close answered once Tandem let go of it).
         let file = session_file(&setup, &doomed);
         let holder = std::fs::OpenOptions::new()
             .append(true)

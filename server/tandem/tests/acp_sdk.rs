@@ -340,6 +340,58 @@ fn permission_allowed() {
         !tool_results(&requests[1]).is_empty(),
         "no tool result sent to the model"
     );
+
+    // The client has no fs methods (ACP v2 drops them): the proposal was still reviewable
+    // as a diff, above, and the call names its tool.
+    let init = report
+        .wire()
+        .into_iter()
+        .find(|w| w["msg"]["method"] == "initialize")
+        .expect("initialize on the wire");
+    assert_eq!(
+        init["msg"]["params"]["clientCapabilities"]["fs"]["writeTextFile"], false,
+        "{init}"
+    );
+    let named: Vec<&Value> = report
+        .updates("prompt")
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .map(|u| &u["name"])
+        .collect();
+    assert_eq!(named, [&json!("edit")]);
+
+    // A usage_update after each of the two model calls: the context the call reported, the
+    // window, the cost so far, as the session file has them.
+    let usage = report.updates_of_kind("usage_update");
+    let recorded = sandbox.assistant_usages();
+    assert_eq!(usage.len(), 2, "{usage:?}");
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    let mut spent = 0.0;
+    for (update, recorded) in usage.iter().zip(&recorded) {
+        spent += recorded["cost"]["total"].as_f64().expect("a cost");
+        assert_eq!(update["used"], recorded["totalTokens"], "{update}");
+        assert_eq!(update["size"], 64000, "{update}");
+        // Equal up to the last digit: serde_json reads floats to within one unit in the last
+        // place (no `float_roundtrip`), and both figures went through a JSON text.
+        let amount = update["cost"]["amount"].as_f64().expect("an amount");
+        assert!(
+            (amount - spent).abs() <= spent * 1e-15,
+            "{update} {recorded}"
+        );
+        assert_eq!(update["cost"]["currency"], "USD", "{update}");
+    }
+    // 100 tokens in and 20 out per call, at 3 and 15 per million.
+    assert!((spent - 0.0012).abs() < 1e-12, "{spent}");
+    // The two answers' chunks: one id each.
+    let ids: Vec<&str> = report
+        .updates("prompt")
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["messageId"].as_str().expect("messageId"))
+        .collect();
+    let mut distinct = ids.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 2, "{ids:?}");
     report.expect_valid();
 }
 
@@ -670,6 +722,27 @@ fn load_replays_history() {
         report.text("load", "agent_message_chunk"),
         "Reading notes.txt.All done."
     );
+    // Replayed chunks carry message ids: the user's message one, the answers' replies and
+    // thinking others.
+    let chunk_ids = |kind: &str| -> Vec<String> {
+        report
+            .updates("load")
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .map(|u| u["messageId"].as_str().expect("messageId").to_string())
+            .collect()
+    };
+    let (user, agent) = (
+        chunk_ids("user_message_chunk"),
+        chunk_ids("agent_message_chunk"),
+    );
+    let thought = chunk_ids("agent_thought_chunk");
+    assert!(!user.is_empty() && !agent.is_empty() && !thought.is_empty());
+    assert!(!agent.contains(&user[0]), "{user:?} {agent:?}");
+    assert!(
+        !agent.contains(&thought[0]) && user[0] != thought[0],
+        "{thought:?} {agent:?}"
+    );
     let replayed = report.only_tool_call("load");
     assert_eq!(replayed.kind.as_deref(), Some("read"));
     assert_eq!(replayed.final_status(), "completed");
@@ -880,6 +953,46 @@ fn provider_error() {
         "All done."
     );
     assert_eq!(sandbox.model_requests().len(), 2);
+    report.expect_valid();
+}
+
+#[test]
+fn additional_roots_and_config_options() {
+    let sandbox = AcpSandbox::new();
+    let extra = sandbox.home.join("extra");
+    std::fs::create_dir_all(&extra).expect("extra dir");
+    let report = sandbox.run("roots_and_options");
+    report.expect_ran();
+
+    let caps = &report.result("initialize")["agentCapabilities"]["sessionCapabilities"];
+    assert_eq!(caps["additionalDirectories"], json!({}));
+    let new = report.result("new_extra");
+    assert!(new["sessionId"].is_string(), "{new}");
+    for (step, named) in [
+        ("new_relative_extra", "relative/extra".to_string()),
+        (
+            "new_missing_extra",
+            extra.join("missing").display().to_string(),
+        ),
+    ] {
+        let error = report.error(step);
+        assert_eq!(error["code"], -32602, "{error}");
+        assert!(error.to_string().contains(&named), "{step}: {error}");
+    }
+
+    // Options: the model, the thinking level (the mock model has no reasoning: `off` only),
+    // and the boolean auto-compact.
+    let options = new["configOptions"].as_array().expect("configOptions");
+    let ids: Vec<&Value> = options.iter().map(|o| &o["id"]).collect();
+    assert_eq!(ids, ["mode", "model", "thinking", "auto-compact"]);
+    assert_eq!(
+        options[2]["options"],
+        json!([{"value": "off", "name": "off"}])
+    );
+    assert_eq!(options[3]["type"], "boolean");
+    let off = report.result("set_auto_compact_off")["configOptions"].clone();
+    assert_eq!(off[3]["currentValue"], false, "{off}");
+    assert_eq!(report.error("set_thinking_high")["code"], -32602);
     report.expect_valid();
 }
 

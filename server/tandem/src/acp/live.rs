@@ -20,7 +20,7 @@ use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 
 use super::modes::{config_options, Mode};
 use super::session_events::{SessionEvents, Shown};
-use super::updates::Translator;
+use super::updates::{Meter, Translator};
 use super::workspace::{AcpWorkspace, ClientConnection};
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::turns::Live;
@@ -77,10 +77,11 @@ impl AcpSession {
         cx: ClientConnection,
     ) -> Arc<AcpSession> {
         let records = session.calls().clone();
+        let meter = meter(&session, registry.clone());
         let live = Live::start(
             session,
             AcpUpdates {
-                translator: Translator::new(&cwd, records),
+                translator: Translator::new(&cwd, records).with_meter(meter),
                 session_events: SessionEvents::new(Shown {
                     compaction: workspace.caps().compaction,
                     notices: workspace.caps().notices,
@@ -120,7 +121,13 @@ impl AcpSession {
             .session
             .agent()
             .with_state(|s| (s.model.clone(), s.thinking_level));
-        config_options(self.workspace.mode(), &self.registry, &model, thinking)
+        config_options(
+            self.workspace.mode(),
+            &self.registry,
+            &model,
+            thinking,
+            self.session.auto_compaction_enabled(),
+        )
     }
 
     /// The mode.
@@ -173,6 +180,25 @@ impl AcpSession {
     }
 }
 
+/// The session's usage so far (a loaded file's totals), and where an answer's window comes
+/// from: its model in the registry, else the session's model.
+fn meter(session: &AgentSession, registry: Arc<ModelRegistry>) -> Meter {
+    let stats = session.stats();
+    let size = session.agent().with_state(|s| s.model.context_window);
+    let agent = session.agent().clone();
+    Meter {
+        cost: stats.cost,
+        used: stats.context_usage.map_or(0, |c| c.tokens),
+        size,
+        window_of: Box::new(move |message| {
+            registry
+                .find(&message.provider, &message.model)
+                .map(|m| m.context_window)
+                .unwrap_or_else(|| agent.with_state(|s| s.model.context_window))
+        }),
+    }
+}
+
 fn send(cx: &ClientConnection, id: &str, update: SessionUpdate) {
     if let Err(e) = cx.send_notification(SessionNotification::new(id.to_string(), update)) {
         tracing::warn!("session {id}: could not send an update: {}", e.message);
@@ -192,10 +218,13 @@ impl Translate for AcpUpdates {
     type Out = SessionUpdate;
 
     fn translate(&mut self, event: &AgentSessionEvent) -> Vec<SessionUpdate> {
-        match event {
+        let mut out = match event {
             AgentSessionEvent::Session(e) => self.session_events.translate(e),
-            _ => self.translator.translate(event, self.workspace.as_ref()),
-        }
+            _ => Vec::new(),
+        };
+        // The translator's own: everything of the agent, a compaction's usage.
+        out.extend(self.translator.translate(event, self.workspace.as_ref()));
+        out
     }
 
     fn delta_len(update: &SessionUpdate) -> Option<usize> {
@@ -243,7 +272,11 @@ impl Transport<SessionUpdate> for AcpTransport {
     }
 }
 
+/// Joins `more` to `into` when both are text of one message.
 fn append(into: &mut ContentChunk, more: &ContentChunk) -> bool {
+    if into.message_id != more.message_id {
+        return false;
+    }
     match (&mut into.content, &more.content) {
         (ContentBlock::Text(a), ContentBlock::Text(b)) => {
             a.text.push_str(&b.text);
@@ -306,6 +339,20 @@ mod tests {
                 ("message", "Hello".to_string()),
                 ("thought", "more".to_string())
             ]
+        );
+    }
+
+    #[test]
+    fn chunks_of_two_messages_stay_apart() {
+        use agent_client_protocol::v1::schema::MessageId;
+        let of = |text: &str, id: &'static str| {
+            SessionUpdate::AgentMessageChunk(chunk(text).message_id(MessageId::from(id)))
+        };
+        let merged = merge_chunks(vec![of("a", "m1"), of("b", "m1"), of("c", "m2")]);
+        let got: Vec<_> = merged.iter().map(text).collect();
+        assert_eq!(
+            got,
+            vec![("message", "ab".to_string()), ("message", "c".to_string())]
         );
     }
 }

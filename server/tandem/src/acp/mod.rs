@@ -43,8 +43,9 @@ use agent_client_protocol::v1::schema::{
     AgentAuthCapabilities, AgentCapabilities, AuthMethod, AuthMethodAgent, CancelNotification,
     ClientRequest, Implementation, InitializeRequest, InitializeResponse, LoadSessionResponse,
     LogoutCapabilities, McpCapabilities, NewSessionResponse, PromptCapabilities,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
+    SessionResumeCapabilities, SessionUpdate,
 };
 use agent_client_protocol::{Agent, Error};
 use serde::Serialize;
@@ -249,7 +250,9 @@ impl AcpAgent {
                     .list(SessionListCapabilities::new())
                     .delete(SessionDeleteCapabilities::new())
                     .resume(SessionResumeCapabilities::new())
-                    .close(SessionCloseCapabilities::new()),
+                    .close(SessionCloseCapabilities::new())
+                    // Extra workspace roots (`additionalDirectories`, see `workspace_roots`).
+                    .additional_directories(SessionAdditionalDirectoriesCapabilities::new()),
             )
             .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()));
         let auth = AuthMethodAgent::new(AUTH_METHOD, "Configure an API key").description(

@@ -10,7 +10,10 @@
 //! | `read-only` | refused | ask |
 //!
 //! The configuration options are the mode (again, for clients that only show options), the
-//! model (every model with a key, as `provider/id`) and the thinking level.
+//! model (every model with a key, as `provider/id`), the thinking level (only the levels the
+//! current model has) and one boolean, automatic compaction (pi's `compaction.enabled`, for
+//! this session). The model is chosen here only: ACP v1's stable schema has no
+//! `session/set_model`.
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
@@ -83,18 +86,22 @@ pub const MODE_OPTION: &str = "mode";
 pub const MODEL_OPTION: &str = "model";
 /// The id of the thinking level option.
 pub const THINKING_OPTION: &str = "thinking";
+/// The id of the automatic compaction option (a boolean).
+pub const AUTO_COMPACT_OPTION: &str = "auto-compact";
 
 /// `provider/id`, the model option's value.
 pub fn model_value(model: &Model) -> String {
     format!("{}/{}", model.provider, model.id)
 }
 
-/// The configuration options for a session in `mode` with `model` at `thinking`.
+/// The configuration options for a session in `mode` with `model` at `thinking`, compacting
+/// automatically or not.
 pub fn config_options(
     mode: Mode,
     registry: &ModelRegistry,
     model: &Model,
     thinking: ThinkingLevel,
+    auto_compact: bool,
 ) -> Vec<SessionConfigOption> {
     let modes: Vec<SessionConfigSelectOption> = Mode::ALL
         .iter()
@@ -129,6 +136,10 @@ pub fn config_options(
         SessionConfigOption::select(THINKING_OPTION, "Thinking", thinking.as_str(), levels)
             .category(SessionConfigOptionCategory::ThoughtLevel)
             .description("How much the model reasons before answering".to_string()),
+        SessionConfigOption::boolean(AUTO_COMPACT_OPTION, "Auto-compact", auto_compact)
+            .description(
+                "Summarize older messages when the context nears the model's window".to_string(),
+            ),
     ]
 }
 

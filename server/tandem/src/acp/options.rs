@@ -1,5 +1,5 @@
 //! What the client can set: authentication (pi's key configuration), the session's mode and its
-//! configuration options (mode, model, thinking level).
+//! configuration options (mode, model, thinking level, automatic compaction).
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ use agent_client_protocol::Error;
 use tandem_ai::registry::AgentDir;
 
 use super::errors::{internal, invalid_params, setup_error};
-use super::modes::{self, Mode, MODEL_OPTION, MODE_OPTION, THINKING_OPTION};
+use super::modes::{self, Mode, AUTO_COMPACT_OPTION, MODEL_OPTION, MODE_OPTION, THINKING_OPTION};
 use super::{AcpAgent, AUTH_METHOD};
 use crate::host::setup::{decide_trust, prepare, switch_model, SessionRequest, SetupError};
 use crate::host::Origin;
@@ -77,17 +77,32 @@ impl AcpAgent {
         Ok(SetSessionModeResponse::new())
     }
 
-    /// `session/set_config_option`: the mode, the model (one with a usable key) or the thinking
-    /// level (clamped to what the model can do).
+    /// `session/set_config_option`: the mode, the model (one with a usable key; the thinking
+    /// level follows what it can do), the thinking level (one the model has) or automatic
+    /// compaction (on or off).
     pub(super) async fn set_config_option(
         &self,
         request: SetSessionConfigOptionRequest,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         let session = self.get(&request.session_id.0)?;
+        let id = request.config_id.0.as_ref();
+        if id == AUTO_COMPACT_OPTION {
+            let Some(on) = request.value.as_bool() else {
+                return Err(invalid_params(format!(
+                    "option `{AUTO_COMPACT_OPTION}` is a boolean: send true or false"
+                )));
+            };
+            session.session.set_auto_compaction(on);
+            return Ok(SetSessionConfigOptionResponse::new(
+                session.config_options(),
+            ));
+        }
+        if ![MODE_OPTION, MODEL_OPTION, THINKING_OPTION].contains(&id) {
+            return Err(unknown_option(id));
+        }
         let SessionConfigOptionValue::ValueId { value } = &request.value else {
             return Err(invalid_params(format!(
-                "option `{}` takes one of its listed values, not a boolean",
-                request.config_id.0
+                "option `{id}` takes one of its listed values, not a boolean"
             )));
         };
         let value = value.0.to_string();
@@ -121,23 +136,36 @@ impl AcpAgent {
             THINKING_OPTION => {
                 let level = modes::thinking_from_id(&value)
                     .ok_or_else(|| invalid_params(format!("unknown thinking level `{value}`")))?;
-                // What the model can do: `off` without reasoning, `high` for an unsupported
-                // `xhigh`.
+                // Only a level the option offers: the ones the current model has.
                 let model = session.session.agent().with_state(|s| s.model.clone());
+                let levels = modes::thinking_levels(&model);
+                if !levels.contains(&level) {
+                    return Err(invalid_params(format!(
+                        "model `{}` has no thinking level `{value}`; its levels are {}",
+                        modes::model_value(&model),
+                        levels
+                            .iter()
+                            .map(|l| l.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
                 session
                     .session
-                    .set_thinking_level(model.effective_thinking(level))
+                    .set_thinking_level(level)
                     .map_err(|e| internal(format!("could not set the thinking level: {e}")))?;
             }
-            other => {
-                return Err(invalid_params(format!(
-                    "unknown option `{other}`; the options are {MODE_OPTION}, {MODEL_OPTION} and \
-                     {THINKING_OPTION}"
-                )))
-            }
+            other => return Err(unknown_option(other)),
         }
         Ok(SetSessionConfigOptionResponse::new(
             session.config_options(),
         ))
     }
+}
+
+fn unknown_option(id: &str) -> Error {
+    invalid_params(format!(
+        "unknown option `{id}`; the options are {MODE_OPTION}, {MODEL_OPTION}, {THINKING_OPTION} \
+         and {AUTO_COMPACT_OPTION}"
+    ))
 }

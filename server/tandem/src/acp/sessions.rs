@@ -21,7 +21,7 @@ use super::errors::{internal, invalid_params, setup_error, unknown_session};
 use super::live::{AcpSession, FirstTurn};
 use super::modes::Mode;
 use super::updates;
-use super::workspace::{AcpWorkspace, ClientConnection};
+use super::workspace::{workspace_roots, AcpWorkspace, ClientConnection};
 use super::AcpAgent;
 use crate::host::setup::{
     apply_trust, decide_trust, prepare, SessionRequest, SetupError, TrustLater, Trusted,
@@ -120,6 +120,7 @@ impl AcpAgent {
         servers: Vec<McpServerConfig>,
         cx: ClientConnection,
     ) -> Result<Arc<AcpSession>, Error> {
+        let roots = workspace_roots(&cwd, &extra_roots)?;
         let agent_dir = agent_dir()?;
         let prepared = {
             let (options, cwd) = (self.options.clone(), cwd.clone());
@@ -143,8 +144,6 @@ impl AcpAgent {
             .map_err(setup_error)?
         };
         let id = client_id.unwrap_or_else(|| prepared.session_id().to_string());
-        let mut roots = vec![cwd.clone()];
-        roots.extend(extra_roots.into_iter().filter(|r| r.is_absolute()));
         let caps = *lock(&self.caps);
         let workspace = Arc::new(AcpWorkspace::new(
             &id,

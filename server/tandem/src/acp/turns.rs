@@ -4,10 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, PromptRequest, PromptResponse, SessionUpdate,
-    StopReason as AcpStop, TextContent,
-};
+use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, StopReason as AcpStop};
 use agent_client_protocol::Error;
 use serde_json::Value;
 use tandem_ai::StopReason;
@@ -16,7 +13,7 @@ use tandem_coding::agent_session::SessionError;
 use super::errors::{internal, invalid_params, reply, Responder};
 use super::lifecycle::now_iso;
 use super::live::AcpSession;
-use super::{prompt, AcpAgent};
+use super::{prompt, updates, AcpAgent};
 use crate::host::turns::Prompt;
 
 impl AcpAgent {
@@ -54,9 +51,7 @@ impl AcpAgent {
             let back_to = back_to.map(str::to_owned);
             tokio::spawn(async move {
                 let text = undo(&session, back_to.as_deref()).await;
-                session.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                    ContentBlock::Text(TextContent::new(text)),
-                )));
+                session.notify(updates::own_message(text));
                 reply(responder, Ok(PromptResponse::new(AcpStop::EndTurn)));
             });
             return;

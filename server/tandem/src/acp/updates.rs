@@ -9,7 +9,16 @@
 //!   [`tandem_coding::calls`], the same the language server renders), the client terminal a
 //!   command ran in. A call the run never executed (the model's
 //!   turn failed or was aborted) ends `failed`;
-//! - an answer that keeps a markdown task list (`- [ ] …`, `- [x] …`) becomes a `plan`.
+//! - an answer that keeps a markdown task list (`- [ ] …`, `- [x] …`) becomes a `plan`;
+//! - every model call (an answer, a compaction's summary) ends with a `usage_update`: the
+//!   context the last answer reported (`used`, the provider's token count; a compaction's
+//!   estimate after it) of the model's window (`size`), and the session's total `cost` in USD
+//!   (the sum pi's session stats make: every answer and summary recorded, the ones of a
+//!   loaded session's file included).
+//!
+//! Chunks carry a `messageId`: a model answer's reply is one message and its thinking another
+//! (a client that groups chunks by id must not show the reasoning inside the reply); a stored
+//! message replayed is the same. Tool calls carry the tool's `name`.
 //!
 //! [`replay`] turns stored messages into the updates a client needs to show them again
 //! (`session/load`).
@@ -19,16 +28,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    Content, ContentBlock, ContentChunk, Diff, ImageContent, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, Terminal, TextContent, ToolCall as AcpToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind as AcpKind,
+    Content, ContentBlock, ContentChunk, Cost, Diff, ImageContent, MessageId, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, SessionUpdate, Terminal, TextContent,
+    ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind as AcpKind, UsageUpdate,
 };
 use serde_json::{json, Value};
 use tandem_agent::{AgentEvent, AgentMessage, ToolOutput};
-use tandem_ai::{AssistantBlock, AssistantMessage, AssistantMessageEvent, Message, UserBlock};
-use tandem_coding::agent_session::AgentSessionEvent;
+use tandem_ai::{
+    AssistantBlock, AssistantMessage, AssistantMessageEvent, Message, StopReason, UserBlock,
+};
+use tandem_coding::agent_session::{AgentSessionEvent, SessionEvent};
 use tandem_coding::calls::CallRecords;
+use tandem_coding::compaction::tokens::calculate_context_tokens;
+use tandem_coding::session::ids::new_session_id;
 use tandem_coding::{describe_tool_call, ToolKind};
 
 /// The tools whose calls may ask the user before they run (edits, writes and renames in the
@@ -53,8 +66,44 @@ impl CallExtras for NoExtras {
     }
 }
 
+/// The model window of an answer's model (0 when unknown).
+pub type WindowOf = Box<dyn Fn(&AssistantMessage) -> u64 + Send>;
+
+/// A session's running usage figures, for `usage_update`s.
+pub struct Meter {
+    /// The session's cost so far, in USD.
+    pub cost: f64,
+    /// The context's tokens, as last reported.
+    pub used: u64,
+    /// The window of the model last used.
+    pub size: u64,
+    /// Finds an answer's model window.
+    pub window_of: WindowOf,
+}
+
+impl Meter {
+    /// After an answer: its cost added (a failed one's too, as the session's totals count it);
+    /// its context size taken when it completed (a failed or aborted call reports none).
+    fn answered(&mut self, message: &AssistantMessage) -> SessionUpdate {
+        self.cost += message.usage.cost.total;
+        if !matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
+            self.used = calculate_context_tokens(&message.usage);
+            let window = (self.window_of)(message);
+            if window > 0 {
+                self.size = window;
+            }
+        }
+        self.update()
+    }
+
+    fn update(&self) -> SessionUpdate {
+        SessionUpdate::UsageUpdate(
+            UsageUpdate::new(self.used, self.size).cost(Cost::new(self.cost, "USD")),
+        )
+    }
+}
+
 /// Follows one session's events; see the module docs.
-#[derive(Debug)]
 pub struct Translator {
     cwd: PathBuf,
     /// Calls announced to the client, by id: whether they ran.
@@ -65,6 +114,11 @@ pub struct Translator {
     plan: Vec<(String, bool)>,
     /// What each call did (the session's records).
     records: Arc<CallRecords>,
+    /// The ids of the answer being streamed: its reply's and its thinking's (two messages).
+    message_id: Option<String>,
+    thought_id: Option<String>,
+    /// Usage figures, when the session reports them.
+    meter: Option<Meter>,
 }
 
 impl Translator {
@@ -77,7 +131,16 @@ impl Translator {
             waiting: HashSet::new(),
             plan: Vec::new(),
             records,
+            message_id: None,
+            thought_id: None,
+            meter: None,
         }
+    }
+
+    /// Reports usage after every model call, starting from `meter`.
+    pub fn with_meter(mut self, meter: Meter) -> Self {
+        self.meter = Some(meter);
+        self
     }
 
     /// The updates for `event`.
@@ -86,8 +149,20 @@ impl Translator {
         event: &AgentSessionEvent,
         extras: &dyn CallExtras,
     ) -> Vec<SessionUpdate> {
-        let AgentSessionEvent::Agent(event) = event else {
-            return Vec::new();
+        let event = match event {
+            AgentSessionEvent::Agent(event) => event,
+            AgentSessionEvent::Session(SessionEvent::CompactionEnd {
+                result: Some(result),
+                ..
+            }) => {
+                let Some(meter) = self.meter.as_mut() else {
+                    return Vec::new();
+                };
+                meter.cost += result.usage.cost.total;
+                meter.used = result.estimated_tokens_after;
+                return vec![meter.update()];
+            }
+            AgentSessionEvent::Session(_) => return Vec::new(),
         };
         match event.as_ref() {
             // Ids are unique within a turn; some servers reuse them in later turns.
@@ -122,6 +197,7 @@ impl Translator {
                 self.calls.insert(tool_call_id.clone(), true);
                 if first {
                     let mut call = AcpToolCall::new(tool_call_id.clone(), info.title)
+                        .name(tool_name.clone())
                         .status(ToolCallStatus::Pending);
                     call.update(fields);
                     vec![SessionUpdate::ToolCall(call)]
@@ -195,8 +271,9 @@ impl Translator {
                 }
                 if first {
                     let info = describe_tool_call(tool_name, &Value::Null, &self.cwd);
-                    let mut call =
-                        AcpToolCall::new(tool_call_id.clone(), info.title).kind(kind(info.kind));
+                    let mut call = AcpToolCall::new(tool_call_id.clone(), info.title)
+                        .name(tool_name.clone())
+                        .kind(kind(info.kind));
                     call.update(fields);
                     vec![SessionUpdate::ToolCall(call)]
                 } else {
@@ -205,7 +282,15 @@ impl Translator {
             }
             AgentEvent::MessageEnd {
                 message: AgentMessage::Llm(Message::Assistant(message)),
-            } => self.plan_update(message).into_iter().collect(),
+            } => {
+                self.message_id = None;
+                self.thought_id = None;
+                let mut out: Vec<SessionUpdate> = self.plan_update(message).into_iter().collect();
+                if let Some(meter) = self.meter.as_mut() {
+                    out.push(meter.answered(message));
+                }
+                out
+            }
             AgentEvent::TurnEnd { message, .. } => {
                 // Calls the run never executed: the turn failed or was aborted mid-call.
                 let mut out = Vec::new();
@@ -245,10 +330,12 @@ impl Translator {
     fn streamed(&mut self, event: &AssistantMessageEvent) -> Vec<SessionUpdate> {
         match event {
             AssistantMessageEvent::TextDelta { delta, .. } if !delta.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(chunk(delta))]
+                let id = self.message_id();
+                vec![SessionUpdate::AgentMessageChunk(chunk(delta, id))]
             }
             AssistantMessageEvent::ThinkingDelta { delta, .. } if !delta.is_empty() => {
-                vec![SessionUpdate::AgentThoughtChunk(chunk(delta))]
+                let id = self.thought_id.get_or_insert_with(new_message_id).clone();
+                vec![SessionUpdate::AgentThoughtChunk(chunk(delta, id))]
             }
             AssistantMessageEvent::ToolcallStart { id, name, .. } => {
                 if !self.announce(id) {
@@ -257,6 +344,7 @@ impl Translator {
                 let info = describe_tool_call(name, &Value::Null, &self.cwd);
                 vec![SessionUpdate::ToolCall(
                     AcpToolCall::new(id.clone(), info.title)
+                        .name(name.clone())
                         .kind(kind(info.kind))
                         .status(ToolCallStatus::Pending),
                 )]
@@ -270,6 +358,7 @@ impl Translator {
                     .raw_input(tool_call.arguments.clone());
                 if self.announce(&tool_call.id) {
                     let mut call = AcpToolCall::new(tool_call.id.clone(), info.title)
+                        .name(tool_call.name.clone())
                         .status(ToolCallStatus::Pending);
                     call.update(fields);
                     vec![SessionUpdate::ToolCall(call)]
@@ -279,6 +368,11 @@ impl Translator {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// The id of the reply being streamed (a new one for a new answer).
+    fn message_id(&mut self) -> String {
+        self.message_id.get_or_insert_with(new_message_id).clone()
     }
 
     fn plan_update(&mut self, message: &AssistantMessage) -> Option<SessionUpdate> {
@@ -351,8 +445,20 @@ fn plan(tasks: &[(String, bool)]) -> Plan {
     Plan::new(entries)
 }
 
-fn chunk(text: &str) -> ContentChunk {
+/// A new message id: a time-ordered UUID, unique in the session across runs.
+fn new_message_id() -> String {
+    new_session_id()
+}
+
+/// A message of Tandem's own (an `/undo` report, a notice) as one agent message chunk with a
+/// message id of its own.
+pub fn own_message(text: String) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(&text, new_message_id()))
+}
+
+fn chunk(text: &str, message_id: String) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+        .message_id(MessageId::from(message_id))
 }
 
 fn update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
@@ -439,18 +545,28 @@ pub fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<SessionUpdate> {
     for message in messages {
         match message {
             AgentMessage::Llm(Message::User(user)) => {
+                let id = new_message_id();
                 for block in user_blocks(&user.content.blocks()) {
-                    out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(block)));
+                    out.push(SessionUpdate::UserMessageChunk(
+                        ContentChunk::new(block).message_id(MessageId::from(id.clone())),
+                    ));
                 }
             }
             AgentMessage::Llm(Message::Assistant(a)) => {
+                let (reply, thought) = (new_message_id(), new_message_id());
                 for block in &a.content {
                     match block {
                         AssistantBlock::Text(t) if !t.text.is_empty() => {
-                            out.push(SessionUpdate::AgentMessageChunk(chunk(&t.text)));
+                            out.push(SessionUpdate::AgentMessageChunk(chunk(
+                                &t.text,
+                                reply.clone(),
+                            )));
                         }
                         AssistantBlock::Thinking(t) if !t.thinking.is_empty() => {
-                            out.push(SessionUpdate::AgentThoughtChunk(chunk(&t.thinking)));
+                            out.push(SessionUpdate::AgentThoughtChunk(chunk(
+                                &t.thinking,
+                                thought.clone(),
+                            )));
                         }
                         AssistantBlock::ToolCall(tc) if seen.insert(tc.id.clone()) => {
                             let info = describe_tool_call(&tc.name, &tc.arguments, cwd);
@@ -470,6 +586,7 @@ pub fn replay(messages: &[AgentMessage], cwd: &Path) -> Vec<SessionUpdate> {
                             };
                             out.push(SessionUpdate::ToolCall(
                                 AcpToolCall::new(tc.id.clone(), info.title.clone())
+                                    .name(tc.name.clone())
                                     .kind(kind(info.kind))
                                     .status(status)
                                     .locations(locations(&info))

@@ -75,43 +75,62 @@ impl CallExtras for Extras {
     }
 }
 
+/// `update` without its `messageId`, and the id.
+fn without_id(mut update: Value) -> (Value, String) {
+    let id = update
+        .as_object_mut()
+        .and_then(|o| o.remove("messageId"))
+        .and_then(|id| id.as_str().map(str::to_string))
+        .expect("a messageId");
+    (update, id)
+}
+
 #[test]
-fn deltas_become_message_and_thought_chunks() {
+fn deltas_become_chunks_of_a_reply_and_a_thought_message() {
     let (mut t, _) = translator();
-    let text = t.translate(
-        &streamed(AssistantMessageEvent::TextDelta {
-            content_index: 0,
-            delta: "Hi".into(),
-        }),
-        &NoExtras,
-    );
-    let thought = t.translate(
-        &streamed(AssistantMessageEvent::ThinkingDelta {
-            content_index: 1,
-            delta: "hmm".into(),
-        }),
-        &NoExtras,
+    let delta = |t: &mut Translator, thinking: bool, text: &str| {
+        let event = if thinking {
+            AssistantMessageEvent::ThinkingDelta {
+                content_index: 1,
+                delta: text.into(),
+            }
+        } else {
+            AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: text.into(),
+            }
+        };
+        json_of(&t.translate(&streamed(event), &NoExtras))
+    };
+    let (thought, id1) = without_id(delta(&mut t, true, "hmm").remove(0));
+    let (text, id2) = without_id(delta(&mut t, false, "Hi").remove(0));
+    assert_eq!(
+        thought,
+        json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}})
     );
     assert_eq!(
-        json_of(&text),
-        vec![
-            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}})
-        ]
+        text,
+        json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}})
     );
-    assert_eq!(
-        json_of(&thought),
-        vec![
-            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}})
-        ]
-    );
-    let empty = t.translate(
-        &streamed(AssistantMessageEvent::TextDelta {
-            content_index: 0,
-            delta: String::new(),
-        }),
-        &NoExtras,
-    );
+    // The thinking and the reply are two messages; more of either keeps its id.
+    assert_ne!(id1, id2);
+    assert!(!id1.is_empty() && !id2.is_empty());
+    let (_, again) = without_id(delta(&mut t, true, "more").remove(0));
+    assert_eq!(again, id1);
+    let (_, again) = without_id(delta(&mut t, false, " there").remove(0));
+    assert_eq!(again, id2);
+    let empty = delta(&mut t, false, "");
     assert!(empty.is_empty());
+    t.translate(
+        &ev(AgentEvent::MessageEnd {
+            message: AgentMessage::Llm(Message::Assistant(assistant(Vec::new(), StopReason::Stop))),
+        }),
+        &NoExtras,
+    );
+    // The next answer: new ids.
+    let (_, id3) = without_id(delta(&mut t, false, "Again").remove(0));
+    let (_, id4) = without_id(delta(&mut t, true, "hm").remove(0));
+    assert!(![&id1, &id2].contains(&&id3) && ![&id1, &id2].contains(&&id4));
 }
 
 #[test]
@@ -131,7 +150,7 @@ fn an_edit_stays_pending_when_it_starts_and_completes_with_its_diff() {
         // `pending` is the default status, left out on the wire.
         vec![
             json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Edit file",
-                    "kind": "edit"})
+                    "name": "edit", "kind": "edit"})
         ]
     );
     let end = t.translate(
@@ -410,6 +429,15 @@ fn a_history_replays_as_user_agent_and_finished_tool_updates() {
         ]
     );
     assert_eq!(updates[0]["content"]["text"], "fix it");
+    // The user's message, the answer's thinking and its reply: three messages, three ids.
+    let mut ids: Vec<&str> = updates[..3]
+        .iter()
+        .map(|u| u["messageId"].as_str().expect("a messageId"))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(updates[3]["name"], "read");
     assert_eq!(updates[3]["status"], "completed");
     assert_eq!(updates[3]["title"], "Read a.txt");
     assert_eq!(updates[3]["content"][0]["content"]["text"], "hello");
@@ -447,6 +475,83 @@ fn the_undo_slash_command_is_recognised_with_or_without_a_turn() {
     assert_eq!(undo_command("  /undo  a1b2c3d4 "), Some(Some("a1b2c3d4")));
     assert_eq!(undo_command("/undone"), None);
     assert_eq!(undo_command("please /undo"), None);
+}
+
+fn answer_with(usage: (u64, u64, f64), stop: StopReason) -> AgentSessionEvent {
+    let mut message = assistant(Vec::new(), stop);
+    message.usage.input = usage.0;
+    message.usage.output = usage.1;
+    message.usage.total_tokens = usage.0 + usage.1;
+    message.usage.cost.total = usage.2;
+    ev(AgentEvent::MessageEnd {
+        message: AgentMessage::Llm(Message::Assistant(message)),
+    })
+}
+
+fn metered(cost: f64, used: u64) -> Translator {
+    let records = Arc::new(CallRecords::new());
+    Translator::new(Path::new("/p"), records).with_meter(Meter {
+        cost,
+        used,
+        size: 1000,
+        window_of: Box::new(|m| if m.model == "t" { 2000 } else { 0 }),
+    })
+}
+
+#[test]
+fn every_answer_reports_the_context_and_the_running_cost() {
+    // A loaded session: 0.5 spent already, 300 tokens in context.
+    let mut t = metered(0.5, 300);
+    let first = json_of(&t.translate(
+        &answer_with((100, 20, 0.25), StopReason::ToolUse),
+        &NoExtras,
+    ));
+    assert_eq!(
+        first,
+        vec![
+            json!({"sessionUpdate": "usage_update", "used": 120, "size": 2000,
+                    "cost": {"amount": 0.75, "currency": "USD"}})
+        ]
+    );
+    // A failed call adds its cost but reports no context: the last count stays.
+    let failed = json_of(&t.translate(&answer_with((0, 0, 0.125), StopReason::Error), &NoExtras));
+    assert_eq!(failed[0]["used"], 120);
+    assert_eq!(failed[0]["cost"]["amount"], 0.875);
+    let second = json_of(&t.translate(&answer_with((150, 30, 0.125), StopReason::Stop), &NoExtras));
+    assert_eq!(second[0]["used"], 180);
+    assert_eq!(second[0]["cost"]["amount"], 1.0);
+}
+
+#[test]
+fn a_compaction_reports_its_estimate_and_adds_its_cost() {
+    use tandem_coding::agent_session::{CompactionReason, CompactionSummaryInfo};
+    let mut t = metered(0.0, 5000);
+    let mut usage = tandem_ai::Usage::default();
+    usage.cost.total = 0.25;
+    let end = AgentSessionEvent::Session(SessionEvent::CompactionEnd {
+        reason: CompactionReason::Manual,
+        result: Some(Box::new(CompactionSummaryInfo {
+            summary: "s".into(),
+            first_kept_entry_id: "e".into(),
+            tokens_before: 5000,
+            estimated_tokens_after: 700,
+            usage,
+            details: json!({}),
+        })),
+        aborted: false,
+        will_retry: false,
+        error_message: None,
+    });
+    assert_eq!(
+        json_of(&t.translate(&end, &NoExtras)),
+        vec![
+            json!({"sessionUpdate": "usage_update", "used": 700, "size": 1000,
+                    "cost": {"amount": 0.25, "currency": "USD"}})
+        ]
+    );
+    // Without a meter, nothing.
+    let (mut plain, _) = translator();
+    assert!(plain.translate(&end, &NoExtras).is_empty());
 }
 
 #[test]

@@ -35,7 +35,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
     WaitForTerminalExitRequest, WriteTextFileRequest,
 };
-use agent_client_protocol::{Client, JsonRpcRequest};
+use agent_client_protocol::{Client, Error, JsonRpcRequest};
 use serde_json::json;
 use tandem_agent::BoxFuture;
 use tandem_coding::{
@@ -46,6 +46,7 @@ use tandem_coding::{
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::errors::invalid_params;
 use super::modes::Mode;
 use super::updates::CallExtras;
 use tandem_coding::trust::ProtectedResources;
@@ -570,6 +571,37 @@ impl AcpWorkspace {
     }
 }
 
+/// A session's workspace roots: `cwd` (checked already), then the client's
+/// `additionalDirectories`, each of which must be an absolute path to an existing directory.
+/// They are taken with every symlink resolved, as the tools compare resolved paths with them;
+/// a root given twice counts once. Every root has the same rules: paths that resolve outside all
+/// of them (through `..` or a symlink) need the user's permission.
+pub fn workspace_roots(cwd: &Path, extra: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut roots = vec![cwd.to_path_buf()];
+    for dir in extra {
+        if !dir.is_absolute() {
+            return Err(invalid_params(format!(
+                "additionalDirectories: `{}` is not an absolute path; give each directory's \
+                 absolute path",
+                dir.display()
+            )));
+        }
+        let real = std::fs::canonicalize(dir)
+            .ok()
+            .filter(|real| real.is_dir())
+            .ok_or_else(|| {
+                invalid_params(format!(
+                    "additionalDirectories: `{}` is not an existing directory",
+                    dir.display()
+                ))
+            })?;
+        if !roots.contains(&real) {
+            roots.push(real);
+        }
+    }
+    Ok(roots)
+}
+
 /// A short random hex string.
 fn uuid_like() -> String {
     use std::time::{SystemTime, UNIX_EPOCH};
@@ -660,5 +692,34 @@ impl Workspace for AcpWorkspace {
             return None;
         }
         Some(Box::pin(self.run_in_terminal(call, request, cancel)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_resolved_checked_and_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (cwd, extra) = (base.join("cwd"), base.join("extra"));
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(&extra).unwrap();
+        std::os::unix::fs::symlink(&extra, base.join("alias")).unwrap();
+        // Through a symlink, twice, and the cwd again: the cwd and the real extra, once each.
+        let roots =
+            workspace_roots(&cwd, &[base.join("alias"), extra.clone(), cwd.clone()]).unwrap();
+        assert_eq!(roots, vec![cwd.clone(), extra.clone()]);
+        std::fs::write(base.join("file"), "x").unwrap();
+        for (bad, says) in [
+            (PathBuf::from("rel"), "`rel` is not an absolute path"),
+            (base.join("gone"), "is not an existing directory"),
+            (base.join("file"), "is not an existing directory"),
+        ] {
+            let e = workspace_roots(&cwd, &[bad]).unwrap_err();
+            assert_eq!(e.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
+            assert!(format!("{e:?}").contains(says), "{e:?}");
+        }
     }
 }

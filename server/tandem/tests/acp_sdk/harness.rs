@@ -57,7 +57,9 @@ impl AcpSandbox {
             "api": "openai-completions",
             "baseUrl": format!("{}/v1", mock.base_url()),
             "apiKey": "test-key",
-            "models": [{"id": "m", "name": "Mock"}],
+            // A window and a price of its own, for the usage updates.
+            "models": [{"id": "m", "name": "Mock", "contextWindow": 64000,
+                        "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}],
         }}});
         std::fs::write(agent_dir.join("models.json"), models.to_string()).expect("models.json");
         AcpSandbox {
@@ -101,6 +103,35 @@ impl AcpSandbox {
             .requests()
             .iter()
             .map(|r| r.json().expect("JSON request body"))
+            .collect()
+    }
+
+    /// The `usage` of every assistant message in the session files of the agent directory.
+    pub fn assistant_usages(&self) -> Vec<Value> {
+        fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        files(&self.agent_dir.join("sessions"), &mut found);
+        found
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+            .filter(|e| e["type"] == "message" && e["message"]["role"] == "assistant")
+            .map(|e| e["message"]["usage"].clone())
             .collect()
     }
 
