@@ -185,7 +185,9 @@ impl AcpSession {
 fn meter(session: &AgentSession, registry: Arc<ModelRegistry>) -> Meter {
     let stats = session.stats();
     let size = session.agent().with_state(|s| s.model.context_window);
-    let agent = session.agent().clone();
+    // Weak: the pump keeps the meter, and a strong agent here would keep the session (and its
+    // file's lock) alive after session/close.
+    let agent = session.agent().downgrade();
     Meter {
         cost: stats.cost,
         used: stats.context_usage.map_or(0, |c| c.tokens),
@@ -194,7 +196,12 @@ fn meter(session: &AgentSession, registry: Arc<ModelRegistry>) -> Meter {
             registry
                 .find(&message.provider, &message.model)
                 .map(|m| m.context_window)
-                .unwrap_or_else(|| agent.with_state(|s| s.model.context_window))
+                .or_else(|| {
+                    agent
+                        .upgrade()
+                        .map(|a| a.with_state(|s| s.model.context_window))
+                })
+                .unwrap_or(size)
         }),
     }
 }
