@@ -1187,10 +1187,14 @@ async fn model_and_thinking_are_config_options_and_auto_compact_a_boolean() {
         let back = serde_json::to_value(back.config_options).unwrap();
         assert_eq!(back[2]["currentValue"], "off");
         assert_eq!(back[2]["options"].as_array().map(Vec::len), Some(1));
-        // The boolean: off, and only a boolean.
+        // The boolean: off, on, and nothing else.
         let off = set("auto-compact", SessionConfigOptionValue::boolean(false)).await?;
         let off = serde_json::to_value(off.config_options).unwrap();
         assert_eq!(off[3]["currentValue"], false);
+        // A client that sends every value as an id (acpx 0.19's `set auto-compact true`).
+        let on = set("auto-compact", SessionConfigOptionValue::value_id("true")).await?;
+        let on = serde_json::to_value(on.config_options).unwrap();
+        assert_eq!(on[3]["currentValue"], true);
         let wrong = set("auto-compact", SessionConfigOptionValue::value_id("no"))
             .await
             .expect_err("a boolean option");

@@ -87,7 +87,16 @@ impl AcpAgent {
         let session = self.get(&request.session_id.0)?;
         let id = request.config_id.0.as_ref();
         if id == AUTO_COMPACT_OPTION {
-            let Some(on) = request.value.as_bool() else {
+            // A client that sends every value as an id (acpx 0.19 does) says "true"/"false".
+            let on = match &request.value {
+                SessionConfigOptionValue::ValueId { value } => match value.0.as_ref() {
+                    "true" => Some(true),
+                    "false" => Some(false),
+                    _ => None,
+                },
+                other => other.as_bool(),
+            };
+            let Some(on) = on else {
                 return Err(invalid_params(format!(
                     "option `{AUTO_COMPACT_OPTION}` is a boolean: send true or false"
                 )));
