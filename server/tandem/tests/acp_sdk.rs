@@ -6,7 +6,8 @@
 //! One test per scenario of tests/acp-sdk/scenarios.mjs: the test queues the model's answers,
 //! writes the project files, runs the scenario and checks its report (see `harness`).
 //! Needs Node.js 20+ and `scripts/install-node-deps`. To run a scenario by hand, see
-//! tests/acp-sdk/README.md.
+//! tests/acp-sdk/README.md. The last test drives Tandem with a third-party client instead,
+//! acpx (tests/acpx/, on the Node 24 of `scripts/install-pi16`).
 
 #[path = "acp_sdk/harness.rs"]
 mod harness;
@@ -1069,4 +1070,111 @@ fn lifecycle_resume_cancel_request_close_delete_logout() {
     report.result("authenticate");
     report.result("new_after_authenticate");
     report.expect_valid();
+}
+
+/// acpx (npm), a third-party headless ACP client, driving `tandem acp` with a scripted model:
+/// a one-shot run whose write the client approves and performs through its `fs/*` methods,
+/// then a persistent session (two prompts continuing one conversation, a mode and a boolean
+/// option set as acpx sends them, closed). acpx needs Node 22.13+: it runs on the Node 24 of
+/// `scripts/install-pi16`.
+#[test]
+fn acpx_a_third_party_client_runs_sessions_with_tandem() {
+    let root = harness::repo_root();
+    let node = root.join("target/pi16/bin/node");
+    assert!(
+        node.exists(),
+        "{} is missing: run scripts/install-pi16",
+        node.display()
+    );
+    let acpx = root.join("tests/acpx/node_modules/acpx/dist/cli.js");
+    assert!(
+        acpx.exists(),
+        "{} is missing: run scripts/install-node-deps",
+        acpx.display()
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (agent, home, project) = (
+        dir.path().join("agent"),
+        dir.path().join("home"),
+        dir.path().join("project"),
+    );
+    for d in [&agent, &home, &project] {
+        std::fs::create_dir_all(d).expect("dir");
+    }
+    let script = json!({"turns": [
+        {"text": "Writing the file.", "toolCalls": [{"name": "write",
+            "arguments": {"path": "notes.txt", "content": "hello from tandem\n"}}]},
+        {"text": "Done: notes.txt written."},
+        {"text": "Second answer."}
+    ]});
+    std::fs::write(agent.join("a.json"), script.to_string()).expect("script");
+    let models = json!({"providers": {"a": {"api": "scripted", "apiKey": "none",
+        "baseUrl": agent.join("a.json"), "models": [{"id": "t", "name": "Model A"}]}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).expect("models");
+    std::fs::write(
+        agent.join("settings.json"),
+        json!({"defaultProvider": "a", "defaultModel": "t"}).to_string(),
+    )
+    .expect("settings");
+    let tandem = format!("{} acp", env!("CARGO_BIN_EXE_tandem"));
+    let node_dir = node.parent().expect("node's folder").to_path_buf();
+    let path = format!(
+        "{}:{}",
+        node_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Each acpx command; a session's background owner exits 5 s after its last use.
+    let run = |args: &[&str]| -> String {
+        let out = std::process::Command::new(&node)
+            .arg(&acpx)
+            .args([
+                "--cwd",
+                &project.display().to_string(),
+                "--approve-all",
+                "--ttl",
+                "5",
+            ])
+            .args(["--timeout", "60", "--agent", &tandem])
+            .args(args)
+            .env("HOME", &home)
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .env("PATH", &path)
+            .env_remove("NODE_OPTIONS")
+            .output()
+            .expect("runs acpx");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success(),
+            "acpx {args:?}: {}\n{text}",
+            out.status
+        );
+        text
+    };
+
+    let once = run(&["exec", "write notes.txt"]);
+    assert!(once.contains("Done: notes.txt written."), "{once}");
+    assert!(once.contains("end_turn"), "{once}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("notes.txt")).expect("written"),
+        "hello from tandem\n"
+    );
+
+    run(&["sessions", "new"]);
+    // The scripted model answers by the number of answers in the context: "Second answer." is
+    // the third turn, so the session has the earlier exchange.
+    let first = run(&["prompt", "write it again"]);
+    assert!(first.contains("end_turn"), "{first}");
+    let second = run(&["prompt", "and again"]);
+    assert!(second.contains("Second answer."), "{second}");
+    let mode = run(&["set-mode", "accept-edits"]);
+    assert!(mode.contains("accept-edits"), "{mode}");
+    let option = run(&["set", "auto-compact", "false"]);
+    assert!(option.contains("auto-compact=false"), "{option}");
+    run(&["sessions", "close"]);
+    let status = run(&["status"]);
+    assert!(!status.contains("status: running"), "{status}");
 }
