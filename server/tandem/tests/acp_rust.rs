@@ -458,8 +458,14 @@ struct Raw {
 
 impl Raw {
     fn start(setup: &Setup) -> Raw {
+        Raw::start_with(setup, &[])
+    }
+
+    /// `tandem acp` with `args` after it.
+    fn start_with(setup: &Setup, args: &[&str]) -> Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
             .arg("acp")
+            .args(args)
             .env("PI_CODING_AGENT_DIR", setup.agent_dir())
             .env("HOME", setup.dir.path())
             .stdin(Stdio::piped())
@@ -723,6 +729,49 @@ fn compactions_and_retries_reach_clients_that_show_them() {
             .collect();
         assert!(summary.contains("## Goal\n\nSay hello"), "{summary}");
     }
+}
+
+/// `tandem acp --name` names every new session: its title, and its file's `session_info`.
+#[test]
+fn the_name_flag_titles_new_sessions() {
+    let a = json!({"turns": [{"text": "fine"}]});
+    let setup = Setup::new(&a, &a);
+    let mut raw = Raw::start_with(&setup, &["--name", "Fix the parser"]);
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}));
+    raw.response(1);
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": setup.project(), "mcpServers": []}}));
+    let id = raw.response(2)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "the first prompt"}]}}),
+    );
+    let seen = raw.until(|m| m["id"] == 3 && m.get("method").is_none());
+    let titles: Vec<&Value> = seen
+        .iter()
+        .map(|m| &m["params"]["update"])
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .filter_map(|u| u.get("title"))
+        .collect();
+    assert_eq!(titles, [&json!("Fix the parser")], "{seen:?}");
+    drop(raw.stdin.take());
+    let _ = raw.child.wait();
+    let sessions = setup.agent_dir().join("sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the session file");
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(
+        text.contains(r#""type":"session_info""#) && text.contains("Fix the parser"),
+        "{text}"
+    );
 }
 
 #[test]

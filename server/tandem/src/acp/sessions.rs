@@ -48,6 +48,14 @@ impl AcpAgent {
         let session = self
             .start_session(Origin::New, None, cwd, extra, servers, cx)
             .await?;
+        if let Some(name) = &self.options.new_session_name {
+            let named = session
+                .session
+                .with_session(|m| m.append_session_info(name));
+            if let Err(e) = named {
+                tracing::warn!("session {}: could not record its name: {e}", session.id);
+            }
+        }
         self.unless_cancelled((session, true), cancel).await
     }
 

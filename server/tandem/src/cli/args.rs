@@ -250,6 +250,10 @@ enum Sub {
         #[arg(long, value_name = "BYTES")]
         max_message_bytes: Option<u64>,
 
+        /// The display name (title) of every session the client creates
+        #[arg(short = 'n', long, value_name = "NAME")]
+        name: Option<String>,
+
         #[command(flatten)]
         options: SessionArgs,
     },
@@ -491,11 +495,17 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                     )));
                 }
                 let serves = matches!(sub, Sub::Lsp { .. } | Sub::Acp { .. });
-                if serves && (has_messages || !session_flags.is_empty()) {
+                // `tandem acp --name` names every session the client creates.
+                let refused: Vec<&str> = session_flags
+                    .iter()
+                    .copied()
+                    .filter(|f| !(*f == "--name" && matches!(sub, Sub::Acp { .. })))
+                    .collect();
+                if serves && (has_messages || !refused.is_empty()) {
                     let given = if has_messages {
                         "messages".to_string()
                     } else {
-                        session_flags.join(", ")
+                        refused.join(", ")
                     };
                     return Err(usage_error(format!(
                     "{given} cannot be used with `tandem {name}`: the client sends the prompts \
@@ -526,8 +536,20 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                         max_message_bytes, ..
                     } => Command::Lsp(run.options.in_editor(), max_message_bytes),
                     Sub::Acp {
-                        max_message_bytes, ..
-                    } => Command::Acp(run.options.in_editor(), max_message_bytes),
+                        max_message_bytes,
+                        name,
+                        ..
+                    } => {
+                        let name = name.or_else(|| h.name.clone());
+                        if name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+                            return Err(usage_error(
+                                "--name needs a name that is not blank".to_string(),
+                            ));
+                        }
+                        let mut options = run.options.in_editor();
+                        options.new_session_name = name.map(|n| n.trim().to_string());
+                        Command::Acp(options, max_message_bytes)
+                    }
                     Sub::Demo { .. } if rpc => return Err(usage_error(
                         "`tandem demo` prints text or JSON; --mode rpc is for a session driven \
                          by a client (`tandem --mode rpc`)"

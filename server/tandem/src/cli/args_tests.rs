@@ -315,7 +315,19 @@ fn subcommands_take_the_shared_options_before_or_after() {
         command(&["lsp", "--stdio"]),
         Command::Lsp(editor.clone(), None)
     );
-    assert_eq!(command(&["acp"]), Command::Acp(editor, None));
+    assert_eq!(command(&["acp"]), Command::Acp(editor.clone(), None));
+    // `tandem acp --name` names the sessions the client creates; the language server has none.
+    let named = SessionOptions {
+        new_session_name: Some("Fix the parser".into()),
+        ..editor.clone()
+    };
+    assert_eq!(
+        command(&["acp", "--name", " Fix the parser "]),
+        Command::Acp(named, None)
+    );
+    assert!(error(&["--name", "x", "lsp"]).contains("--name cannot be used with `tandem lsp`"));
+    assert!(error(&["--session", "x", "acp"]).contains("--session cannot be used"));
+    assert!(error(&["acp", "--name", " "]).contains("--name needs a name"));
     // The editor front doors take --tools and --no-tools as the CLI does.
     let only = |names: &[&str]| ToolSelection::Only(names.iter().map(|n| n.to_string()).collect());
     for (sub, build) in [

@@ -100,6 +100,9 @@ pub struct SessionOptions {
     pub no_context_files: bool,
     /// This process's project-trust decision (`--approve` / `--no-approve`), over any saved one.
     pub approve: Option<bool>,
+    /// The name every new session gets (`tandem acp --name`; print mode names its one session
+    /// itself).
+    pub new_session_name: Option<String>,
 }
 
 impl SessionOptions {
