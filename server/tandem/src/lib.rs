@@ -17,4 +17,5 @@ pub mod mcp;
 pub mod rpc;
 pub mod run;
 pub mod transport;
+pub mod tui;
 pub mod uri;

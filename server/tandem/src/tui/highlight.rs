@@ -1,0 +1,1 @@
+//! Code blocks highlighted with the tree-sitter grammars Tandem links.

@@ -1,0 +1,1 @@
+//! Markdown to styled terminal lines (pulldown-cmark), for answers as they stream.
