@@ -183,6 +183,30 @@ pub fn switch_model(
     Ok(())
 }
 
+/// [`switch_model`], then a thinking level the new model clamped is recorded and reported
+/// (`thinking_level_changed`), as a front door switching on the user's word does.
+pub async fn switch_announced(
+    session: &AgentSession,
+    registry: &ModelRegistry,
+    model: Model,
+) -> Result<(), SetupError> {
+    let before = session.agent().with_state(|s| s.thinking_level);
+    switch_model(session, registry, model)?;
+    if session.agent().with_state(|s| s.thinking_level) != before {
+        session.announce_thinking_level().await;
+    }
+    Ok(())
+}
+
+/// The thinking levels `model` accepts, as pi lists them (`off` alone for a model that cannot
+/// reason).
+pub fn thinking_levels(model: &Model) -> Vec<tandem_ai::ThinkingLevel> {
+    tandem_ai::ThinkingLevel::ALL
+        .into_iter()
+        .filter(|l| model.effective_thinking(*l) == *l)
+        .collect()
+}
+
 /// Why a session could not be set up. Each names what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {

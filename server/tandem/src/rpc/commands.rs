@@ -19,7 +19,7 @@ use super::{History, Rpc};
 use crate::cli::command::SessionChoice;
 use crate::host::model_scope::{resolve_scope, split_patterns};
 use crate::host::pump::Transport;
-use crate::host::setup::switch_model;
+use crate::host::setup::{switch_announced, thinking_levels};
 use crate::host::turns::Prompt;
 use crate::run::Stdout;
 
@@ -128,7 +128,9 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             else {
                 return Err(format!("Model not found: {provider}/{model_id}"));
             };
-            switch(&session, &registry, model.clone()).await?;
+            switch_announced(&session, &registry, model.clone())
+                .await
+                .map_err(|e| format!("{e:#}"))?;
             ok(id, kind, Some(to_json(&model)?))
         }
         "cycle_model" => {
@@ -501,14 +503,6 @@ fn images(args: &Args<'_>) -> Result<Vec<ImageContent>, String> {
         .unwrap_or_default())
 }
 
-/// The levels `model` accepts, as pi lists them (`off` alone for a model that cannot reason).
-fn thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
-    ThinkingLevel::ALL
-        .into_iter()
-        .filter(|l| model.effective_thinking(*l) == *l)
-        .collect()
-}
-
 /// Sets the thinking level, clamped to the model's; recorded and reported only when it
 /// changes. The level in effect.
 async fn set_thinking(
@@ -519,21 +513,6 @@ async fn set_thinking(
         .change_thinking_level(level)
         .await
         .map_err(|e: SessionError| e.to_string())
-}
-
-/// Switches the model (its key checked, as setup does); a thinking level the new model
-/// clamped is reported.
-async fn switch(
-    session: &AgentSession,
-    registry: &tandem_ai::registry::ModelRegistry,
-    model: Model,
-) -> Result<(), String> {
-    let before = session.agent().with_state(|s| s.thinking_level);
-    switch_model(session, registry, model).map_err(|e| format!("{e:#}"))?;
-    if session.agent().with_state(|s| s.thinking_level) != before {
-        session.announce_thinking_level().await;
-    }
-    Ok(())
 }
 
 /// `cycle_model`: the next model of the scope (`--models`) or of every available model;
@@ -558,7 +537,9 @@ async fn cycle_model(rpc: &Rpc, session: &AgentSession) -> Result<Value, String>
         .position(|(m, _)| m.provider == current.provider && m.id == current.id)
         .map_or(0, |i| (i + 1) % scoped.len());
     let (model, thinking) = scoped[index].clone();
-    switch(session, &registry, model.clone()).await?;
+    switch_announced(session, &registry, model.clone())
+        .await
+        .map_err(|e| format!("{e:#}"))?;
     if let Some(level) = thinking {
         set_thinking(session, level).await?;
     }

@@ -1,0 +1,729 @@
+//! The terminal mode's loop: keys and session events in, frames out.
+//!
+//! One task owns everything on screen. It waits for a key, a session event, a question from
+//! the workspace, a command's result, or the next frame; session events are applied as they
+//! come and a frame is drawn at most every [`FRAME`], so a burst of thousands of deltas costs
+//! one frame, not one per delta.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use tandem_ai::registry::AgentDir;
+use tokio::sync::{mpsc, oneshot};
+
+use super::commands::{self, Pending};
+use super::editor::Editor;
+use super::picker::{Picked, Picker};
+use super::screen::Screen;
+use super::session::{self, FromSession, Held, History};
+use super::theme::Theme;
+use super::transcript::{tokens, Transcript};
+use super::workspace::{Question, TuiWorkspace};
+use crate::cli::RunArgs;
+use crate::host::turns::Prompt;
+
+/// The shortest time between two frames.
+const FRAME: Duration = Duration::from_millis(16);
+/// How long a first Ctrl+C on an empty editor waits for the second.
+const EXIT_WINDOW: Duration = Duration::from_millis(1500);
+
+/// Something a command started finished.
+pub enum Done {
+    /// Say this (dimmed).
+    Note(String),
+    /// Say this as an error.
+    Error(String),
+    /// Replace the session with this one.
+    Replace(Box<anyhow::Result<(Held, mpsc::Receiver<FromSession>)>>),
+    /// Open this picker.
+    Pick(Box<Picker>, Pending),
+}
+
+/// What is open over the editor.
+pub enum Modal {
+    /// A command's picker.
+    Picker(Box<Picker>, Pending),
+    /// The workspace's question.
+    Question(Box<Picker>, oneshot::Sender<Option<usize>>),
+}
+
+/// The app; see the module docs.
+pub struct App {
+    pub(super) args: RunArgs,
+    pub(super) cwd: PathBuf,
+    pub(super) agent_dir: AgentDir,
+    pub(super) held: Held,
+    pub(super) events: mpsc::Receiver<FromSession>,
+    pub(super) workspace: Arc<TuiWorkspace>,
+    pub(super) questions: mpsc::UnboundedReceiver<Question>,
+    pub(super) done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+    pub(super) transcript: Transcript,
+    pub(super) editor: Editor,
+    pub(super) modal: Option<Modal>,
+    screen: Screen,
+    ctrl_c: Option<Instant>,
+    pub(super) quit: bool,
+    last_frame: Instant,
+    /// The footer, computed when the session changes (not every frame).
+    footer: Vec<Line<'static>>,
+    footer_stale: bool,
+}
+
+impl App {
+    /// The app over a started session.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        args: RunArgs,
+        cwd: PathBuf,
+        agent_dir: AgentDir,
+        held: Held,
+        events: mpsc::Receiver<FromSession>,
+        workspace: Arc<TuiWorkspace>,
+        questions: mpsc::UnboundedReceiver<Question>,
+        screen: Screen,
+    ) -> App {
+        let theme = Theme::default();
+        let calls = held.live.session().calls().clone();
+        let transcript = Transcript::new(theme.clone(), cwd.clone(), calls, screen.width());
+        let editor = Editor::new(&theme);
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        App {
+            args,
+            cwd,
+            agent_dir,
+            held,
+            events,
+            workspace,
+            questions,
+            done_tx,
+            done_rx,
+            transcript,
+            editor,
+            modal: None,
+            screen,
+            ctrl_c: None,
+            quit: false,
+            last_frame: Instant::now() - FRAME,
+            footer: Vec::new(),
+            footer_stale: true,
+        }
+    }
+
+    /// Runs until the user quits; then the session is closed and the terminal given back.
+    pub async fn run(mut self) -> anyhow::Result<()> {
+        self.started();
+        let mut keys = EventStream::new();
+        self.draw()?;
+        while !self.quit {
+            let due = self
+                .transcript
+                .dirty
+                .then(|| tokio::time::Instant::from_std(self.last_frame + FRAME));
+            tokio::select! {
+                biased;
+                key = keys.next() => match key {
+                    Some(Ok(event)) => self.terminal_event(event),
+                    Some(Err(e)) => return Err(anyhow::anyhow!("reading the terminal failed: {e}")),
+                    None => break,
+                },
+                Some(question) = self.questions.recv() => self.question(question),
+                Some(done) = self.done_rx.recv() => self.done(done),
+                event = self.events.recv() => match event {
+                    Some(event) => {
+                        self.session_event(event);
+                        // Apply what else is waiting (bounded, so keys stay responsive).
+                        for _ in 0..4096 {
+                            match self.events.try_recv() {
+                                Ok(event) => self.session_event(event),
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                },
+                _ = sleep_until(due), if due.is_some() => {}
+            }
+            if self.transcript.dirty && self.last_frame.elapsed() >= FRAME {
+                self.draw()?;
+            }
+        }
+        self.flush_transcript()?;
+        self.screen.leave()?;
+        let Self { held, .. } = self;
+        held.close().await;
+        Ok(())
+    }
+
+    /// What the user should see first: setup problems, the session being continued, the trust
+    /// question.
+    fn started(&mut self) {
+        let theme = self.transcript.theme().clone();
+        let title = format!(
+            "Tandem {} · {} · /hotkeys for keys, /quit to leave",
+            env!("CARGO_PKG_VERSION"),
+            self.cwd.display()
+        );
+        self.transcript.note(&title, theme.dim);
+        self.session_started();
+    }
+
+    /// A session (first or replacing one) just started: its problems, its past, its trust.
+    pub(super) fn session_started(&mut self) {
+        let theme = self.transcript.theme().clone();
+        for problem in std::mem::take(&mut self.held.problems) {
+            self.transcript.note(&format!("Warning: {problem}"), theme.warning);
+        }
+        let session = self.held.live.session().clone();
+        self.transcript.set_calls(session.calls().clone());
+        let past = commands::replay(&session, &mut self.transcript);
+        self.editor.add_history(past);
+        if let Some(resources) = self.held.pending_trust.take() {
+            commands::ask_trust(self, resources);
+        }
+        self.footer_stale = true;
+    }
+
+    fn terminal_event(&mut self, event: Event) {
+        self.transcript.dirty = true;
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
+            Event::Paste(text) => {
+                if self.modal.is_none() {
+                    self.editor.paste(&text);
+                    self.complete();
+                }
+            }
+            Event::Resize(cols, rows) => {
+                if let Err(e) = self.screen.resized(cols, rows) {
+                    tracing::warn!("resizing failed: {e}");
+                }
+                self.transcript.set_width(cols);
+                self.footer_stale = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if let Some(modal) = self.modal.take() {
+            self.modal_key(modal, key);
+            return;
+        }
+        if !(ctrl && key.code == KeyCode::Char('c')) {
+            self.ctrl_c = None;
+        }
+        let busy = self.busy();
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if busy {
+                    self.abort();
+                } else if !self.editor.is_empty() {
+                    let theme = self.transcript.theme().clone();
+                    self.editor.clear(&theme);
+                } else if self.ctrl_c.is_some_and(|t| t.elapsed() < EXIT_WINDOW) {
+                    self.quit = true;
+                } else {
+                    self.ctrl_c = Some(Instant::now());
+                }
+            }
+            KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
+            KeyCode::Esc => {
+                if self.editor.has_completions() {
+                    self.editor.dismiss_completions();
+                } else if busy {
+                    self.abort();
+                }
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.transcript.show_thinking = !self.transcript.show_thinking;
+                let theme = self.transcript.theme().clone();
+                let state = if self.transcript.show_thinking {
+                    "shown"
+                } else {
+                    "collapsed"
+                };
+                self.transcript
+                    .note(&format!("Thinking is {state} from here on."), theme.dim);
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.transcript.expand_tools = !self.transcript.expand_tools;
+                let theme = self.transcript.theme().clone();
+                let state = if self.transcript.expand_tools {
+                    "shown whole"
+                } else {
+                    "shortened"
+                };
+                self.transcript
+                    .note(&format!("Tool output is {state} from here on."), theme.dim);
+            }
+            KeyCode::Char('l') if ctrl => commands::run(self, "/model"),
+            KeyCode::Char('p') if ctrl => commands::cycle_model(self),
+            KeyCode::BackTab => commands::cycle_thinking(self),
+            KeyCode::Up if alt => self.dequeue(),
+            KeyCode::Tab if self.editor.has_completions() => {
+                self.editor.accept_completion();
+                self.complete();
+            }
+            KeyCode::Up if self.editor.has_completions() => self.editor.move_completion(false),
+            KeyCode::Down if self.editor.has_completions() => self.editor.move_completion(true),
+            KeyCode::Up => {
+                let theme = self.transcript.theme().clone();
+                if !self.editor.history_up(&theme) {
+                    self.editor.area().input(key);
+                }
+            }
+            KeyCode::Down => {
+                let theme = self.transcript.theme().clone();
+                if !self.editor.history_down(&theme) {
+                    self.editor.area().input(key);
+                }
+            }
+            KeyCode::Enter if shift => self.editor.newline(),
+            KeyCode::Char('j') if ctrl => self.editor.newline(),
+            KeyCode::Enter if alt => {
+                if busy {
+                    self.submit(Some(tandem_coding::agent_session::Queue::FollowUp));
+                } else {
+                    self.editor.newline();
+                }
+            }
+            KeyCode::Enter => {
+                if self.editor.has_completions() && self.editor.accept_completion() {
+                    // A completed command runs at once, as pi does; a file only completes.
+                    if !self.editor.text().starts_with('/') {
+                        self.complete();
+                        return;
+                    }
+                }
+                let queue = busy.then_some(tandem_coding::agent_session::Queue::Steering);
+                self.submit(queue);
+            }
+            _ => {
+                self.editor.area().input(key);
+                self.complete();
+            }
+        }
+    }
+
+    fn modal_key(&mut self, modal: Modal, key: KeyEvent) {
+        match modal {
+            Modal::Picker(mut picker, pending) => match picker.key(key) {
+                Picked::Open => self.modal = Some(Modal::Picker(picker, pending)),
+                Picked::Chosen(i) => commands::picked(self, pending, Some(i)),
+                Picked::Dismissed => commands::picked(self, pending, None),
+            },
+            Modal::Question(mut picker, answer) => match picker.key(key) {
+                Picked::Open => self.modal = Some(Modal::Question(picker, answer)),
+                Picked::Chosen(i) => {
+                    let _ = answer.send(Some(i));
+                }
+                Picked::Dismissed => {
+                    let _ = answer.send(None);
+                }
+            },
+        }
+    }
+
+    /// Offers completions for the word at the cursor.
+    fn complete(&mut self) {
+        let offered = match self.editor.completing() {
+            Some(word) if word.starts_with('/') => commands::completions(self, &word),
+            Some(word) => {
+                let query = word.trim_start_matches('@').trim_start_matches('"');
+                super::editor::file_completions(&self.cwd, query, 50)
+            }
+            None => Vec::new(),
+        };
+        self.editor.offer(offered);
+    }
+
+    /// Sends the editor's text: a command, a prompt, or (while a run goes on) a queued
+    /// message.
+    fn submit(&mut self, queue: Option<tandem_coding::agent_session::Queue>) {
+        let text = self.editor.text();
+        if text.trim().is_empty() {
+            return;
+        }
+        let theme = self.transcript.theme().clone();
+        if text.starts_with('/') && commands::is_command(self, &text) {
+            self.editor.take(&theme);
+            commands::run(self, &text);
+            return;
+        }
+        if let Some(command) = text.strip_prefix('!') {
+            self.editor.take(&theme);
+            commands::shell(self, command.trim_start_matches('!').to_string());
+            return;
+        }
+        self.editor.take(&theme);
+        let session = self.held.live.session().clone();
+        match queue {
+            Some(queue) => {
+                let done = self.done_tx.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = session.queue(&text, queue).await {
+                        let _ = done.send(Done::Error(format!("could not queue the message: {e}")));
+                    }
+                });
+            }
+            None => {
+                let done = self.done_tx.clone();
+                let sent = self.held.live.spawn_turn(
+                    Prompt::text(text.clone()),
+                    async {},
+                    move |result| {
+                        if let Err(e) = result {
+                            if !matches!(e, tandem_coding::agent_session::SessionError::Busy) {
+                                let _ = done.send(Done::Error(e.to_string()));
+                            }
+                        }
+                    },
+                );
+                if sent.is_err() {
+                    // A run started meanwhile (a queued message): steer it instead.
+                    let done = self.done_tx.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = session
+                            .queue(&text, tandem_coding::agent_session::Queue::Steering)
+                            .await
+                        {
+                            let _ = done.send(Done::Error(format!("could not send: {e}")));
+                        }
+                    });
+                } else {
+                    self.transcript.busy = true;
+                }
+            }
+        }
+    }
+
+    /// Esc / Ctrl+C while running: stops the run (and a command the user started with `!`).
+    fn abort(&mut self) {
+        let session = self.held.live.session();
+        session.abort_bash();
+        session.abort();
+        let theme = self.transcript.theme().clone();
+        self.transcript.status = Some("Stopping…".to_string());
+        let _ = theme;
+    }
+
+    /// Alt+Up: queued messages back into the editor.
+    fn dequeue(&mut self) {
+        let session = self.held.live.session().clone();
+        let done = self.done_tx.clone();
+        tokio::spawn(async move {
+            let (steering, follow_up) = session.clear_queue().await;
+            let all: Vec<String> = steering.into_iter().chain(follow_up).collect();
+            if !all.is_empty() {
+                let _ = done.send(Done::Pick(
+                    Box::new(Picker::new("", Vec::new())),
+                    Pending::Restore(all.join("\n\n")),
+                ));
+            }
+        });
+    }
+
+    fn busy(&self) -> bool {
+        self.transcript.busy || self.held.live.is_busy()
+    }
+
+    fn session_event(&mut self, event: FromSession) {
+        match event {
+            FromSession::Event(event) => {
+                let settles = matches!(
+                    &event,
+                    tandem_coding::agent_session::AgentSessionEvent::Session(
+                        tandem_coding::agent_session::SessionEvent::AgentSettled { .. }
+                            | tandem_coding::agent_session::SessionEvent::ThinkingLevelChanged { .. }
+                            | tandem_coding::agent_session::SessionEvent::SessionInfoChanged { .. }
+                    ) | tandem_coding::agent_session::AgentSessionEvent::Agent(_)
+                );
+                if settles {
+                    self.footer_stale |= matches!(
+                        &event,
+                        tandem_coding::agent_session::AgentSessionEvent::Session(_)
+                    ) || matches!(
+                        &event,
+                        tandem_coding::agent_session::AgentSessionEvent::Agent(e)
+                            if matches!(**e, tandem_agent::AgentEvent::MessageEnd { .. })
+                    );
+                }
+                self.transcript.apply(&event);
+                if let tandem_coding::agent_session::AgentSessionEvent::Session(
+                    tandem_coding::agent_session::SessionEvent::AgentSettled { .. },
+                ) = &event
+                {
+                    let theme = self.transcript.theme().clone();
+                    for notice in self.held.live.take_notices() {
+                        self.transcript.note(&notice, theme.warning);
+                    }
+                }
+            }
+            FromSession::Failed(failure) => {
+                self.transcript.error(&failure.message);
+                if failure.settles {
+                    self.transcript.busy = false;
+                }
+            }
+        }
+    }
+
+    fn question(&mut self, question: Question) {
+        let theme = self.transcript.theme().clone();
+        let body = question
+            .diff
+            .as_deref()
+            .map(|d| super::cards::diff_lines(d, &theme, usize::MAX))
+            .unwrap_or_default();
+        let items = question
+            .choices
+            .iter()
+            .map(super::picker::Item::new)
+            .collect();
+        let picker = Picker::new(question.title, items)
+            .with_body(body)
+            .unfiltered();
+        // A question waits for the one open before it to be answered.
+        if let Some(Modal::Question(..)) = &self.modal {
+            let _ = question.answer.send(None);
+            return;
+        }
+        if let Some(Modal::Picker(_, pending)) = self.modal.take() {
+            commands::picked(self, pending, None);
+        }
+        self.modal = Some(Modal::Question(Box::new(picker), question.answer));
+        self.transcript.dirty = true;
+    }
+
+    fn done(&mut self, done: Done) {
+        let theme = self.transcript.theme().clone();
+        self.transcript.dirty = true;
+        match done {
+            Done::Note(text) => self.transcript.note(&text, theme.dim),
+            Done::Error(text) => self.transcript.error(&text),
+            Done::Replace(result) => match *result {
+                Ok((held, events)) => {
+                    let old = std::mem::replace(&mut self.held, held);
+                    self.events = events;
+                    tokio::spawn(old.close());
+                    self.session_started();
+                }
+                Err(e) => self.transcript.error(&format!("{e:#}")),
+            },
+            Done::Pick(picker, Pending::Restore(text)) => {
+                let _ = picker;
+                let mut all = text;
+                let current = self.editor.text();
+                if !current.is_empty() {
+                    all = format!("{all}\n\n{current}");
+                }
+                self.editor.set_text(&all, &theme);
+            }
+            Done::Pick(picker, pending) => self.modal = Some(Modal::Picker(picker, pending)),
+        }
+        self.footer_stale = true;
+    }
+
+    /// Prints the finished lines.
+    fn flush_transcript(&mut self) -> std::io::Result<()> {
+        let finished = self.transcript.take_finished();
+        self.screen.print(&finished)
+    }
+
+    /// Draws a frame: finished lines printed, then the live area.
+    fn draw(&mut self) -> anyhow::Result<()> {
+        self.flush_transcript()?;
+        if self.footer_stale {
+            self.footer = self.footer_lines();
+            self.footer_stale = false;
+        }
+        let width = self.screen.width();
+        let rows = self.screen.rows() as usize;
+        let theme = self.transcript.theme().clone();
+        let busy = self.busy();
+        let mut status: Vec<Line<'static>> = Vec::new();
+        if let Some(text) = &self.transcript.status {
+            status.push(Line::from(Span::styled(format!("⋯ {text}"), theme.accent)));
+        } else if busy {
+            status.push(Line::from(Span::styled(
+                "⋯ Working… (Esc stops)".to_string(),
+                theme.accent,
+            )));
+        }
+        let (steering, follow_up) = &self.transcript.queue;
+        for text in steering {
+            status.push(Line::from(Span::styled(
+                format!("↳ steering: {}", one_line(text)),
+                theme.dim,
+            )));
+        }
+        for text in follow_up {
+            status.push(Line::from(Span::styled(
+                format!("↳ follow-up: {}", one_line(text)),
+                theme.dim,
+            )));
+        }
+        if self.ctrl_c.is_some() {
+            status.push(Line::from(Span::styled(
+                "Press Ctrl+C again to exit".to_string(),
+                theme.warning,
+            )));
+        }
+        let footer = self.footer.clone();
+        let (modal_lines, editor_height) = match &self.modal {
+            Some(Modal::Picker(picker, _)) | Some(Modal::Question(picker, _)) => {
+                let max = rows.saturating_sub(footer.len() + 2).max(4);
+                (picker.render(width, max, &theme), 0)
+            }
+            None => (Vec::new(), self.editor.height(width)),
+        };
+        let fixed = status.len() + modal_lines.len() + editor_height as usize + footer.len();
+        let room = rows.saturating_sub(fixed + 1);
+        let live = self.transcript.live(room);
+        let height = (live.len() + fixed) as u16;
+        let editor = &self.editor;
+        self.screen.draw(height, |frame| {
+            let area = frame.area();
+            let mut y = area.y;
+            let mut put = |frame: &mut ratatui::Frame<'_>, lines: Vec<Line<'static>>| {
+                let h = (lines.len() as u16).min(area.bottom().saturating_sub(y));
+                if h > 0 {
+                    frame.render_widget(
+                        Paragraph::new(lines),
+                        Rect::new(area.x, y, area.width, h),
+                    );
+                }
+                y += h;
+            };
+            put(frame, live);
+            put(frame, status);
+            put(frame, modal_lines);
+            if editor_height > 0 {
+                let h = editor_height.min(area.bottom().saturating_sub(y));
+                editor.render(frame, Rect::new(area.x, y, area.width, h), &theme, busy);
+                y += h;
+            }
+            put(frame, footer);
+        })?;
+        self.transcript.dirty = false;
+        self.last_frame = Instant::now();
+        Ok(())
+    }
+
+    /// The footer: the folder and session, then the model, thinking level, context and cost.
+    fn footer_lines(&self) -> Vec<Line<'static>> {
+        let theme = self.transcript.theme();
+        let session = self.held.live.session();
+        let stats = session.stats();
+        let (model, thinking) = session
+            .agent()
+            .with_state(|s| (s.model.clone(), s.thinking_level));
+        let name = session.with_session(|m| m.session_name());
+        let mut first = format!("{}", self.cwd.display());
+        if let Some(name) = name {
+            first.push_str(&format!(" · {name}"));
+        }
+        let mut second = format!("{}/{}", model.provider, model.id);
+        if model.reasoning {
+            second.push_str(&format!(" · thinking {}", thinking.as_str()));
+        }
+        if let Some(usage) = &stats.context_usage {
+            second.push_str(&format!(
+                " · context {}/{} ({:.0}%)",
+                tokens(usage.tokens),
+                tokens(usage.context_window),
+                usage.percent
+            ));
+        }
+        let t = &stats.tokens;
+        if t.total > 0 {
+            second.push_str(&format!(
+                " · ↑{} ↓{}",
+                tokens(t.input + t.cache_read + t.cache_write),
+                tokens(t.output)
+            ));
+        }
+        if stats.cost > 0.0 {
+            second.push_str(&format!(" · ${:.3}", stats.cost));
+        }
+        if self.workspace.confirm() {
+            second.push_str(" · confirm edits");
+        }
+        let width = self.screen.width() as usize;
+        vec![
+            Line::from(Span::styled(clip(&first, width), theme.dim)),
+            Line::from(Span::styled(clip(&second, width), theme.dim)),
+        ]
+    }
+}
+
+fn one_line(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    super::text::sanitize(first).into_owned()
+}
+
+/// `text` cut to `width` columns, with an ellipsis.
+fn clip(text: &str, width: usize) -> String {
+    let text = super::text::sanitize(text);
+    if super::text::width(&text) <= width {
+        return text.into_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+async fn sleep_until(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Starts the terminal mode: the session first (its problems printed before the screen
+/// changes), then the screen, then the loop.
+pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
+    let agent_dir = AgentDir::from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (question_tx, questions) = mpsc::unbounded_channel();
+    let workspace = Arc::new(TuiWorkspace::new(&cwd, false, question_tx));
+    let (events_tx, events) = mpsc::channel(1024);
+    let held = session::start(
+        &args,
+        &cwd,
+        &agent_dir,
+        History::Choice(args.session.clone()),
+        workspace.clone(),
+        events_tx,
+    )
+    .await?;
+    if let Some(name) = &args.name {
+        held.live
+            .session()
+            .with_session(|m| m.append_session_info(name.trim()))
+            .map_err(|e| anyhow::anyhow!("could not name the session: {e}"))?;
+    }
+    let screen = Screen::enter().map_err(|e| anyhow::anyhow!("cannot use the terminal: {e}"))?;
+    let app = App::new(
+        args, cwd, agent_dir, held, events, workspace, questions, screen,
+    );
+    app.run().await
+}

@@ -1,0 +1,777 @@
+//! Slash commands, as pi's interactive mode has them where they apply, plus the pickers they
+//! open and what a pick does. A command that takes time (compaction, a new session) runs in a
+//! task and reports through [`Done`]; the screen keeps drawing meanwhile.
+
+use std::sync::Arc;
+
+use ratatui::text::Line;
+use tandem_agent::AgentMessage;
+use tandem_ai::{Message, ThinkingLevel};
+use tandem_coding::agent_session::AgentSession;
+use tandem_coding::session::{list_sessions, SessionInfo};
+use tandem_coding::trust::{ProtectedResources, TrustStore};
+
+use super::app::{App, Done, Modal};
+use super::editor::Completion;
+use super::markdown;
+use super::picker::{Item, Picker};
+use super::session::{self, History};
+use super::transcript::{content_text, tokens, Transcript};
+use crate::cli::command::SessionChoice;
+use crate::host::setup::{switch_announced, thinking_levels};
+
+/// What a picker was opened for.
+pub enum Pending {
+    /// `/model`: these models.
+    Model(Vec<tandem_ai::Model>),
+    /// `/thinking`: these levels.
+    Thinking(Vec<ThinkingLevel>),
+    /// `/resume`: these sessions.
+    Resume(Vec<SessionInfo>),
+    /// `/fork`: these prompts' entries.
+    Fork(Vec<String>),
+    /// The folder's trust.
+    Trust(ProtectedResources),
+    /// Text for the editor (queued messages taken back).
+    Restore(String),
+}
+
+/// The commands: name, arguments, what it does.
+const COMMANDS: &[(&str, &str, &str)] = &[
+    ("model", "[provider/model]", "Pick or set the model"),
+    ("thinking", "[level]", "Pick or set the thinking level"),
+    ("compact", "[instructions]", "Summarize the conversation to free context"),
+    ("new", "", "Start a new session"),
+    ("resume", "", "Continue an earlier session of this folder"),
+    ("fork", "", "Start a new session from an earlier prompt"),
+    ("clone", "", "Copy this session into a new one"),
+    ("name", "[name]", "Name this session (or show its name)"),
+    ("session", "", "Show this session's file, messages, tokens and cost"),
+    ("export", "[path]", "Save this session as an HTML page"),
+    ("copy", "", "Copy the last answer to the clipboard"),
+    ("undo", "", "Take back the last turn's file changes"),
+    ("confirm", "[on|off]", "Show each edit's diff and ask before it is written"),
+    ("trust", "", "Trust this folder's project configuration"),
+    ("mcp", "", "List the MCP servers' tools"),
+    ("hotkeys", "", "List the keys"),
+    ("quit", "", "Leave (also Ctrl+D, or Ctrl+C twice)"),
+];
+
+/// The keys, for `/hotkeys`.
+const HOTKEYS: &[(&str, &str)] = &[
+    ("Enter", "send (while running: steer the run)"),
+    ("Alt+Enter", "while running: queue a follow-up; otherwise a new line"),
+    ("Shift+Enter, Ctrl+J", "new line"),
+    ("Esc", "stop the run; close completions"),
+    ("Ctrl+C", "stop the run; clear the editor; twice on an empty editor: exit"),
+    ("Ctrl+D", "exit (empty editor)"),
+    ("Up / Down", "earlier prompts (at the first / last line)"),
+    ("Alt+Up", "take queued messages back into the editor"),
+    ("Tab", "complete /commands and @files"),
+    ("Ctrl+L", "pick the model"),
+    ("Ctrl+P", "next model"),
+    ("Shift+Tab", "next thinking level"),
+    ("Ctrl+T", "show or collapse thinking"),
+    ("Ctrl+O", "show tool output whole or shortened"),
+    ("!command", "run a shell command; its output joins the conversation"),
+];
+
+/// Whether `text` is one of the commands above (not a prompt template or skill, which are
+/// sent as prompts and expanded by the session).
+pub fn is_command(_app: &App, text: &str) -> bool {
+    let name = command_name(text);
+    COMMANDS.iter().any(|(n, _, _)| *n == name) || name == "exit"
+}
+
+fn command_name(text: &str) -> &str {
+    text.trim_start_matches('/')
+        .split(char::is_whitespace)
+        .next()
+        .unwrap_or("")
+}
+
+/// Completions for `/word`: the commands, then the prompt templates and skills.
+pub fn completions(app: &App, word: &str) -> Vec<Completion> {
+    let typed = word.trim_start_matches('/').to_lowercase();
+    let mut out: Vec<Completion> = COMMANDS
+        .iter()
+        .filter(|(name, _, _)| name.starts_with(&typed))
+        .map(|(name, args, detail)| Completion {
+            replacement: format!("/{name}"),
+            detail: if args.is_empty() {
+                detail.to_string()
+            } else {
+                format!("{args}  {detail}")
+            },
+        })
+        .collect();
+    if let Some(resources) = app.held.live.session().resources() {
+        for t in &resources.templates {
+            if t.name.to_lowercase().starts_with(&typed) {
+                out.push(Completion {
+                    replacement: format!("/{}", t.name),
+                    detail: t.description.clone(),
+                });
+            }
+        }
+        for s in &resources.skills {
+            let name = format!("skill:{}", s.name);
+            if name.starts_with(&typed) {
+                out.push(Completion {
+                    replacement: format!("/{name}"),
+                    detail: s.description.clone(),
+                });
+            }
+        }
+    }
+    if out.len() == 1 && out[0].replacement.trim_start_matches('/') == typed {
+        return Vec::new();
+    }
+    out
+}
+
+/// Runs command `text`.
+pub fn run(app: &mut App, text: &str) {
+    let text = text.trim();
+    let name = command_name(text);
+    let rest = text
+        .trim_start_matches('/')
+        .get(name.len()..)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let theme = app.transcript.theme().clone();
+    let session = app.held.live.session().clone();
+    let done = app.done_tx.clone();
+    let busy = app.held.live.is_busy();
+    let refuse_busy = |app: &mut App| {
+        app.transcript
+            .error(&format!("/{name} waits until the run ends (Esc stops it)."));
+    };
+    match name {
+        "quit" | "exit" => app.quit = true,
+        "hotkeys" => {
+            let lines: Vec<String> = HOTKEYS
+                .iter()
+                .map(|(key, what)| format!("  {key:<22} {what}"))
+                .collect();
+            app.transcript
+                .note(&format!("Keys:\n{}", lines.join("\n")), theme.dim);
+        }
+        "model" if rest.is_empty() => {
+            let models: Vec<tandem_ai::Model> = app
+                .held
+                .registry
+                .available()
+                .into_iter()
+                .cloned()
+                .collect();
+            if models.is_empty() {
+                app.transcript
+                    .error("No model has a key: set one (see `tandem --list-models`).");
+                return;
+            }
+            let current = session.agent().with_state(|s| s.model.clone());
+            let items = models
+                .iter()
+                .map(|m| Item::with_detail(format!("{}/{}", m.provider, m.id), m.name.clone()))
+                .collect();
+            let index = models
+                .iter()
+                .position(|m| m.provider == current.provider && m.id == current.id)
+                .unwrap_or(0);
+            app.modal = Some(Modal::Picker(
+                Box::new(Picker::new("Model", items).select(index)),
+                Pending::Model(models),
+            ));
+        }
+        "model" => {
+            let available = app.held.registry.available();
+            let found = crate::host::model_pattern::exact_reference(&rest, &available)
+                .or_else(|| {
+                    crate::host::model_pattern::match_pattern(&rest, &available)
+                        .map(|m| m.model)
+                })
+                .cloned();
+            match found {
+                Some(model) => set_model(app, model),
+                None => app.transcript.error(&format!(
+                    "No available model matches {rest:?}: /model without a name lists them."
+                )),
+            }
+        }
+        "thinking" => {
+            let model = session.agent().with_state(|s| s.model.clone());
+            let levels = thinking_levels(&model);
+            if rest.is_empty() {
+                let current = session.agent().with_state(|s| s.thinking_level);
+                let items = levels.iter().map(|l| Item::new(l.as_str())).collect();
+                let index = levels.iter().position(|l| *l == current).unwrap_or(0);
+                app.modal = Some(Modal::Picker(
+                    Box::new(Picker::new("Thinking level", items).select(index)),
+                    Pending::Thinking(levels),
+                ));
+            } else {
+                match ThinkingLevel::parse(&rest) {
+                    Some(level) => set_thinking(app, level),
+                    None => app.transcript.error(&format!(
+                        "Unknown thinking level {rest:?}: one of {}.",
+                        levels
+                            .iter()
+                            .map(|l| l.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                }
+            }
+        }
+        "compact" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            let instructions = (!rest.is_empty()).then_some(rest);
+            tokio::spawn(async move {
+                if let Err(e) = session.compact(instructions).await {
+                    let _ = done.send(Done::Error(format!("compaction failed: {e}")));
+                }
+            });
+        }
+        "new" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            replace(app, History::Choice(SessionChoice::New), "New session.");
+        }
+        "resume" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            let dir = app.args.options.session_dir(&app.agent_dir, &app.cwd);
+            let current = session.session_file();
+            let sessions: Vec<SessionInfo> = list_sessions(&dir)
+                .sessions
+                .into_iter()
+                .filter(|s| Some(&s.path) != current.as_ref())
+                .collect();
+            if sessions.is_empty() {
+                app.transcript
+                    .note("No other session in this folder yet.", theme.dim);
+                return;
+            }
+            let items = sessions.iter().map(session_item).collect();
+            app.modal = Some(Modal::Picker(
+                Box::new(Picker::new("Resume a session", items)),
+                Pending::Resume(sessions),
+            ));
+        }
+        "fork" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            let points = session.fork_points();
+            if points.is_empty() {
+                app.transcript
+                    .note("Nothing to fork yet: no prompt in this session.", theme.dim);
+                return;
+            }
+            let items = points.iter().map(|p| Item::new(first_line(&p.text))).collect();
+            let ids = points.iter().map(|p| p.entry_id.clone()).collect();
+            let last = points.len() - 1;
+            app.modal = Some(Modal::Picker(
+                Box::new(Picker::new("Fork from which prompt?", items).select(last)),
+                Pending::Fork(ids),
+            ));
+        }
+        "clone" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            match session.with_session(|m| m.fork(None)) {
+                Ok(copy) => replace(
+                    app,
+                    History::Opened(Box::new(copy)),
+                    "Cloned: this is a new session with the same conversation.",
+                ),
+                Err(e) => app.transcript.error(&format!("could not clone: {e}")),
+            }
+        }
+        "name" if rest.is_empty() => {
+            let name = session.with_session(|m| m.session_name().map(str::to_string));
+            let text = match name {
+                Some(name) => format!("This session is named {name:?}."),
+                None => "This session has no name: /name NAME gives it one.".to_string(),
+            };
+            app.transcript.note(&text, theme.dim);
+        }
+        "name" => {
+            tokio::spawn(async move {
+                let result = session.set_session_name(&rest).await;
+                let _ = done.send(match result {
+                    Ok(()) => Done::Note(format!("Session named {rest:?}.")),
+                    Err(e) => Done::Error(format!("could not name the session: {e}")),
+                });
+            });
+        }
+        "session" => {
+            let stats = session.stats();
+            let mut text = format!(
+                "Session {}\n  file: {}\n  messages: {} prompts, {} answers, {} tool calls\n  \
+                 tokens: {} in, {} out, {} cache read, {} cache write\n  cost: ${:.4}",
+                stats.session_id,
+                stats
+                    .session_file
+                    .as_deref()
+                    .unwrap_or("(not written yet: it is written at the first answer)"),
+                stats.user_messages,
+                stats.assistant_messages,
+                stats.tool_calls,
+                tokens(stats.tokens.input),
+                tokens(stats.tokens.output),
+                tokens(stats.tokens.cache_read),
+                tokens(stats.tokens.cache_write),
+                stats.cost
+            );
+            if let Some(usage) = &stats.context_usage {
+                text.push_str(&format!(
+                    "\n  context: {} of {} ({:.1}%)",
+                    tokens(usage.tokens),
+                    tokens(usage.context_window),
+                    usage.percent
+                ));
+            }
+            app.transcript.note(&text, theme.dim);
+        }
+        "export" => {
+            let output = (!rest.is_empty()).then(|| std::path::PathBuf::from(&rest));
+            let cwd = app.cwd.clone();
+            match session
+                .with_session(|m| crate::cli::export::write_page(m, output.as_deref(), &cwd))
+            {
+                Ok(path) => app
+                    .transcript
+                    .note(&format!("Exported to {}", path.display()), theme.dim),
+                Err(e) => app.transcript.error(&format!("could not export: {e:#}")),
+            }
+        }
+        "copy" => match session.last_assistant_text() {
+            Some(text) => {
+                copy_to_clipboard(&text);
+                app.transcript.note(
+                    &format!(
+                        "Copied the last answer ({} characters) to the clipboard.",
+                        text.chars().count()
+                    ),
+                    theme.dim,
+                );
+            }
+            None => app.transcript.note("No answer to copy yet.", theme.dim),
+        },
+        "undo" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            let workspace = app.workspace.clone();
+            let cwd = app.cwd.clone();
+            tokio::spawn(async move {
+                let result = session.undo(workspace.as_ref(), None).await;
+                let _ = done.send(match result {
+                    Ok(report) => Done::Note(report.describe(&cwd)),
+                    Err(e) => Done::Error(format!("nothing undone: {e}")),
+                });
+            });
+        }
+        "confirm" => {
+            let on = match rest.as_str() {
+                "" => !app.workspace.confirm(),
+                "on" => true,
+                "off" => false,
+                other => {
+                    app.transcript
+                        .error(&format!("/confirm takes on or off, not {other:?}."));
+                    return;
+                }
+            };
+            app.workspace.set_confirm(on);
+            let text = if on {
+                "Edits and writes now show their diff and wait for your answer."
+            } else {
+                "Edits and writes now go to disk at once."
+            };
+            app.transcript.note(text, theme.dim);
+        }
+        "trust" => {
+            let resources = ProtectedResources::find(&app.cwd, home().as_deref());
+            ask_trust(app, resources);
+        }
+        "mcp" => {
+            let tools = app.held.mcp.tools();
+            let mut text = if tools.is_empty() {
+                "No MCP tools (servers come from mcp.json; a project's only when trusted)."
+                    .to_string()
+            } else {
+                let names: Vec<String> = tools.iter().map(|t| format!("  {}", t.name())).collect();
+                format!("MCP tools:\n{}", names.join("\n"))
+            };
+            for warning in app.held.mcp.warnings() {
+                text.push_str(&format!("\n  warning: {warning}"));
+            }
+            app.transcript.note(&text, theme.dim);
+        }
+        _ => app
+            .transcript
+            .error(&format!("Unknown command /{name}: /hotkeys lists keys, Tab completes commands.")),
+    }
+}
+
+/// A picker was answered (`None`: dismissed).
+pub fn picked(app: &mut App, pending: Pending, choice: Option<usize>) {
+    let theme = app.transcript.theme().clone();
+    app.transcript.dirty = true;
+    match (pending, choice) {
+        (Pending::Model(models), Some(i)) => {
+            if let Some(model) = models.into_iter().nth(i) {
+                set_model(app, model);
+            }
+        }
+        (Pending::Thinking(levels), Some(i)) => {
+            if let Some(level) = levels.get(i) {
+                set_thinking(app, *level);
+            }
+        }
+        (Pending::Resume(sessions), Some(i)) => {
+            if let Some(chosen) = sessions.get(i) {
+                let path = chosen.path.display().to_string();
+                replace(
+                    app,
+                    History::Choice(SessionChoice::Open(path)),
+                    "Resumed the session.",
+                );
+            }
+        }
+        (Pending::Fork(ids), Some(i)) => {
+            let Some(id) = ids.get(i) else { return };
+            let session = app.held.live.session().clone();
+            let forked = session.with_session(|m| {
+                let entry = m.entries().iter().find(|e| &e.id == id).cloned();
+                let text = entry.as_ref().and_then(|e| match &e.kind {
+                    tandem_coding::session::EntryKind::Message {
+                        message: AgentMessage::Llm(Message::User(u)),
+                    } => Some(content_text(&u.content)),
+                    _ => None,
+                });
+                let parent = entry.and_then(|e| e.parent_id);
+                let manager = match parent {
+                    Some(parent) => m.fork(Some(&parent)),
+                    None => Ok(tandem_coding::session::SessionManager::create(
+                        m.cwd(),
+                        m.session_dir(),
+                    )),
+                };
+                manager.map(|manager| (manager, text))
+            });
+            match forked {
+                Ok((manager, text)) => {
+                    if let Some(text) = text {
+                        app.editor.set_text(&text, &theme);
+                    }
+                    replace(
+                        app,
+                        History::Opened(Box::new(manager)),
+                        "Forked: edit the prompt and send it.",
+                    );
+                }
+                Err(e) => app.transcript.error(&format!("could not fork: {e}")),
+            }
+        }
+        (Pending::Trust(resources), choice) => trusted(app, resources, choice),
+        (Pending::Restore(text), _) => app.editor.set_text(&text, &theme),
+        (_, None) => {}
+    }
+}
+
+/// Opens the folder's trust question.
+pub fn ask_trust(app: &mut App, resources: ProtectedResources) {
+    let title = crate::lsp::trust::question_text(&resources);
+    let items = vec![
+        Item::new("Trust this folder (remembered)"),
+        Item::new("Trust it for this session only"),
+        Item::new("Don't trust it"),
+    ];
+    app.modal = Some(Modal::Picker(
+        Box::new(Picker::new(title, items).unfiltered()),
+        Pending::Trust(resources),
+    ));
+}
+
+fn trusted(app: &mut App, resources: ProtectedResources, choice: Option<usize>) {
+    let theme = app.transcript.theme().clone();
+    match choice {
+        Some(0) => {
+            if let Err(e) = TrustStore::new(app.agent_dir.path()).save(&resources.dir, true) {
+                app.transcript.error(&format!("could not save the decision: {e}"));
+            }
+        }
+        Some(1) => {}
+        _ => {
+            app.transcript.note(
+                &tandem_coding::trust::untrusted_note(&app.cwd, &resources),
+                theme.dim,
+            );
+            return;
+        }
+    }
+    let session = app.held.live.session().clone();
+    let agent_dir = app.agent_dir.clone();
+    let cwd = app.cwd.clone();
+    let options = app.args.options.clone();
+    let workspace = app.workspace.clone();
+    let done = app.done_tx.clone();
+    tokio::spawn(async move {
+        let applied = crate::host::setup::apply_trust(
+            session,
+            crate::host::setup::TrustLater {
+                agent_dir: &agent_dir,
+                cwd: &cwd,
+                options: &options,
+                workspace,
+                bash_policy: tandem_coding::BashPolicy::Allow,
+                servers: &[],
+                intel: None,
+            },
+        )
+        .await;
+        let _ = done.send(match applied {
+            Ok(trusted) => {
+                // The new servers replace the old ones when the app takes them.
+                let mut text = "The folder is trusted: its project configuration is in use."
+                    .to_string();
+                for p in &trusted.problems {
+                    text.push_str(&format!("\nWarning: {p}"));
+                }
+                Done::Note(text)
+            }
+            Err(e) => Done::Error(format!(
+                "the folder is trusted, but its configuration could not be loaded: {e:#}"
+            )),
+        });
+    });
+}
+
+/// Switches the model.
+fn set_model(app: &mut App, model: tandem_ai::Model) {
+    let session = app.held.live.session().clone();
+    let registry = app.held.registry.clone();
+    let done = app.done_tx.clone();
+    tokio::spawn(async move {
+        let name = format!("{}/{}", model.provider, model.id);
+        let _ = done.send(match switch_announced(&session, &registry, model).await {
+            Ok(()) => Done::Note(format!("Model: {name}")),
+            Err(e) => Done::Error(format!("{e:#}")),
+        });
+    });
+}
+
+/// Sets the thinking level (clamped to the model's).
+fn set_thinking(app: &mut App, level: ThinkingLevel) {
+    let session = app.held.live.session().clone();
+    let done = app.done_tx.clone();
+    tokio::spawn(async move {
+        let _ = done.send(match session.change_thinking_level(level).await {
+            Ok(level) => Done::Note(format!("Thinking level: {}", level.as_str())),
+            Err(e) => Done::Error(format!("could not set the thinking level: {e}")),
+        });
+    });
+}
+
+/// Ctrl+P: the next available model.
+pub fn cycle_model(app: &mut App) {
+    let available: Vec<tandem_ai::Model> = app
+        .held
+        .registry
+        .available()
+        .into_iter()
+        .cloned()
+        .collect();
+    if available.len() < 2 {
+        let theme = app.transcript.theme().clone();
+        app.transcript.note("No other model to switch to.", theme.dim);
+        return;
+    }
+    let current = app.held.live.session().agent().with_state(|s| s.model.clone());
+    let next = available
+        .iter()
+        .position(|m| m.provider == current.provider && m.id == current.id)
+        .map_or(0, |i| (i + 1) % available.len());
+    set_model(app, available[next].clone());
+}
+
+/// Shift+Tab: the next thinking level the model has.
+pub fn cycle_thinking(app: &mut App) {
+    let session = app.held.live.session().clone();
+    let (model, current) = session
+        .agent()
+        .with_state(|s| (s.model.clone(), s.thinking_level));
+    let levels = thinking_levels(&model);
+    if levels.len() < 2 {
+        let theme = app.transcript.theme().clone();
+        app.transcript
+            .note("This model has no thinking levels to switch.", theme.dim);
+        return;
+    }
+    let next = levels
+        .iter()
+        .position(|l| *l == current)
+        .map_or(0, |i| (i + 1) % levels.len());
+    set_thinking(app, levels[next]);
+}
+
+/// `!command`: runs it; its output joins the conversation (after the run, when one goes on).
+pub fn shell(app: &mut App, command: String) {
+    let session = app.held.live.session().clone();
+    let done = app.done_tx.clone();
+    tokio::spawn(async move {
+        if let Err(e) = session.run_bash(&command, false).await {
+            let _ = done.send(Done::Error(format!("could not run the command: {e}")));
+        }
+    });
+}
+
+/// Replaces the session with one from `history` (in a task); `said` is told once it stands.
+fn replace(app: &mut App, history: History, said: &str) {
+    let args = app.args.clone();
+    let cwd = app.cwd.clone();
+    let agent_dir = app.agent_dir.clone();
+    let workspace = app.workspace.clone();
+    let done = app.done_tx.clone();
+    let said = said.to_string();
+    let old = app.held.live.clone();
+    tokio::spawn(async move {
+        old.session().abort();
+        let _ = old.idle(std::time::Duration::from_secs(10)).await;
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        let started = session::start(&args, &cwd, &agent_dir, history, workspace, tx).await;
+        let ok = started.is_ok();
+        let _ = done.send(Done::Replace(Box::new(started.map(|held| (held, rx)))));
+        if ok {
+            let _ = done.send(Done::Note(said));
+        }
+    });
+}
+
+/// Prints what a session already holds (resumed or forked): its messages at the current leaf,
+/// as the model sees them. Returns the user's prompts, for the editor's history.
+pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<String> {
+    let messages = session.with_session(|m| m.build_context().messages);
+    let theme = transcript.theme().clone();
+    let mut prompts = Vec::new();
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let width = 80u16.max(transcript_width(transcript));
+    let _ = width;
+    for message in &messages {
+        if tandem_coding::messages::is_hidden(message) {
+            continue;
+        }
+        match message {
+            AgentMessage::Llm(Message::User(user)) => {
+                let text = content_text(&user.content);
+                prompts.push(text.clone());
+                lines.push(Line::default());
+                lines.push(Line::from(vec![
+                    ratatui::text::Span::styled("› ", theme.accent),
+                    ratatui::text::Span::styled(
+                        super::text::sanitize(&text).into_owned(),
+                        theme.user,
+                    ),
+                ]));
+            }
+            AgentMessage::Llm(Message::Assistant(answer)) => {
+                for block in &answer.content {
+                    match block {
+                        tandem_ai::AssistantBlock::Text(t) => {
+                            lines.extend(markdown::render(&t.text, transcript.width(), &theme));
+                        }
+                        tandem_ai::AssistantBlock::ToolCall(call) => {
+                            let info = tandem_coding::meta::describe_tool_call(
+                                &call.name,
+                                &call.arguments,
+                                session.with_session(|m| m.cwd().to_path_buf()).as_path(),
+                            );
+                            lines.push(Line::from(ratatui::text::Span::styled(
+                                format!("● {}", super::text::sanitize(&info.title)),
+                                theme.dim,
+                            )));
+                        }
+                        tandem_ai::AssistantBlock::Thinking(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !lines.is_empty() {
+        lines.push(Line::from(ratatui::text::Span::styled(
+            format!("── {} earlier messages above ──", messages.len()),
+            theme.dim,
+        )));
+        transcript.lines(lines);
+    }
+    prompts
+}
+
+fn transcript_width(transcript: &Transcript) -> u16 {
+    transcript.width()
+}
+
+fn session_item(info: &SessionInfo) -> Item {
+    let label = match &info.name {
+        Some(name) => format!("{name} — {}", first_line(&info.first_message)),
+        None => first_line(&info.first_message),
+    };
+    let age = info
+        .modified
+        .elapsed()
+        .map(|d| ago(d.as_secs()))
+        .unwrap_or_default();
+    Item::with_detail(
+        label,
+        format!("{} messages · {age} · {}", info.message_count, short_id(&info.id)),
+    )
+}
+
+fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}
+
+fn ago(secs: u64) -> String {
+    match secs {
+        0..=59 => "just now".to_string(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let short: String = line.chars().take(80).collect();
+    if short.len() < line.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+fn home() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME").map(std::path::PathBuf::from)
+}
+
+/// Copies `text` with the terminal's clipboard escape (OSC 52): it works over SSH and in tmux
+/// (with `set-clipboard on`), and a terminal that does not know it ignores it.
+fn copy_to_clipboard(text: &str) {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = std::io::stdout();
+    let _ = write!(out, "\x1b]52;c;{encoded}\x07");
+    let _ = out.flush();
+}

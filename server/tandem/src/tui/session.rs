@@ -1,0 +1,151 @@
+//! The session the terminal mode holds: set up like RPC mode's (the host's setup over the
+//! disk, with the terminal's workspace), its events forwarded to the app's channel, and
+//! replaced whole for `/new`, `/resume` and `/fork`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tandem_ai::registry::{AgentDir, ModelRegistry};
+use tandem_coding::agent_session::AgentSessionEvent;
+use tandem_coding::session::SessionManager;
+use tandem_coding::trust::{ProtectedResources, TrustDecision};
+use tandem_coding::BashPolicy;
+use tokio::sync::mpsc;
+
+use crate::cli::command::SessionChoice;
+use crate::cli::RunArgs;
+use crate::host::pump::{Batching, Failure, Translate, Transport};
+use crate::host::setup::{decide_trust, prepare, prepare_history, SessionRequest};
+use crate::host::turns::Live;
+use crate::langserver::LanguageServers;
+use crate::mcp::McpTools;
+use crate::run::origin;
+
+use super::workspace::TuiWorkspace;
+
+/// What reaches the app from the session.
+pub enum FromSession {
+    /// One of its events.
+    Event(AgentSessionEvent),
+    /// A run that failed without events.
+    Failed(Failure),
+}
+
+/// Where a session's history comes from.
+pub enum History {
+    /// As the command line chooses it.
+    Choice(SessionChoice),
+    /// Opened already (a fork).
+    Opened(Box<SessionManager>),
+}
+
+/// A live session and what was started beside it.
+pub struct Held {
+    /// The session with its turn runner.
+    pub live: Arc<Live>,
+    /// The models and keys.
+    pub registry: Arc<ModelRegistry>,
+    /// Its MCP servers.
+    pub mcp: McpTools,
+    /// Tandem's own language servers.
+    pub languages: Option<Arc<LanguageServers>>,
+    /// The folder's trust question, still to ask.
+    pub pending_trust: Option<ProtectedResources>,
+    /// Problems found while setting it up.
+    pub problems: Vec<String>,
+}
+
+impl Held {
+    /// Stops the session's turn and servers, saving an unanswered prompt.
+    pub async fn close(self) {
+        self.live.session().abort_bash();
+        self.live.session().abort();
+        let _ = self.live.idle(std::time::Duration::from_secs(10)).await;
+        self.live.save_started();
+        self.mcp.shutdown().await;
+        if let Some(languages) = self.languages {
+            languages.shutdown().await;
+        }
+    }
+}
+
+/// Sets up a session from `history` with the command line's options; its events go to
+/// `events`.
+pub async fn start(
+    args: &RunArgs,
+    cwd: &Path,
+    agent_dir: &AgentDir,
+    history: History,
+    workspace: Arc<TuiWorkspace>,
+    events: mpsc::Sender<FromSession>,
+) -> anyhow::Result<Held> {
+    let mut trust_problems = Vec::new();
+    let trust: TrustDecision = decide_trust(agent_dir, cwd, args.options.approve, &mut |w| {
+        trust_problems.push(w)
+    });
+    let request = |origin| SessionRequest {
+        agent_dir: agent_dir.clone(),
+        cwd: cwd.to_path_buf(),
+        options: &args.options,
+        origin,
+        trust,
+        trust_problems,
+        model: None,
+    };
+    let prepared = match history {
+        History::Choice(choice) => {
+            let origin = origin(&choice, &args.options, agent_dir, cwd)?;
+            prepare(request(origin))?
+        }
+        History::Opened(manager) => {
+            prepare_history(request(crate::host::Origin::InMemory), *manager)?
+        }
+    };
+    let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
+    let live = Live::start(
+        started.session,
+        Forward,
+        Channel(events),
+        Batching::NONE,
+    );
+    Ok(Held {
+        live,
+        registry: started.registry,
+        mcp: started.mcp,
+        languages: started.languages,
+        pending_trust: started.pending,
+        problems: started.problems,
+    })
+}
+
+/// Every event as it is.
+struct Forward;
+
+impl Translate for Forward {
+    type Out = FromSession;
+
+    fn translate(&mut self, event: &AgentSessionEvent) -> Vec<FromSession> {
+        vec![FromSession::Event(event.clone())]
+    }
+
+    fn failed(&mut self, failure: &Failure) -> Vec<FromSession> {
+        vec![FromSession::Failed(failure.clone())]
+    }
+
+    fn delta_len(_: &FromSession) -> Option<usize> {
+        None
+    }
+
+    fn merge(_: &mut FromSession, next: FromSession) -> Option<FromSession> {
+        Some(next)
+    }
+}
+
+/// The app's channel (bounded: a busy screen slows the stream, never reorders it).
+struct Channel(mpsc::Sender<FromSession>);
+
+impl Transport<FromSession> for Channel {
+    async fn send(&mut self, out: FromSession) {
+        let _ = self.0.send(out).await;
+    }
+}
