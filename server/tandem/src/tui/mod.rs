@@ -8,4 +8,5 @@
 
 pub mod highlight;
 pub mod markdown;
+pub mod text;
 pub mod theme;
