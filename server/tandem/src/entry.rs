@@ -16,11 +16,6 @@ use tandem_ai::registry::{AgentDir, ModelRegistry};
 
 /// Runs `tandem` with this process's arguments; its exit status.
 pub fn main() -> ExitCode {
-    // A bare `tandem` at a terminal has nothing to do (pi would open its TUI): show the help.
-    if std::env::args_os().len() <= 1 && std::io::stdin().is_terminal() {
-        println!("{}", cli::help_text());
-        return ExitCode::SUCCESS;
-    }
     let parsed = match cli::parse_args(std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(err) => {
@@ -31,8 +26,16 @@ pub fn main() -> ExitCode {
     for warning in &parsed.warnings {
         eprintln!("Warning: {warning}");
     }
+    // pi's rule: without -p or --mode, a run at a terminal (stdin and stdout both) is
+    // interactive; the messages and @files given become its first prompt.
+    let interactive = matches!(parsed.command, Command::Print(_))
+        && !parsed.print_requested
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal();
     // Print and JSON modes report problems in plain words themselves; the log is for the rest.
+    // The interactive mode owns the terminal: its log goes only to --log-file.
     let default_level = match &parsed.command {
+        _ if interactive && parsed.log.file.is_none() => "off",
         Command::Print(_)
         | Command::Json(_)
         | Command::ListModels { .. }
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
     match parsed.command {
         Command::ListModels { search } => list_models(search.as_deref()),
         Command::Export { input, output } => export(&input, output.as_deref()),
+        Command::Print(run) if interactive => crate::tui::run(run),
         Command::Print(run) => run_print(run),
         Command::Json(run) => run_json(run),
         Command::Rpc(run) => rpc::run(run),

@@ -624,6 +624,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         command,
         warnings,
         log,
+        print_requested: cli.print || cli.mode.is_some(),
     })
 }
 

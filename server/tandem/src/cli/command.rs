@@ -128,4 +128,7 @@ pub struct Parsed {
     pub warnings: Vec<String>,
     /// `--log-level`, `--log-file`.
     pub log: crate::logging::LogOptions,
+    /// `-p`/`--print` or `--mode` was given: a run prints even at a terminal (without them, a
+    /// run whose stdin and stdout are a terminal opens the interactive mode, as pi's does).
+    pub print_requested: bool,
 }

@@ -10,7 +10,7 @@
 //!   after the events).
 
 pub mod model_flag;
-mod model_pattern;
+pub(crate) mod model_pattern;
 pub mod model_scope;
 pub mod models;
 pub mod options;

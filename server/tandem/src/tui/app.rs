@@ -43,6 +43,10 @@ pub enum Done {
     Replace(Box<anyhow::Result<(Held, mpsc::Receiver<FromSession>)>>),
     /// Open this picker.
     Pick(Box<Picker>, Pending),
+    /// Print this card (a `!command`'s).
+    Card(Box<super::cards::Card>),
+    /// The folder was trusted: these servers replace the session's.
+    Trusted(Box<crate::host::setup::Trusted>),
 }
 
 /// What is open over the editor.
@@ -159,6 +163,31 @@ impl App {
         let Self { held, .. } = self;
         held.close().await;
         Ok(())
+    }
+
+    /// The command line's messages: the first is sent, the rest follow it as follow-ups.
+    fn first_prompts(&mut self, prompt: Prompt, rest: Vec<String>) {
+        let session = self.held.live.session().clone();
+        let done = self.done_tx.clone();
+        let sent = self.held.live.spawn_turn(prompt, async {}, move |result| {
+            if let Err(e) = result {
+                let _ = done.send(Done::Error(e.to_string()));
+            }
+        });
+        if sent.is_ok() {
+            self.transcript.busy = true;
+            let done = self.done_tx.clone();
+            tokio::spawn(async move {
+                for text in rest {
+                    if let Err(e) = session
+                        .queue(&text, None, tandem_coding::agent_session::Queue::FollowUp)
+                        .await
+                    {
+                        let _ = done.send(Done::Error(format!("could not queue {text:?}: {e}")));
+                    }
+                }
+            });
+        }
     }
 
     /// What the user should see first: setup problems, the session being continued, the trust
@@ -371,7 +400,7 @@ impl App {
             Some(queue) => {
                 let done = self.done_tx.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = session.queue(&text, queue).await {
+                    if let Err(e) = session.queue(&text, None, queue).await {
                         let _ = done.send(Done::Error(format!("could not queue the message: {e}")));
                     }
                 });
@@ -394,7 +423,7 @@ impl App {
                     let done = self.done_tx.clone();
                     tokio::spawn(async move {
                         if let Err(e) = session
-                            .queue(&text, tandem_coding::agent_session::Queue::Steering)
+                            .queue(&text, None, tandem_coding::agent_session::Queue::Steering)
                             .await
                         {
                             let _ = done.send(Done::Error(format!("could not send: {e}")));
@@ -530,6 +559,33 @@ impl App {
                 self.editor.set_text(&all, &theme);
             }
             Done::Pick(picker, pending) => self.modal = Some(Modal::Picker(picker, pending)),
+            Done::Card(card) => {
+                let lines = card.render(
+                    self.screen.width(),
+                    &self.cwd,
+                    &theme,
+                    false,
+                    self.transcript.expand_tools,
+                );
+                self.transcript.lines(lines);
+            }
+            Done::Trusted(trusted) => {
+                let trusted = *trusted;
+                let old_mcp = std::mem::replace(&mut self.held.mcp, trusted.mcp);
+                let old_languages = std::mem::replace(&mut self.held.languages, trusted.languages);
+                tokio::spawn(async move {
+                    old_mcp.shutdown().await;
+                    if let Some(old) = old_languages {
+                        old.shutdown().await;
+                    }
+                });
+                let mut text =
+                    "The folder is trusted: its project configuration is in use.".to_string();
+                for p in &trusted.problems {
+                    text.push_str(&format!("\nWarning: {p}"));
+                }
+                self.transcript.note(&text, theme.dim);
+            }
         }
         self.footer_stale = true;
     }
@@ -595,25 +651,15 @@ impl App {
         self.screen.draw(height, |frame| {
             let area = frame.area();
             let mut y = area.y;
-            let mut put = |frame: &mut ratatui::Frame<'_>, lines: Vec<Line<'static>>| {
-                let h = (lines.len() as u16).min(area.bottom().saturating_sub(y));
-                if h > 0 {
-                    frame.render_widget(
-                        Paragraph::new(lines),
-                        Rect::new(area.x, y, area.width, h),
-                    );
-                }
-                y += h;
-            };
-            put(frame, live);
-            put(frame, status);
-            put(frame, modal_lines);
+            put(frame, area, &mut y, live);
+            put(frame, area, &mut y, status);
+            put(frame, area, &mut y, modal_lines);
             if editor_height > 0 {
                 let h = editor_height.min(area.bottom().saturating_sub(y));
                 editor.render(frame, Rect::new(area.x, y, area.width, h), &theme, busy);
                 y += h;
             }
-            put(frame, footer);
+            put(frame, area, &mut y, footer);
         })?;
         self.transcript.dirty = false;
         self.last_frame = Instant::now();
@@ -628,7 +674,7 @@ impl App {
         let (model, thinking) = session
             .agent()
             .with_state(|s| (s.model.clone(), s.thinking_level));
-        let name = session.with_session(|m| m.session_name());
+        let name = session.with_session(|m| m.session_name().map(str::to_string));
         let mut first = format!("{}", self.cwd.display());
         if let Some(name) = name {
             first.push_str(&format!(" · {name}"));
@@ -667,6 +713,15 @@ impl App {
     }
 }
 
+/// Draws `lines` at row `y` of `area` (as many as fit) and moves `y` under them.
+fn put(frame: &mut ratatui::Frame<'_>, area: Rect, y: &mut u16, lines: Vec<Line<'static>>) {
+    let h = (lines.len() as u16).min(area.bottom().saturating_sub(*y));
+    if h > 0 {
+        frame.render_widget(Paragraph::new(lines), Rect::new(area.x, *y, area.width, h));
+    }
+    *y += h;
+}
+
 fn one_line(text: &str) -> String {
     let first = text.lines().next().unwrap_or("");
     super::text::sanitize(first).into_owned()
@@ -703,6 +758,7 @@ async fn sleep_until(due: Option<tokio::time::Instant>) {
 /// changes), then the screen, then the loop.
 pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let first = crate::cli::input::build_prompts(&args.file_args, &args.messages, None, &cwd)?;
     let (question_tx, questions) = mpsc::unbounded_channel();
     let workspace = Arc::new(TuiWorkspace::new(&cwd, false, question_tx));
     let (events_tx, events) = mpsc::channel(1024);
@@ -722,8 +778,18 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("could not name the session: {e}"))?;
     }
     let screen = Screen::enter().map_err(|e| anyhow::anyhow!("cannot use the terminal: {e}"))?;
-    let app = App::new(
+    let mut app = App::new(
         args, cwd, agent_dir, held, events, workspace, questions, screen,
     );
+    if let Some(initial) = first.initial {
+        app.first_prompts(
+            Prompt {
+                text: initial.text,
+                images: initial.images,
+                context: None,
+            },
+            first.rest,
+        );
+    }
     app.run().await
 }

@@ -541,15 +541,7 @@ fn trusted(app: &mut App, resources: ProtectedResources, choice: Option<usize>) 
         )
         .await;
         let _ = done.send(match applied {
-            Ok(trusted) => {
-                // The new servers replace the old ones when the app takes them.
-                let mut text = "The folder is trusted: its project configuration is in use."
-                    .to_string();
-                for p in &trusted.problems {
-                    text.push_str(&format!("\nWarning: {p}"));
-                }
-                Done::Note(text)
-            }
+            Ok(trusted) => Done::Trusted(Box::new(trusted)),
             Err(e) => Done::Error(format!(
                 "the folder is trusted, but its configuration could not be loaded: {e:#}"
             )),
@@ -630,8 +622,20 @@ pub fn shell(app: &mut App, command: String) {
     let session = app.held.live.session().clone();
     let done = app.done_tx.clone();
     tokio::spawn(async move {
-        if let Err(e) = session.run_bash(&command, false).await {
-            let _ = done.send(Done::Error(format!("could not run the command: {e}")));
+        match session.run_bash(&command, false, |_| {}).await {
+            Ok(result) => {
+                let mut card = super::cards::Card::new("", "bash");
+                card.args = serde_json::json!({ "command": command });
+                card.output = result.output;
+                card.state = match result.exit_code {
+                    Some(0) => super::cards::CallState::Done,
+                    _ => super::cards::CallState::Failed,
+                };
+                let _ = done.send(Done::Card(Box::new(card)));
+            }
+            Err(e) => {
+                let _ = done.send(Done::Error(format!("could not run the command: {e}")));
+            }
         }
     });
 }
@@ -665,8 +669,6 @@ pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<S
     let theme = transcript.theme().clone();
     let mut prompts = Vec::new();
     let mut lines: Vec<Line<'static>> = Vec::new();
-    let width = 80u16.max(transcript_width(transcript));
-    let _ = width;
     for message in &messages {
         if tandem_coding::messages::is_hidden(message) {
             continue;
@@ -716,10 +718,6 @@ pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<S
         transcript.lines(lines);
     }
     prompts
-}
-
-fn transcript_width(transcript: &Transcript) -> u16 {
-    transcript.width()
 }
 
 fn session_item(info: &SessionInfo) -> Item {

@@ -148,7 +148,7 @@ impl Editor {
     /// The word being typed at the cursor, when it can be completed: a `/command` at the start
     /// of the text, or an `@path`.
     pub fn completing(&self) -> Option<String> {
-        let (row, col) = self.area.cursor();
+        let ratatui_textarea::DataCursor(row, col) = self.area.cursor();
         let line = self.area.lines().get(row)?;
         let before: String = line.chars().take(col).collect();
         let word = before.rsplit(char::is_whitespace).next()?;

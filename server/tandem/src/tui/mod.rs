@@ -5,8 +5,49 @@
 //! terminal's own scrollback once, at the width of the moment, and never redrawn. Below it, the
 //! live area — the tail of the answer being streamed, running tools, the queue, the input editor
 //! and the footer — is drawn by ratatui, whose cell diff writes only what changed.
+//!
+//! - [`app`]: the loop (keys, session events, frames) and the live area's layout.
+//! - [`transcript`]: session events → finished lines and the live part; [`cards`]: tool calls.
+//! - [`markdown`], [`highlight`], [`text`]: answers rendered, code highlighted, every printed
+//!   string made terminal-safe and wrapped.
+//! - [`editor`]: the input; [`picker`]: lists to pick from; [`commands`]: slash commands.
+//! - [`session`]: the session held (replaced whole for `/new`, `/resume`, `/fork`);
+//!   [`workspace`]: the disk, with questions (and confirm mode) asked in the terminal.
+//! - [`screen`]: raw mode, printing into the scrollback, the live area's place.
 
+pub mod app;
+pub mod cards;
+pub mod commands;
+pub mod editor;
 pub mod highlight;
 pub mod markdown;
+pub mod picker;
+pub mod screen;
+pub mod session;
 pub mod text;
 pub mod theme;
+pub mod transcript;
+pub mod workspace;
+
+use std::process::ExitCode;
+
+use crate::cli::RunArgs;
+
+/// Runs the interactive mode until the user leaves; the exit status.
+pub fn run(args: RunArgs) -> ExitCode {
+    let outcome = (|| -> anyhow::Result<()> {
+        let cwd = crate::run::current_dir()?;
+        let rt = crate::run::runtime()?;
+        screen::restore_on_panic();
+        let result = rt.block_on(app::serve(args, cwd));
+        rt.shutdown_timeout(std::time::Duration::from_secs(2));
+        result
+    })();
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -180,7 +180,7 @@ impl Screen {
         queue!(self.terminal.backend_mut(), BeginSynchronizedUpdate)?;
         self.terminal.draw(render)?;
         queue!(self.terminal.backend_mut(), EndSynchronizedUpdate)?;
-        self.terminal.backend_mut().flush()
+        Write::flush(self.terminal.backend_mut())
     }
 
     /// Scrolls the whole screen up `n` rows (the top rows go to the scrollback) and moves the
@@ -210,7 +210,7 @@ impl Screen {
             queue!(out, PopKeyboardEnhancementFlags)?;
         }
         queue!(out, DisableBracketedPaste, cursor::Show)?;
-        out.flush()?;
+        Write::flush(out)?;
         terminal::disable_raw_mode()
     }
 }

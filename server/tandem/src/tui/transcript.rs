@@ -76,6 +76,11 @@ impl Transcript {
         }
     }
 
+    /// The width lines are made for.
+    pub fn width(&self) -> u16 {
+        self.width
+    }
+
     /// The theme.
     pub fn theme(&self) -> &Theme {
         &self.theme
@@ -203,6 +208,7 @@ impl Transcript {
                 tool_name,
                 result,
                 is_error,
+                ..
             } => {
                 let change = self.calls.take(tool_call_id).and_then(|r| r.change);
                 let card = self.card(tool_call_id, tool_name);
@@ -275,10 +281,7 @@ impl Transcript {
                     self.error(&format!("compaction failed: {error}"));
                 } else if let Some(result) = result {
                     let style = self.theme.dim;
-                    let after = result
-                        .estimated_tokens_after
-                        .map(|t| format!(" → ~{}", tokens(t)))
-                        .unwrap_or_default();
+                    let after = format!(" → ~{}", tokens(result.estimated_tokens_after));
                     self.note(
                         &format!(
                             "Context compacted ({}{after} tokens).",
