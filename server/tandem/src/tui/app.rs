@@ -230,10 +230,15 @@ impl App {
                 }
             }
             Event::Resize(cols, rows) => {
-                if let Err(e) = self.screen.resized(cols, rows) {
-                    tracing::warn!("resizing failed: {e}");
-                }
                 self.transcript.set_width(cols);
+                let lines = self.transcript.reprint();
+                let redrawn = self
+                    .screen
+                    .resized(cols, rows)
+                    .and_then(|()| self.screen.reprint(&lines));
+                if let Err(e) = redrawn {
+                    tracing::warn!("redrawing after a resize failed: {e}");
+                }
                 self.footer_stale = true;
             }
             _ => {}

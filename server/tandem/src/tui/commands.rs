@@ -13,7 +13,6 @@ use tandem_coding::trust::{ProtectedResources, TrustStore};
 
 use super::app::{App, Done, Modal};
 use super::editor::Completion;
-use super::markdown;
 use super::picker::{Item, Picker};
 use super::session::{self, History};
 use super::transcript::{content_text, tokens, Transcript};
@@ -665,10 +664,10 @@ fn replace(app: &mut App, history: History, said: &str) {
 /// Prints what a session already holds (resumed or forked): its messages at the current leaf,
 /// as the model sees them. Returns the user's prompts, for the editor's history.
 pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<String> {
-    let messages = session.with_session(|m| m.build_context().messages);
+    let (messages, cwd) = session.with_session(|m| (m.build_context().messages, m.cwd().to_path_buf()));
     let theme = transcript.theme().clone();
     let mut prompts = Vec::new();
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut shown = 0;
     for message in &messages {
         if tandem_coding::messages::is_hidden(message) {
             continue;
@@ -676,46 +675,35 @@ pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<S
         match message {
             AgentMessage::Llm(Message::User(user)) => {
                 let text = content_text(&user.content);
-                prompts.push(text.clone());
-                lines.push(Line::default());
-                lines.push(Line::from(vec![
-                    ratatui::text::Span::styled("› ", theme.accent),
-                    ratatui::text::Span::styled(
-                        super::text::sanitize(&text).into_owned(),
-                        theme.user,
-                    ),
-                ]));
+                transcript.prompt(&text);
+                prompts.push(text);
+                shown += 1;
             }
             AgentMessage::Llm(Message::Assistant(answer)) => {
                 for block in &answer.content {
                     match block {
-                        tandem_ai::AssistantBlock::Text(t) => {
-                            lines.extend(markdown::render(&t.text, transcript.width(), &theme));
-                        }
+                        tandem_ai::AssistantBlock::Text(t) => transcript.answer(&t.text),
                         tandem_ai::AssistantBlock::ToolCall(call) => {
                             let info = tandem_coding::meta::describe_tool_call(
                                 &call.name,
                                 &call.arguments,
-                                session.with_session(|m| m.cwd().to_path_buf()).as_path(),
+                                &cwd,
                             );
-                            lines.push(Line::from(ratatui::text::Span::styled(
+                            transcript.lines(vec![Line::from(ratatui::text::Span::styled(
                                 format!("● {}", super::text::sanitize(&info.title)),
                                 theme.dim,
-                            )));
+                            ))]);
                         }
                         tandem_ai::AssistantBlock::Thinking(_) => {}
                     }
                 }
+                shown += 1;
             }
             _ => {}
         }
     }
-    if !lines.is_empty() {
-        lines.push(Line::from(ratatui::text::Span::styled(
-            format!("── {} earlier messages above ──", messages.len()),
-            theme.dim,
-        )));
-        transcript.lines(lines);
+    if shown > 0 {
+        transcript.note(&format!("── {shown} earlier messages above ──"), theme.dim);
     }
     prompts
 }

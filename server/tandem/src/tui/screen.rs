@@ -114,6 +114,23 @@ impl Screen {
         Ok(())
     }
 
+    /// Clears the screen and its scrollback and prints `lines` from the top: after a resize,
+    /// everything is printed again at the new width (as pi does), so the history holds one
+    /// copy of the conversation, wrapped to the window it is read in.
+    pub fn reprint(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
+        let out = self.terminal.backend_mut();
+        queue!(
+            out,
+            BeginSynchronizedUpdate,
+            cursor::MoveTo(0, 0),
+            Clear(ClearType::All),
+            Clear(ClearType::Purge)
+        )?;
+        self.top = 0;
+        self.height = 0;
+        self.print(lines)
+    }
+
     /// Prints finished lines above the live area (each line at most the width; longer ones
     /// are cut by the terminal's own wrapping rules, so callers wrap first). Nothing is drawn
     /// until the next [`Screen::draw`].

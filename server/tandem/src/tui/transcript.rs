@@ -27,7 +27,26 @@ enum Block {
     Text(MarkdownStream),
     /// Thinking: plain text, dimmed; `lines` counts the finished lines (for the collapsed
     /// summary), `partial` is the unfinished line.
-    Thinking { partial: String, lines: usize },
+    Thinking {
+        partial: String,
+        lines: usize,
+        all: String,
+    },
+}
+
+/// Something finished on screen, kept as its source so it can be printed again at another
+/// width.
+enum Item {
+    /// Styled lines (notes, replayed history), wrapped when printed.
+    Lines(Vec<Line<'static>>),
+    /// An answer's markdown.
+    Answer(String),
+    /// A prompt.
+    User(String),
+    /// A thinking block's text.
+    Thinking(String),
+    /// A finished call (shown whole when `true`).
+    Card(Box<Card>, bool),
 }
 
 /// The conversation's state on screen; see the module docs.
@@ -42,6 +61,8 @@ pub struct Transcript {
     pub expand_tools: bool,
     /// Finished lines not printed yet.
     pending: Vec<Line<'static>>,
+    /// Everything finished, as source, to print again at a new width.
+    items: Vec<Item>,
     /// The block being streamed.
     block: Option<Block>,
     /// Calls not finished, in the order they started.
@@ -67,6 +88,7 @@ impl Transcript {
             show_thinking: true,
             expand_tools: false,
             pending: Vec::new(),
+            items: Vec::new(),
             block: None,
             cards: Vec::new(),
             busy: false,
@@ -110,22 +132,71 @@ impl Transcript {
     /// Adds a line of the user's own (a command's answer, a notice) to print.
     pub fn note(&mut self, text: &str, style: ratatui::style::Style) {
         self.end_block();
-        for line in sanitize(text).split('\n') {
-            self.pending.extend(wrap(
-                Line::from(Span::styled(line.to_string(), style)),
-                self.width,
-            ));
-        }
-        self.dirty = true;
+        let lines = sanitize(text)
+            .split('\n')
+            .map(|line| Line::from(Span::styled(line.to_string(), style)))
+            .collect();
+        self.commit(Item::Lines(lines));
     }
 
     /// Adds styled lines as they are (wrapped) to print.
     pub fn lines(&mut self, lines: Vec<Line<'static>>) {
         self.end_block();
-        for line in lines {
-            self.pending.extend(wrap(line, self.width));
-        }
+        self.commit(Item::Lines(lines));
+    }
+
+    /// Adds a prompt to print.
+    pub fn prompt(&mut self, text: &str) {
+        self.end_block();
+        self.commit(Item::User(text.to_string()));
+    }
+
+    /// Adds an answer's text (markdown) to print.
+    pub fn answer(&mut self, text: &str) {
+        self.end_block();
+        self.commit(Item::Answer(text.to_string()));
+    }
+
+    /// Prints `item` and keeps it for a reprint.
+    fn commit(&mut self, item: Item) {
+        self.pending.extend(self.render_item(&item));
+        self.items.push(item);
         self.dirty = true;
+    }
+
+    /// `item`'s lines at the current width.
+    fn render_item(&self, item: &Item) -> Vec<Line<'static>> {
+        let width = self.width;
+        match item {
+            Item::Lines(lines) => lines.iter().flat_map(|l| wrap(l.clone(), width)).collect(),
+            Item::Answer(text) => {
+                let mut out = super::markdown::render(text, width, &self.theme);
+                out.push(Line::default());
+                out
+            }
+            Item::User(text) => self.user_lines(text),
+            Item::Thinking(text) => self.thinking_lines(text),
+            Item::Card(card, expanded) => {
+                let mut out = card.render(width, &self.cwd, &self.theme, false, *expanded);
+                out.push(Line::default());
+                out
+            }
+        }
+    }
+
+    /// Everything printed so far and the finished part of the answer being streamed, at the
+    /// current width (after a resize: the screen and its history are printed again).
+    pub fn reprint(&mut self) -> Vec<Line<'static>> {
+        let mut out: Vec<Line<'static>> =
+            self.items.iter().flat_map(|i| self.render_item(i)).collect();
+        if let Some(Block::Text(stream)) = &mut self.block {
+            let mut fresh = MarkdownStream::new();
+            fresh.push(stream.text());
+            out.extend(fresh.take_finished(self.width, &self.theme));
+            *stream = fresh;
+        }
+        self.pending.clear();
+        out
     }
 
     /// An error to show.
@@ -143,7 +214,7 @@ impl Transcript {
         let room = rows.saturating_sub(cards.len());
         let mut out = match &self.block {
             Some(Block::Text(stream)) if room > 0 => stream.tail(self.width, room, &self.theme),
-            Some(Block::Thinking { partial, lines }) if room > 0 => {
+            Some(Block::Thinking { partial, lines, .. }) if room > 0 => {
                 if self.show_thinking {
                     let line = Line::from(Span::styled(
                         sanitize(partial).into_owned(),
@@ -305,8 +376,7 @@ impl Transcript {
                             card.output = "Not run: the turn ended first.".to_string();
                         }
                     }
-                    let lines = card.render(self.width, &self.cwd, &self.theme, false, true);
-                    self.pending.extend(lines);
+                    self.commit(Item::Card(Box::new(card), true));
                 }
                 if *aborted {
                     let style = self.theme.dim;
@@ -335,6 +405,10 @@ impl Transcript {
 
     /// A prompt as the user typed it.
     fn user_message(&mut self, text: &str) {
+        self.commit(Item::User(text.to_string()));
+    }
+
+    fn user_lines(&self, text: &str) -> Vec<Line<'static>> {
         let theme = &self.theme;
         let mut lines = vec![Line::default()];
         for (i, line) in sanitize(text).split('\n').enumerate() {
@@ -347,7 +421,28 @@ impl Transcript {
             ));
         }
         lines.push(Line::default());
-        self.pending.extend(lines);
+        lines
+    }
+
+    fn thinking_lines(&self, text: &str) -> Vec<Line<'static>> {
+        let style = self.theme.thinking;
+        let mut out: Vec<Line<'static>> = if self.show_thinking {
+            sanitize(text)
+                .split('\n')
+                .flat_map(|l| wrap(Line::from(Span::styled(l.to_string(), style)), self.width))
+                .collect()
+        } else {
+            let total = text.lines().count();
+            vec![Line::from(Span::styled(
+                format!(
+                    "∴ Thought for {total} line{} (Ctrl+T shows thinking)",
+                    if total == 1 { "" } else { "s" }
+                ),
+                style,
+            ))]
+        };
+        out.push(Line::default());
+        out
     }
 
     fn message_end(&mut self, message: &AgentMessage) {
@@ -382,8 +477,8 @@ impl Transcript {
                         Some(0) => CallState::Done,
                         _ => CallState::Failed,
                     };
-                    let lines = card.render(self.width, &self.cwd, &self.theme, false, false);
-                    self.pending.extend(lines);
+                    let expanded = self.expand_tools;
+                    self.commit(Item::Card(Box::new(card), expanded));
                 }
                 Some(CodingMessage::Custom(ext)) => {
                     let style = self.theme.dim;
@@ -422,6 +517,7 @@ impl Transcript {
                 self.block = Some(Block::Thinking {
                     partial: String::new(),
                     lines: 0,
+                    all: String::new(),
                 });
             }
             AssistantMessageEvent::ThinkingDelta { delta, .. } => {
@@ -430,6 +526,7 @@ impl Transcript {
                     self.block = Some(Block::Thinking {
                         partial: String::new(),
                         lines: 0,
+                        all: String::new(),
                     });
                 }
                 self.thinking(delta);
@@ -453,9 +550,15 @@ impl Transcript {
     fn thinking(&mut self, delta: &str) {
         let show = self.show_thinking;
         let (width, style) = (self.width, self.theme.thinking);
-        let Some(Block::Thinking { partial, lines }) = &mut self.block else {
+        let Some(Block::Thinking {
+            partial,
+            lines,
+            all,
+        }) = &mut self.block
+        else {
             return;
         };
+        all.push_str(delta);
         partial.push_str(delta);
         if let Some(end) = partial.rfind('\n') {
             let done: String = partial.drain(..=end).collect();
@@ -478,8 +581,9 @@ impl Transcript {
                 let lines = stream.finish(self.width, &self.theme);
                 self.pending.extend(lines);
                 self.pending.push(Line::default());
+                self.items.push(Item::Answer(stream.text().to_string()));
             }
-            Some(Block::Thinking { partial, lines }) => {
+            Some(Block::Thinking { partial, all, .. }) => {
                 let style = self.theme.thinking;
                 if self.show_thinking {
                     if !partial.is_empty() {
@@ -488,17 +592,12 @@ impl Transcript {
                             self.width,
                         ));
                     }
+                    self.pending.push(Line::default());
                 } else {
-                    let total = lines + usize::from(!partial.is_empty());
-                    self.pending.push(Line::from(Span::styled(
-                        format!(
-                            "∴ Thought for {total} line{} (Ctrl+T shows thinking)",
-                            if total == 1 { "" } else { "s" }
-                        ),
-                        style,
-                    )));
+                    let lines = self.thinking_lines(&all);
+                    self.pending.extend(lines);
                 }
-                self.pending.push(Line::default());
+                self.items.push(Item::Thinking(all));
             }
             None => {}
         }
@@ -520,15 +619,8 @@ impl Transcript {
     fn finish_card(&mut self, id: &str) {
         if let Some(i) = self.cards.iter().position(|c| c.id == id) {
             let card = self.cards.remove(i);
-            let lines = card.render(
-                self.width,
-                &self.cwd,
-                &self.theme,
-                false,
-                self.expand_tools,
-            );
-            self.pending.extend(lines);
-            self.pending.push(Line::default());
+            let expanded = self.expand_tools;
+            self.commit(Item::Card(Box::new(card), expanded));
         }
     }
 }
