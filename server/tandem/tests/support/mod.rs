@@ -1,7 +1,8 @@
 //! What the black-box tests share: a sandbox for running the real `tandem` binary against the
 //! mock LLM server (here), the binary as a child process with a hang guard (`process`),
-//! `tandem lsp` on tandem-tests' LSP client (`lsp`), and every front door against a sandbox
-//! holding recognizable secrets (`front_doors`).
+//! `tandem lsp` on tandem-tests' LSP client (`lsp`), every front door against a sandbox
+//! holding recognizable secrets (`front_doors`), and a program in a real terminal, a private
+//! tmux server, for the interactive mode (`tmux`).
 //!
 //! Each [`Sandbox`] owns a temp directory that is the child's `HOME`, holds its agent directory
 //! (`PI_CODING_AGENT_DIR`, with a models.json whose `mock` provider points at the sandbox's own
@@ -15,6 +16,7 @@
 pub mod front_doors;
 pub mod lsp;
 pub mod process;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
