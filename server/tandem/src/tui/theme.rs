@@ -45,6 +45,24 @@ pub struct Theme {
     pub diff_context: Style,
     /// Line numbers beside a diff.
     pub line_number: Style,
+    /// Code tokens: keywords (`fn`, `if`, `return`).
+    pub syntax_keyword: Style,
+    /// Code tokens: string and character literals.
+    pub syntax_string: Style,
+    /// Code tokens: comments.
+    pub syntax_comment: Style,
+    /// Code tokens: function and method names, macros.
+    pub syntax_function: Style,
+    /// Code tokens: type names and constructors.
+    pub syntax_type: Style,
+    /// Code tokens: numbers.
+    pub syntax_number: Style,
+    /// Code tokens: constants and built-in values (`true`, `None`, `NULL`).
+    pub syntax_constant: Style,
+    /// Code tokens: fields and properties.
+    pub syntax_property: Style,
+    /// Code tokens: attributes, decorators and annotations.
+    pub syntax_attribute: Style,
 }
 
 impl Default for Theme {
@@ -74,6 +92,17 @@ impl Default for Theme {
             diff_removed: Style::new().fg(Color::Red),
             diff_context: Style::new().fg(Color::Gray),
             line_number: Style::new().fg(Color::DarkGray),
+            syntax_keyword: Style::new().fg(Color::Magenta),
+            syntax_string: Style::new().fg(Color::Green),
+            syntax_comment: Style::new()
+                .fg(Color::DarkGray)
+                .add_modifier(Modifier::ITALIC),
+            syntax_function: Style::new().fg(Color::Blue),
+            syntax_type: Style::new().fg(Color::Yellow),
+            syntax_number: Style::new().fg(Color::LightRed),
+            syntax_constant: Style::new().fg(Color::LightRed),
+            syntax_property: Style::new().fg(Color::Cyan),
+            syntax_attribute: Style::new().fg(Color::LightMagenta),
         }
     }
 }
