@@ -4,10 +4,10 @@
 
 mod support;
 
-#[path = "tui/conversation.rs"]
-mod conversation;
 #[path = "tui/commands.rs"]
 mod commands;
+#[path = "tui/conversation.rs"]
+mod conversation;
 #[path = "tui/streaming.rs"]
 mod streaming;
 

@@ -207,7 +207,8 @@ impl App {
     pub(super) fn session_started(&mut self) {
         let theme = self.transcript.theme().clone();
         for problem in std::mem::take(&mut self.held.problems) {
-            self.transcript.note(&format!("Warning: {problem}"), theme.warning);
+            self.transcript
+                .note(&format!("Warning: {problem}"), theme.warning);
         }
         let session = self.held.live.session().clone();
         self.transcript.set_calls(session.calls().clone());

@@ -89,7 +89,10 @@ impl Card {
             }
         }
         let mut out = wrap_with_prefix(
-            Line::from(Span::styled(sanitize(&title).into_owned(), theme.tool_title)),
+            Line::from(Span::styled(
+                sanitize(&title).into_owned(),
+                theme.tool_title,
+            )),
             width,
             vec![Span::styled(mark, mark_style)],
             vec![Span::raw("  ")],
@@ -186,7 +189,10 @@ fn tail_lines(text: &str, keep: usize, style: Style) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if skipped > 0 {
         out.push(Line::from(Span::styled(
-            format!("… {skipped} earlier line{}", if skipped == 1 { "" } else { "s" }),
+            format!(
+                "… {skipped} earlier line{}",
+                if skipped == 1 { "" } else { "s" }
+            ),
             style,
         )));
     }

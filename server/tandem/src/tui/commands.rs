@@ -39,17 +39,29 @@ pub enum Pending {
 const COMMANDS: &[(&str, &str, &str)] = &[
     ("model", "[provider/model]", "Pick or set the model"),
     ("thinking", "[level]", "Pick or set the thinking level"),
-    ("compact", "[instructions]", "Summarize the conversation to free context"),
+    (
+        "compact",
+        "[instructions]",
+        "Summarize the conversation to free context",
+    ),
     ("new", "", "Start a new session"),
     ("resume", "", "Continue an earlier session of this folder"),
     ("fork", "", "Start a new session from an earlier prompt"),
     ("clone", "", "Copy this session into a new one"),
     ("name", "[name]", "Name this session (or show its name)"),
-    ("session", "", "Show this session's file, messages, tokens and cost"),
+    (
+        "session",
+        "",
+        "Show this session's file, messages, tokens and cost",
+    ),
     ("export", "[path]", "Save this session as an HTML page"),
     ("copy", "", "Copy the last answer to the clipboard"),
     ("undo", "", "Take back the last turn's file changes"),
-    ("confirm", "[on|off]", "Show each edit's diff and ask before it is written"),
+    (
+        "confirm",
+        "[on|off]",
+        "Show each edit's diff and ask before it is written",
+    ),
     ("trust", "", "Trust this folder's project configuration"),
     ("mcp", "", "List the MCP servers' tools"),
     ("hotkeys", "", "List the keys"),
@@ -59,10 +71,16 @@ const COMMANDS: &[(&str, &str, &str)] = &[
 /// The keys, for `/hotkeys`.
 const HOTKEYS: &[(&str, &str)] = &[
     ("Enter", "send (while running: steer the run)"),
-    ("Alt+Enter", "while running: queue a follow-up; otherwise a new line"),
+    (
+        "Alt+Enter",
+        "while running: queue a follow-up; otherwise a new line",
+    ),
     ("Shift+Enter, Ctrl+J", "new line"),
     ("Esc", "stop the run; close completions"),
-    ("Ctrl+C", "stop the run; clear the editor; twice on an empty editor: exit"),
+    (
+        "Ctrl+C",
+        "stop the run; clear the editor; twice on an empty editor: exit",
+    ),
     ("Ctrl+D", "exit (empty editor)"),
     ("Up / Down", "earlier prompts (at the first / last line)"),
     ("Alt+Up", "take queued messages back into the editor"),
@@ -72,7 +90,10 @@ const HOTKEYS: &[(&str, &str)] = &[
     ("Shift+Tab", "next thinking level"),
     ("Ctrl+T", "show or collapse thinking"),
     ("Ctrl+O", "show tool output whole or shortened"),
-    ("!command", "run a shell command; its output joins the conversation"),
+    (
+        "!command",
+        "run a shell command; its output joins the conversation",
+    ),
 ];
 
 /// Whether `text` is one of the commands above (not a prompt template or skill, which are
@@ -158,13 +179,8 @@ pub fn run(app: &mut App, text: &str) {
                 .note(&format!("Keys:\n{}", lines.join("\n")), theme.dim);
         }
         "model" if rest.is_empty() => {
-            let models: Vec<tandem_ai::Model> = app
-                .held
-                .registry
-                .available()
-                .into_iter()
-                .cloned()
-                .collect();
+            let models: Vec<tandem_ai::Model> =
+                app.held.registry.available().into_iter().cloned().collect();
             if models.is_empty() {
                 app.transcript
                     .error("No model has a key: set one (see `tandem --list-models`).");
@@ -188,8 +204,7 @@ pub fn run(app: &mut App, text: &str) {
             let available = app.held.registry.available();
             let found = crate::host::model_pattern::exact_reference(&rest, &available)
                 .or_else(|| {
-                    crate::host::model_pattern::match_pattern(&rest, &available)
-                        .map(|m| m.model)
+                    crate::host::model_pattern::match_pattern(&rest, &available).map(|m| m.model)
                 })
                 .cloned();
             match found {
@@ -273,7 +288,10 @@ pub fn run(app: &mut App, text: &str) {
                     .note("Nothing to fork yet: no prompt in this session.", theme.dim);
                 return;
             }
-            let items = points.iter().map(|p| Item::new(first_line(&p.text))).collect();
+            let items = points
+                .iter()
+                .map(|p| Item::new(first_line(&p.text)))
+                .collect();
             let ids = points.iter().map(|p| p.entry_id.clone()).collect();
             let last = points.len() - 1;
             app.modal = Some(Modal::Picker(
@@ -416,9 +434,9 @@ pub fn run(app: &mut App, text: &str) {
             }
             app.transcript.note(&text, theme.dim);
         }
-        _ => app
-            .transcript
-            .error(&format!("Unknown command /{name}: /hotkeys lists keys, Tab completes commands.")),
+        _ => app.transcript.error(&format!(
+            "Unknown command /{name}: /hotkeys lists keys, Tab completes commands."
+        )),
     }
 }
 
@@ -507,7 +525,8 @@ fn trusted(app: &mut App, resources: ProtectedResources, choice: Option<usize>) 
     match choice {
         Some(0) => {
             if let Err(e) = TrustStore::new(app.agent_dir.path()).save(&resources.dir, true) {
-                app.transcript.error(&format!("could not save the decision: {e}"));
+                app.transcript
+                    .error(&format!("could not save the decision: {e}"));
             }
         }
         Some(1) => {}
@@ -576,19 +595,20 @@ fn set_thinking(app: &mut App, level: ThinkingLevel) {
 
 /// Ctrl+P: the next available model.
 pub fn cycle_model(app: &mut App) {
-    let available: Vec<tandem_ai::Model> = app
-        .held
-        .registry
-        .available()
-        .into_iter()
-        .cloned()
-        .collect();
+    let available: Vec<tandem_ai::Model> =
+        app.held.registry.available().into_iter().cloned().collect();
     if available.len() < 2 {
         let theme = app.transcript.theme().clone();
-        app.transcript.note("No other model to switch to.", theme.dim);
+        app.transcript
+            .note("No other model to switch to.", theme.dim);
         return;
     }
-    let current = app.held.live.session().agent().with_state(|s| s.model.clone());
+    let current = app
+        .held
+        .live
+        .session()
+        .agent()
+        .with_state(|s| s.model.clone());
     let next = available
         .iter()
         .position(|m| m.provider == current.provider && m.id == current.id)
@@ -664,7 +684,8 @@ fn replace(app: &mut App, history: History, said: &str) {
 /// Prints what a session already holds (resumed or forked): its messages at the current leaf,
 /// as the model sees them. Returns the user's prompts, for the editor's history.
 pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<String> {
-    let (messages, cwd) = session.with_session(|m| (m.build_context().messages, m.cwd().to_path_buf()));
+    let (messages, cwd) =
+        session.with_session(|m| (m.build_context().messages, m.cwd().to_path_buf()));
     let theme = transcript.theme().clone();
     let mut prompts = Vec::new();
     let mut shown = 0;
@@ -720,7 +741,11 @@ fn session_item(info: &SessionInfo) -> Item {
         .unwrap_or_default();
     Item::with_detail(
         label,
-        format!("{} messages · {age} · {}", info.message_count, short_id(&info.id)),
+        format!(
+            "{} messages · {age} · {}",
+            info.message_count,
+            short_id(&info.id)
+        ),
     )
 }
 

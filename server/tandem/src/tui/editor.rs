@@ -236,7 +236,13 @@ impl Editor {
                 .border_style(theme.dim)
                 .title(Span::styled(title, theme.dim)),
         );
-        frame.render_widget(&text_area, Rect { height: box_height, ..area });
+        frame.render_widget(
+            &text_area,
+            Rect {
+                height: box_height,
+                ..area
+            },
+        );
         if shown > 0 {
             let start = self.selected.saturating_sub(COMPLETION_ROWS - 1);
             let lines: Vec<Line<'static>> = self

@@ -14,9 +14,7 @@ use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
-use crossterm::terminal::{
-    self, BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate,
-};
+use crossterm::terminal::{self, BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use crossterm::{cursor, execute, queue};
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::Buffer;
@@ -109,7 +107,11 @@ impl Screen {
         self.rows = rows.max(2);
         self.top = self.top.min(self.rows - 1);
         let out = self.terminal.backend_mut();
-        queue!(out, cursor::MoveTo(0, self.top), Clear(ClearType::FromCursorDown))?;
+        queue!(
+            out,
+            cursor::MoveTo(0, self.top),
+            Clear(ClearType::FromCursorDown)
+        )?;
         self.height = 0;
         Ok(())
     }
@@ -140,7 +142,11 @@ impl Screen {
         }
         let width = self.cols;
         let out = self.terminal.backend_mut();
-        queue!(out, cursor::MoveTo(0, self.top), Clear(ClearType::FromCursorDown))?;
+        queue!(
+            out,
+            cursor::MoveTo(0, self.top),
+            Clear(ClearType::FromCursorDown)
+        )?;
         let mut row = self.top;
         for line in lines {
             if row >= self.rows {
@@ -165,9 +171,13 @@ impl Screen {
             // spaces at the end of a copied line.
             let end = cells
                 .iter()
-                .rposition(|(_, _, cell)| cell.symbol() != " " || cell.bg != ratatui::style::Color::Reset)
+                .rposition(|(_, _, cell)| {
+                    cell.symbol() != " " || cell.bg != ratatui::style::Color::Reset
+                })
                 .map_or(0, |i| i + 1);
-            self.terminal.backend_mut().draw(cells[..end].iter().copied())?;
+            self.terminal
+                .backend_mut()
+                .draw(cells[..end].iter().copied())?;
             row += 1;
         }
         self.top = row;
@@ -222,7 +232,11 @@ impl Screen {
         self.left = true;
         let top = self.top;
         let out = self.terminal.backend_mut();
-        queue!(out, cursor::MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+        queue!(
+            out,
+            cursor::MoveTo(0, top),
+            Clear(ClearType::FromCursorDown)
+        )?;
         if self.enhanced_keys {
             queue!(out, PopKeyboardEnhancementFlags)?;
         }

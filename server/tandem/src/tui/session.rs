@@ -102,12 +102,7 @@ pub async fn start(
         }
     };
     let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
-    let live = Live::start(
-        started.session,
-        Forward,
-        Channel(events),
-        Batching::NONE,
-    );
+    let live = Live::start(started.session, Forward, Channel(events), Batching::NONE);
     Ok(Held {
         live,
         registry: started.registry,

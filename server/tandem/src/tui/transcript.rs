@@ -187,8 +187,11 @@ impl Transcript {
     /// Everything printed so far and the finished part of the answer being streamed, at the
     /// current width (after a resize: the screen and its history are printed again).
     pub fn reprint(&mut self) -> Vec<Line<'static>> {
-        let mut out: Vec<Line<'static>> =
-            self.items.iter().flat_map(|i| self.render_item(i)).collect();
+        let mut out: Vec<Line<'static>> = self
+            .items
+            .iter()
+            .flat_map(|i| self.render_item(i))
+            .collect();
         if let Some(Block::Text(stream)) = &mut self.block {
             let mut fresh = MarkdownStream::new();
             fresh.push(stream.text());

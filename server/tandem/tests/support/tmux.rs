@@ -417,8 +417,29 @@ impl Tmux {
         match (code, signal) {
             (Some(code), _) => Some(code),
             (None, Some(signal)) => Some(128 + signal),
-            (None, None) => panic!("tmux says the pane is dead but gives no status: {text:?}"),
+            // tmux 3.3a can mark a pane dead (its terminal closed) without reaping the
+            // program: the zombie's wait status is still in /proc (the last field of `stat`).
+            (None, None) => match self.zombie_status() {
+                Some(status) => Some(status),
+                None => panic!("tmux says the pane is dead but gives no status: {text:?}"),
+            },
         }
+    }
+
+    /// The exit status of the pane's program while it is a zombie nobody reaped yet, from
+    /// `/proc/<pid>/stat` (the wait status: the code in the high byte, a signal in the low).
+    fn zombie_status(&self) -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pane_pid?)).ok()?;
+        let after_name = &stat[stat.rfind(')')? + 1..];
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        if fields.first() != Some(&"Z") {
+            return None;
+        }
+        let status: i32 = fields.last()?.parse().ok()?;
+        Some(match status & 0x7f {
+            0 => (status >> 8) & 0xff,
+            signal => 128 + signal,
+        })
     }
 
     /// Polls the screen until `ready` holds for it and returns that screen; after `timeout`,

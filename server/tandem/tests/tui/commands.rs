@@ -52,7 +52,10 @@ fn resume_picks_an_earlier_session_and_continues_it() {
     wait_text(&tmux, "an earlier question about turtles");
     tmux.send_keys(&["Enter"]);
     let screen = wait_text(&tmux, "Resumed the session.");
-    assert!(screen.contains("› an earlier question about turtles"), "{screen}");
+    assert!(
+        screen.contains("› an earlier question about turtles"),
+        "{screen}"
+    );
     assert!(screen.contains("The earlier answer."), "{screen}");
     ready(&tmux);
     send(&tmux, "and tortoises?");
@@ -66,9 +69,17 @@ fn resume_picks_an_earlier_session_and_continues_it() {
         .filter(|e| e["message"]["role"] == "user")
         .filter_map(|e| e["message"]["content"][0]["text"].as_str())
         .collect();
-    assert_eq!(prompts, ["an earlier question about turtles", "and tortoises?"]);
+    assert_eq!(
+        prompts,
+        ["an earlier question about turtles", "and tortoises?"]
+    );
     // The model saw the earlier turn.
-    let last = sandbox.requests().last().expect("a request").json().expect("JSON");
+    let last = sandbox
+        .requests()
+        .last()
+        .expect("a request")
+        .json()
+        .expect("JSON");
     assert!(last.to_string().contains("The earlier answer."));
 }
 

@@ -56,7 +56,7 @@ fn long_answer(bytes: usize) -> String {
 fn shown_words(history: &str, prompt: &str) -> Vec<String> {
     let start = history
         .find(&format!("› {prompt}"))
-        .map(|i| i + prompt.len() + 2)
+        .map(|i| i + format!("› {prompt}").len())
         .expect("the prompt in the history");
     let end = history[start..]
         .find("END-OF-ANSWER")
@@ -111,5 +111,8 @@ fn a_window_resized_mid_stream_still_shows_the_whole_answer() {
     assert_eq!(shown_words(&history, "stream slowly"), expected);
     // Lines printed after the shrink fit the narrow window.
     let screen = tmux.capture();
-    assert!(screen.text().lines().all(|l| l.chars().count() <= 100), "{screen}");
+    assert!(
+        screen.text().lines().all(|l| l.chars().count() <= 100),
+        "{screen}"
+    );
 }
