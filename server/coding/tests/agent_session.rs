@@ -661,3 +661,58 @@ async fn a_bash_command_that_ends_during_a_run_is_recorded_after_the_run() {
         ]
     );
 }
+
+#[tokio::test]
+async fn navigating_the_tree_branches_and_sets_the_models_context() {
+    let f = fixture(json!({"turns": [
+        {"text": "First answer."},
+        {"text": "Second answer."},
+        {"text": "Answer on the new branch."}
+    ]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = session(&f, manager, model(&f, 128_000), Settings::default());
+    within(s.prompt("first", Vec::new())).await.expect("first");
+    within(s.prompt("second", Vec::new()))
+        .await
+        .expect("second");
+    let second_prompt = s
+        .fork_points()
+        .into_iter()
+        .find(|p| p.text == "second")
+        .expect("the second prompt")
+        .entry_id;
+    // Choosing a prompt moves to just before it and gives its text back.
+    let text = s.navigate(&second_prompt).expect("navigates");
+    assert_eq!(text.as_deref(), Some("second"));
+    let context = s.agent().with_state(|st| st.messages.clone());
+    let texts: Vec<String> = context
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::Llm(Message::User(u)) => Some(u.content.text()),
+            AgentMessage::Llm(Message::Assistant(a)) => Some(a.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["first", "First answer."]);
+    within(s.prompt("another second", Vec::new()))
+        .await
+        .expect("prompt on the branch");
+    // The file holds both branches: the new prompt's parent is the first answer, as the old
+    // second prompt's is.
+    let path = s.session_file().expect("written");
+    let lines = file_lines(&path);
+    let parent_of = |text: &str| {
+        lines
+            .iter()
+            .find(|l| l["message"]["content"][0]["text"] == text)
+            .map(|l| l["parentId"].clone())
+            .expect("the prompt's line")
+    };
+    assert_eq!(parent_of("another second"), parent_of("second"));
+    // An unknown entry is refused and changes nothing.
+    assert!(s.navigate("nope1234").is_err());
+    assert_eq!(
+        s.last_assistant_text().as_deref(),
+        Some("Answer on the new branch.")
+    );
+}

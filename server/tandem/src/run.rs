@@ -88,6 +88,11 @@ pub(crate) fn origin(
     let dir = options.session_dir(agent_dir, cwd);
     Ok(match choice {
         SessionChoice::New => Origin::New,
+        SessionChoice::Pick => bail!(
+            "-r/--resume without a session opens a picker, which needs the interactive mode (a \
+             terminal, without -p or --mode): give the session's id (or an id prefix) or its \
+             file, e.g. `tandem -r 0195 -p \"…\"`"
+        ),
         SessionChoice::InMemory => Origin::InMemory,
         SessionChoice::Continue => Origin::Continue,
         SessionChoice::Open(reference) => Origin::Open(find_session(reference, &dir, cwd)?),

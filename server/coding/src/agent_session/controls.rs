@@ -240,6 +240,46 @@ impl AgentSession {
         })
     }
 
+    /// Moves the session to entry `id` of its tree (pi's `/tree`): the next prompt continues
+    /// from there, on a new branch, and the model's context becomes that path's. Choosing a
+    /// user prompt moves to just before it and gives its text back, so the user can edit and
+    /// send it again; any other entry becomes the leaf. Nothing is written until the next
+    /// prompt. Refused while a run is going on.
+    pub fn navigate(&self, id: &str) -> Result<Option<String>, SessionError> {
+        if self.agent.is_running() {
+            return Err(SessionError::Busy);
+        }
+        let messages = self.with_session(|s| {
+            let entry = s
+                .entries()
+                .iter()
+                .find(|e| e.id == id)
+                .cloned()
+                .ok_or_else(|| {
+                    SessionError::Persistence(format!("no entry {id} in the session"))
+                })?;
+            let prompt = match &entry.kind {
+                EntryKind::Message {
+                    message: AgentMessage::Llm(Message::User(u)),
+                } => Some(u.content.text()),
+                _ => None,
+            };
+            match (&prompt, &entry.parent_id) {
+                (Some(_), Some(parent)) => s.branch(parent),
+                (Some(_), None) => {
+                    s.reset_leaf();
+                    Ok(())
+                }
+                (None, _) => s.branch(id),
+            }
+            .map_err(|e| SessionError::Persistence(e.to_string()))?;
+            Ok::<_, SessionError>((s.build_context().messages, prompt))
+        })?;
+        let (messages, prompt) = messages;
+        self.agent.update_state(|s| s.messages = messages);
+        Ok(prompt)
+    }
+
     /// The session's numbers: messages by role and tool calls over every entry of the file,
     /// tokens and cost over its assistant messages, and the current context's use.
     pub fn stats(&self) -> SessionStats {

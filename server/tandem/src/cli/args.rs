@@ -181,8 +181,8 @@ struct HistoryArgs {
     #[arg(long, value_name = "PATH|ID")]
     session: Option<String>,
 
-    /// Resume this session (path or id prefix), as --session; pi's session picker needs the
-    /// terminal interface, which Tandem does not have yet, so the session must be named
+    /// Resume this session (path or id prefix), as --session; without one, the interactive
+    /// mode opens with the picker of this folder's sessions
     #[arg(short = 'r', long, value_name = "PATH|ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
 
@@ -362,15 +362,7 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             )));
         }
     }
-    if let Some(reference) = &h.resume {
-        if reference.trim().is_empty() {
-            return Err(usage_error(
-                "-r/--resume needs a session: give its id (or an id prefix) or its file, e.g. \
-                 `tandem -r 0195 -p \"…\"` (the session picker needs a terminal interface, \
-                 which Tandem does not have yet)"
-                    .to_string(),
-            ));
-        }
+    if h.resume.is_some() {
         if h.session.is_some() || h.fork.is_some() || h.continue_session {
             return Err(usage_error(
                 "-r/--resume cannot be combined with --session, --fork or --continue".to_string(),
@@ -434,6 +426,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         SessionChoice::InMemory
     } else if let Some(fork) = h.fork.clone() {
         SessionChoice::Fork(fork)
+    } else if h.resume.as_deref().is_some_and(|r| r.trim().is_empty()) {
+        SessionChoice::Pick
     } else if let Some(path) = h.session.clone().or_else(|| h.resume.clone()) {
         SessionChoice::Open(path)
     } else if h.continue_session {

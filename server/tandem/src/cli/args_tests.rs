@@ -514,7 +514,7 @@ fn a_session_id_and_a_name_as_pi_takes_them() {
 }
 
 #[test]
-fn resume_names_its_session_without_a_picker() {
+fn resume_names_its_session_or_asks_for_the_picker() {
     assert_eq!(
         run(&["-r", "0195", "-p", "hi"]).session,
         SessionChoice::Open("0195".into())
@@ -523,8 +523,10 @@ fn resume_names_its_session_without_a_picker() {
         run(&["--resume=a.jsonl"]).session,
         SessionChoice::Open("a.jsonl".into())
     );
-    let text = error(&["-r"]);
-    assert!(text.contains("-r/--resume needs a session"), "{text}");
+    // Without a session: the picker (the interactive mode's; print mode refuses it when it
+    // looks the session up).
+    assert_eq!(run(&["-r"]).session, SessionChoice::Pick);
+    assert_eq!(run(&["--resume"]).session, SessionChoice::Pick);
     assert!(error(&["-r", "a", "-c"]).contains("cannot be combined"));
     assert!(error(&["-r", "a", "--session-id", "b"]).contains("--resume"));
 }

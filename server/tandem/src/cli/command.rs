@@ -35,6 +35,9 @@ pub enum SessionChoice {
     /// This directory's session with this id, created with it when there is none
     /// (`--session-id`).
     WithId(String),
+    /// One the user picks from this directory's sessions (`-r` without a session): the
+    /// interactive mode's picker; anywhere else an error.
+    Pick,
 }
 
 /// Everything a run needs from the command line, checked.

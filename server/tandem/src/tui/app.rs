@@ -768,11 +768,17 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
     let (question_tx, questions) = mpsc::unbounded_channel();
     let workspace = Arc::new(TuiWorkspace::new(&cwd, false, question_tx));
     let (events_tx, events) = mpsc::channel(1024);
+    // `-r` alone: a new session (nothing is written before a prompt) with the picker open.
+    let pick = args.session == crate::cli::command::SessionChoice::Pick;
+    let choice = match &args.session {
+        crate::cli::command::SessionChoice::Pick => crate::cli::command::SessionChoice::New,
+        other => other.clone(),
+    };
     let held = session::start(
         &args,
         &cwd,
         &agent_dir,
-        History::Choice(args.session.clone()),
+        History::Choice(choice),
         workspace.clone(),
         events_tx,
     )
@@ -787,6 +793,9 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
     let mut app = App::new(
         args, cwd, agent_dir, held, events, workspace, questions, screen,
     );
+    if pick {
+        super::commands::run(&mut app, "/resume");
+    }
     if let Some(initial) = first.initial {
         app.first_prompts(
             Prompt {

@@ -29,6 +29,8 @@ pub enum Pending {
     Resume(Vec<SessionInfo>),
     /// `/fork`: these prompts' entries.
     Fork(Vec<String>),
+    /// `/tree`: these entries.
+    Tree(Vec<String>),
     /// The folder's trust.
     Trust(ProtectedResources),
     /// Text for the editor (queued messages taken back).
@@ -48,6 +50,11 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ("resume", "", "Continue an earlier session of this folder"),
     ("fork", "", "Start a new session from an earlier prompt"),
     ("clone", "", "Copy this session into a new one"),
+    (
+        "tree",
+        "",
+        "Go to any point of this session's tree and branch from there",
+    ),
     ("name", "[name]", "Name this session (or show its name)"),
     (
         "session",
@@ -299,6 +306,34 @@ pub fn run(app: &mut App, text: &str) {
                 Pending::Fork(ids),
             ));
         }
+        "tree" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            let (entries, leaf) = session
+                .with_session(|m| (m.entries().to_vec(), m.leaf_entry().map(|e| e.id.clone())));
+            let rows = tree_rows(&entries, leaf.as_deref());
+            if rows.is_empty() {
+                app.transcript
+                    .note("The session has no messages yet.", theme.dim);
+                return;
+            }
+            let current = rows
+                .iter()
+                .position(|(_, item)| item.detail == "← current")
+                .unwrap_or(rows.len() - 1);
+            let (ids, items): (Vec<String>, Vec<Item>) = rows.into_iter().unzip();
+            app.modal = Some(Modal::Picker(
+                Box::new(
+                    Picker::new(
+                        "Session tree: pick where to continue (a prompt goes back into the editor)",
+                        items,
+                    )
+                    .select(current),
+                ),
+                Pending::Tree(ids),
+            ));
+        }
         "clone" => {
             if busy {
                 return refuse_busy(app);
@@ -498,6 +533,24 @@ pub fn picked(app: &mut App, pending: Pending, choice: Option<usize>) {
                     );
                 }
                 Err(e) => app.transcript.error(&format!("could not fork: {e}")),
+            }
+        }
+        (Pending::Tree(ids), Some(i)) => {
+            let Some(id) = ids.get(i) else { return };
+            let session = app.held.live.session().clone();
+            match session.navigate(id) {
+                Ok(prompt) => {
+                    app.transcript.note(
+                        "── Moved in the session tree: the conversation continues from here; \
+                         the next prompt starts a new branch ──",
+                        theme.accent,
+                    );
+                    replay(&session, &mut app.transcript);
+                    if let Some(text) = prompt {
+                        app.editor.set_text(&text, &theme);
+                    }
+                }
+                Err(e) => app.transcript.error(&format!("could not move there: {e}")),
             }
         }
         (Pending::Trust(resources), choice) => trusted(app, resources, choice),
@@ -727,6 +780,101 @@ pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<S
         transcript.note(&format!("── {shown} earlier messages above ──"), theme.dim);
     }
     prompts
+}
+
+/// The session's entries as tree rows (file order, depth first; a row is indented one step
+/// more under a point where the conversation branched): prompts, answers, summaries. Tool
+/// results, settings changes and hidden messages are left out (their children are kept).
+fn tree_rows(
+    entries: &[tandem_coding::session::SessionEntry],
+    leaf: Option<&str>,
+) -> Vec<(String, Item)> {
+    use std::collections::HashMap;
+    use tandem_coding::session::EntryKind;
+    let index: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+    let mut roots = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        match entry.parent_id.as_deref().and_then(|p| index.get(p)) {
+            Some(&parent) if parent < i => children[parent].push(i),
+            _ => roots.push(i),
+        }
+    }
+    let label = |entry: &tandem_coding::session::SessionEntry| -> Option<String> {
+        match &entry.kind {
+            EntryKind::Message { message } if tandem_coding::messages::is_hidden(message) => None,
+            EntryKind::Message {
+                message: AgentMessage::Llm(Message::User(u)),
+            } => Some(format!("› {}", first_line(&content_text(&u.content)))),
+            EntryKind::Message {
+                message: AgentMessage::Llm(Message::Assistant(a)),
+            } => {
+                let text = a.text();
+                if text.trim().is_empty() {
+                    let tools: Vec<String> = a
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            tandem_ai::AssistantBlock::ToolCall(c) => Some(c.name.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    Some(format!("  (calls {})", tools.join(", ")))
+                } else {
+                    Some(format!("  {}", first_line(&text)))
+                }
+            }
+            EntryKind::Compaction { .. } => Some("  [compacted context]".to_string()),
+            EntryKind::BranchSummary { .. } => Some("  [branch summary]".to_string()),
+            _ => None,
+        }
+    };
+    let mut rows = Vec::new();
+    // Depth-first, iteratively (a long session is a deep chain).
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        let entry = &entries[i];
+        if let Some(text) = label(entry) {
+            let marker = if depth == 0 {
+                String::new()
+            } else {
+                format!("{}└ ", "  ".repeat(depth - 1))
+            };
+            let detail = if leaf == Some(entry.id.as_str()) {
+                "← current"
+            } else {
+                ""
+            };
+            rows.push((
+                entry.id.clone(),
+                Item::with_detail(format!("{marker}{text}"), detail),
+            ));
+        }
+        let kids = &children[i];
+        let next = if kids.len() > 1 { depth + 1 } else { depth };
+        for &k in kids.iter().rev() {
+            stack.push((k, next));
+        }
+    }
+    // The leaf may be a hidden entry (a tool result): mark the nearest shown row above it.
+    if !rows.iter().any(|(_, item)| item.detail == "← current") {
+        let mut at = leaf.and_then(|l| index.get(l).copied());
+        while let Some(i) = at {
+            if let Some(row) = rows.iter_mut().find(|(id, _)| *id == entries[i].id) {
+                row.1.detail = "← current".to_string();
+                break;
+            }
+            at = entries[i]
+                .parent_id
+                .as_deref()
+                .and_then(|p| index.get(p).copied());
+        }
+    }
+    rows
 }
 
 fn session_item(info: &SessionInfo) -> Item {

@@ -3,7 +3,8 @@
 use serde_json::json;
 use tandem_tests::wire::{Turn, WireApi};
 
-use crate::support::{read_jsonl, Sandbox};
+use crate::support::tmux::Launch;
+use crate::support::{read_jsonl, Sandbox, MODEL};
 use crate::{open, ready, send, wait_text};
 
 fn two_models() -> Sandbox {
@@ -97,4 +98,75 @@ fn unknown_commands_and_hotkeys() {
     tmux.send_keys(&["C-c"]);
     ready(&tmux);
     assert!(sandbox.requests().is_empty());
+}
+
+#[test]
+fn tree_goes_back_to_a_prompt_and_branches_from_there() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("First answer."));
+    sandbox.answer(&Turn::text("Second answer."));
+    sandbox.answer(&Turn::text("Answer on the branch."));
+    let tmux = open(&sandbox, &[], 100, 40);
+    send(&tmux, "first question");
+    wait_text(&tmux, "First answer.");
+    ready(&tmux);
+    send(&tmux, "second question");
+    wait_text(&tmux, "Second answer.");
+    ready(&tmux);
+    send(&tmux, "/tree");
+    let screen = wait_text(&tmux, "← current");
+    assert!(screen.contains("› first question"), "{screen}");
+    // The current leaf is the second answer; one up is the second prompt.
+    tmux.send_keys(&["Up", "Enter"]);
+    wait_text(&tmux, "Moved in the session tree");
+    // The prompt is back in the editor: replace it and send.
+    tmux.send_keys(&["C-c"]);
+    send(&tmux, "a different second question");
+    wait_text(&tmux, "Answer on the branch.");
+    ready(&tmux);
+    // The model saw only the first exchange before the new prompt.
+    let last = sandbox
+        .requests()
+        .last()
+        .expect("a request")
+        .json()
+        .expect("JSON")
+        .to_string();
+    assert!(last.contains("First answer."), "{last}");
+    assert!(!last.contains("Second answer."), "{last}");
+    // Both branches are in the one file, under the same parent.
+    let entries = read_jsonl(&sandbox.only_session());
+    let parent_of = |text: &str| {
+        entries
+            .iter()
+            .find(|e| e["message"]["content"][0]["text"] == text)
+            .map(|e| e["parentId"].clone())
+            .expect("the prompt's entry")
+    };
+    assert_eq!(
+        parent_of("a different second question"),
+        parent_of("second question")
+    );
+}
+
+#[test]
+fn resume_flag_without_a_session_opens_the_picker() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("Old answer."));
+    sandbox.run(&["-p", "an old question"]).expect_code(0);
+    let tmux = Launch::tandem(&sandbox, &["--model", MODEL, "-r"])
+        .size(100, 40)
+        .start();
+    wait_text(&tmux, "Resume a session");
+    tmux.send_keys(&["Enter"]);
+    let screen = wait_text(&tmux, "Resumed the session.");
+    assert!(screen.contains("› an old question"), "{screen}");
+    // In print mode the picker is refused with what to do instead.
+    let run = sandbox.run(&["-r", "-p", "hi"]);
+    run.expect_code(1);
+    assert!(
+        run.stderr.contains("needs the interactive mode"),
+        "{}",
+        run.stderr
+    );
 }
