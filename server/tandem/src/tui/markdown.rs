@@ -105,6 +105,7 @@ struct Renderer<'t> {
     out: Vec<Line<'static>>,
     blank_pending: bool,
     containers: Vec<Container>,
+    /// Open inline and block styles, each already patched over the one below.
     styles: Vec<Style>,
     /// The current block's text: logical rows (hard breaks split them), before wrapping.
     inline: Vec<Vec<Span<'static>>>,
@@ -135,14 +136,14 @@ impl<'t> Renderer<'t> {
         }
     }
 
+    /// The style text gets now: every open style patched over the theme's text style. The
+    /// stack holds them already combined, so this is O(1) however deep the nesting.
     fn style(&self) -> Style {
-        self.styles
-            .iter()
-            .fold(self.theme.text, |style, top| style.patch(*top))
+        self.styles.last().copied().unwrap_or(self.theme.text)
     }
 
     fn push_style(&mut self, style: Style) {
-        self.styles.push(style);
+        self.styles.push(self.style().patch(style));
     }
 
     fn is_top_level(&self) -> bool {

@@ -327,3 +327,32 @@ fn empty_text_renders_nothing() {
     assert!(rows("", 40).is_empty());
     assert!(rows("\n\n  \n", 40).is_empty());
 }
+
+#[test]
+fn pathological_inline_markup_renders_every_character() {
+    let cases = [
+        "[".repeat(50_000),
+        "*a".repeat(50_000),
+        format!("{}x", "`".repeat(50_000)),
+        "<a".repeat(50_000),
+        "![".repeat(20_000),
+        "_*".repeat(50_000),
+    ];
+    for md in cases {
+        let lines = render(&md, 80, &theme());
+        let shown: usize = lines.iter().map(|l| plain(l).chars().count()).sum();
+        assert!(shown > 0 && shown <= md.chars().count(), "{}", &md[..10]);
+    }
+}
+
+#[test]
+fn deep_nesting_costs_nothing_per_inline_piece() {
+    // 10,000 open quotes and then 40,000 inline pieces: each piece's style and each row's
+    // prefix cost the same as without the nesting.
+    let md = format!("{}{}", ">".repeat(10_000), "a *b* `c` ".repeat(10_000));
+    let lines = render(&md, 40, &theme());
+    assert!(lines.len() > 1_000);
+    assert!(lines
+        .iter()
+        .all(|l| plain(l).starts_with("│ │ │ │ │ │ │ │ │ │ ")));
+}
