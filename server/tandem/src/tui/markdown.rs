@@ -18,10 +18,12 @@
 //! text is cut into blocks.
 
 mod stream;
+mod table;
 
 pub use stream::MarkdownStream;
+use table::Table;
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -90,13 +92,6 @@ struct Link {
 struct Code {
     lang: String,
     text: String,
-}
-
-struct Table {
-    alignments: Vec<Alignment>,
-    rows: Vec<Vec<Vec<Span<'static>>>>,
-    head_rows: usize,
-    row: Vec<Vec<Span<'static>>>,
 }
 
 struct Renderer<'t> {
@@ -265,12 +260,7 @@ impl<'t> Renderer<'t> {
             }
             Tag::Table(alignments) => {
                 self.begin_block();
-                self.table = Some(Table {
-                    alignments,
-                    rows: Vec::new(),
-                    head_rows: 0,
-                    row: Vec::new(),
-                });
+                self.table = Some(Table::new(alignments));
             }
             Tag::TableHead => self.push_style(Style::new().add_modifier(Modifier::BOLD)),
             Tag::TableRow | Tag::TableCell => {}
@@ -361,13 +351,19 @@ impl<'t> Renderer<'t> {
             }
             TagEnd::TableHead => {
                 self.styles.pop();
-                self.end_row(true);
-            }
-            TagEnd::TableRow => self.end_row(false),
-            TagEnd::TableCell => {
-                let cell: Vec<Span<'static>> = self.take_inline().into_iter().flatten().collect();
                 if let Some(table) = &mut self.table {
-                    table.row.push(cell);
+                    table.end_row(true);
+                }
+            }
+            TagEnd::TableRow => {
+                if let Some(table) = &mut self.table {
+                    table.end_row(false);
+                }
+            }
+            TagEnd::TableCell => {
+                let cell = self.take_inline().into_iter().flatten().collect();
+                if let Some(table) = &mut self.table {
+                    table.push_cell(cell);
                 }
             }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
@@ -555,88 +551,11 @@ impl<'t> Renderer<'t> {
         self.out.extend(rows);
     }
 
-    fn end_row(&mut self, head: bool) {
-        if let Some(table) = &mut self.table {
-            let row = std::mem::take(&mut table.row);
-            table.rows.push(row);
-            if head {
-                table.head_rows = table.rows.len();
-            }
-        }
-    }
-
     fn emit_table(&mut self, table: Table) {
         self.emit_blank();
         let (first, rest) = self.prefixes(true);
-        let room = self.width.saturating_sub(spans_width(&rest));
-        let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![1usize; columns];
-        for row in &table.rows {
-            for (i, cell) in row.iter().enumerate() {
-                widths[i] = widths[i].max(spans_width(cell));
-            }
-        }
-        let total = widths.iter().sum::<usize>() + 3 * columns.saturating_sub(1);
-        let width = self.width as u16;
-        let separator = Span::styled(" │ ", self.theme.dim);
-        let mut rows = Vec::new();
-        if total <= room {
-            for (r, row) in table.rows.iter().enumerate() {
-                let mut spans = Vec::new();
-                for (i, cell_width) in widths.iter().enumerate() {
-                    if i > 0 {
-                        spans.push(separator.clone());
-                    }
-                    let cell = row.get(i).cloned().unwrap_or_default();
-                    let alignment = table.alignments.get(i).copied().unwrap_or(Alignment::None);
-                    spans.extend(pad(cell, *cell_width, alignment));
-                }
-                rows.push(Line::from(spans));
-                if r + 1 == table.head_rows {
-                    let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-                    rows.push(Line::from(Span::styled(rule.join("─┼─"), self.theme.dim)));
-                }
-            }
-            let mut prefix = first;
-            for row in rows {
-                let line = trim_end_line(row);
-                self.out
-                    .extend(hard_wrap_with_prefix(line, width, prefix, rest.clone()));
-                prefix = rest.clone();
-            }
-            return;
-        }
-        // Too wide for columns: each body row as `header: value` rows, a blank row between.
-        let (head, body) = match table.rows.get(table.head_rows..) {
-            Some(body) if table.head_rows > 0 && !body.is_empty() => {
-                (table.rows.get(table.head_rows - 1), body)
-            }
-            _ => (None, table.rows.as_slice()),
-        };
-        let bold = Style::new().add_modifier(Modifier::BOLD);
-        let mut hanging = rest.clone();
-        hanging.push(Span::raw("  "));
-        let mut prefix = first;
-        for (r, row) in body.iter().enumerate() {
-            if r > 0 {
-                self.out.push(trim_end(rest.clone()));
-            }
-            for (i, cell) in row.iter().enumerate() {
-                let mut spans = Vec::new();
-                if let Some(name) = head.and_then(|head| head.get(i)) {
-                    spans.extend(name.iter().map(|s| s.clone().patch_style(bold)));
-                    spans.push(Span::styled(": ", bold));
-                }
-                spans.extend(cell.iter().cloned());
-                self.out.extend(wrap_with_prefix(
-                    Line::from(spans),
-                    width,
-                    prefix,
-                    hanging.clone(),
-                ));
-                prefix = rest.clone();
-            }
-        }
+        let rows = table.layout(self.width as u16, first, rest, self.theme);
+        self.out.extend(rows);
     }
 
     fn finish(&mut self) {
@@ -662,25 +581,6 @@ fn spans_width(spans: &[Span<'_>]) -> usize {
         .iter()
         .map(|span| super::text::width(&span.content))
         .sum()
-}
-
-/// `cell` padded to `width` columns as the column is aligned.
-fn pad(cell: Vec<Span<'static>>, width: usize, alignment: Alignment) -> Vec<Span<'static>> {
-    let gap = width.saturating_sub(spans_width(&cell));
-    let (left, right) = match alignment {
-        Alignment::Right => (gap, 0),
-        Alignment::Center => (gap / 2, gap - gap / 2),
-        Alignment::Left | Alignment::None => (0, gap),
-    };
-    let mut spans = Vec::with_capacity(cell.len() + 2);
-    if left > 0 {
-        spans.push(Span::raw(" ".repeat(left)));
-    }
-    spans.extend(cell);
-    if right > 0 {
-        spans.push(Span::raw(" ".repeat(right)));
-    }
-    spans
 }
 
 /// A row of `spans` without trailing spaces (a blank row inside a quote is just its bars).
