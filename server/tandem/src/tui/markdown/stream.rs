@@ -215,7 +215,9 @@ impl MarkdownStream {
                 _ => window,
             }
         };
-        let mut lines = render_chunk(source, width, theme, &mut self.carry.clone());
+        // The tail is a preview: it must not move the list numbering on.
+        let mut carry = self.carry;
+        let mut lines = render_chunk(source, width, theme, &mut carry);
         let skip = lines.len().saturating_sub(max_lines);
         lines.drain(..skip);
         lines

@@ -48,7 +48,44 @@ const DOCS: &[&str] = &[
     "text with 中文 and 😀 ünï\n\n**split `code` ~~strike~~**\n\n- [ ] task\n- [x] done\n",
     "  ```\n  indented fence\n\n  more\n  ```\n\nnext block\n",
     "a\rb\r\rc\n\n\n\n",
+    "> ```\n> code\n>\n> more\n> ```\n\nafter\n\nTitle\n=====\n\ntext",
+    "- a\n\n  ```\n  x\n\n  y\n  ```\n- b\n\n- c\n\n\tcontinued c\n\n<div>\n\n*md*\n\n</div>\n",
+    "```\nfirst\n```\n```\nsecond\n```\n````\nwith ``` inside\n````\n",
 ];
+
+/// Chunk sizes from a fixed pseudo-random sequence (1 to 8 characters).
+fn random_chunks(text: &str, seed: u64) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut state = seed;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let size = 1 + (state >> 33) as usize % 8;
+        let end = (at + size).min(chars.len());
+        out.push(chars[at..end].iter().collect());
+        at = end;
+    }
+    out
+}
+
+#[test]
+fn streamed_rows_equal_the_whole_render_for_random_chunkings() {
+    let t = theme();
+    for doc in DOCS {
+        let whole = without_blank_rows(&render(doc, 30, &t));
+        for seed in 0..20 {
+            let streamed = stream(&random_chunks(doc, seed), 30);
+            assert_eq!(
+                without_blank_rows(&streamed),
+                whole,
+                "doc {doc:?}, seed {seed}"
+            );
+        }
+    }
+}
 
 #[test]
 fn streamed_rows_equal_the_whole_render_for_every_chunking() {
@@ -58,18 +95,27 @@ fn streamed_rows_equal_the_whole_render_for_every_chunking() {
             let whole = render(doc, width, &t);
             for size in [1, 2, 3, 5, 7, 64, usize::MAX] {
                 let streamed = stream(&chunks(doc, size.min(doc.len().max(1))), width);
-                assert_eq!(
-                    without_blank_rows(&streamed),
-                    without_blank_rows(&whole),
-                    "doc {doc:?}, width {width}, chunk {size}"
-                );
+                assert_eq!(streamed, whole, "doc {doc:?}, width {width}, chunk {size}");
             }
         }
     }
 }
 
+/// The one known difference: a list that is loose only because of a blank line between two
+/// chunks is tight within the first chunk, so it misses the blank rows there.
 #[test]
-fn streamed_rows_match_exactly_without_loose_lists() {
+fn a_list_loosened_across_chunks_differs_only_in_blank_rows() {
+    let t = theme();
+    let doc = "- a\n- b\n\n- c\n";
+    let whole = render(doc, 30, &t);
+    assert_eq!(texts(&whole), ["- a", "", "- b", "", "- c"]);
+    let streamed = stream(&chunks(doc, 1), 30);
+    assert_eq!(texts(&streamed), ["- a", "- b", "", "- c"]);
+    assert_eq!(without_blank_rows(&streamed), without_blank_rows(&whole));
+}
+
+#[test]
+fn streamed_rows_match_exactly_with_styles() {
     let t = theme();
     let doc = "# T\n\npara *one*\nstill one\n\n```py\nx = 1\n\ny = 2\n```\n> q\n\n1. a\n\n1. b\n\n| h |\n|---|\n| c |\n";
     for size in [1, 2, 3, 10] {
