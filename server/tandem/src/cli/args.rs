@@ -362,12 +362,10 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
             )));
         }
     }
-    if h.resume.is_some() {
-        if h.session.is_some() || h.fork.is_some() || h.continue_session {
-            return Err(usage_error(
-                "-r/--resume cannot be combined with --session, --fork or --continue".to_string(),
-            ));
-        }
+    if h.resume.is_some() && (h.session.is_some() || h.fork.is_some() || h.continue_session) {
+        return Err(usage_error(
+            "-r/--resume cannot be combined with --session, --fork or --continue".to_string(),
+        ));
     }
     if let Some(id) = &h.session_id {
         let conflicts: Vec<&str> = named(&[

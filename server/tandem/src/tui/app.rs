@@ -224,11 +224,9 @@ impl App {
         self.transcript.dirty = true;
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key),
-            Event::Paste(text) => {
-                if self.modal.is_none() {
-                    self.editor.paste(&text);
-                    self.complete();
-                }
+            Event::Paste(text) if self.modal.is_none() => {
+                self.editor.paste(&text);
+                self.complete();
             }
             Event::Resize(cols, rows) => {
                 self.transcript.set_width(cols);

@@ -81,7 +81,7 @@ fn a_100_kb_answer_in_20000_chunks_is_shown_exactly() {
     .unwrap_or_else(|e| panic!("{e}"));
     ready(&tmux);
     let recorded = answers(&sandbox);
-    assert_eq!(recorded, [answer.clone()]);
+    assert_eq!(recorded, std::slice::from_ref(&answer));
     let history = tmux.capture_history().text();
     let expected: Vec<String> = answer.split_whitespace().map(str::to_string).collect();
     assert_eq!(shown_words(&history, "write a lot"), expected);
