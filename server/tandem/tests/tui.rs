@@ -8,6 +8,8 @@ mod support;
 mod commands;
 #[path = "tui/conversation.rs"]
 mod conversation;
+#[path = "tui/editing.rs"]
+mod editing;
 #[path = "tui/streaming.rs"]
 mod streaming;
 

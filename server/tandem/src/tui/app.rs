@@ -199,7 +199,7 @@ impl App {
             env!("CARGO_PKG_VERSION"),
             self.cwd.display()
         );
-        self.transcript.note(&title, theme.dim);
+        self.transcript.note(&format!("{title}\n"), theme.dim);
         self.session_started();
     }
 

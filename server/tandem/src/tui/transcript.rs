@@ -75,6 +75,9 @@ pub struct Transcript {
     pub queue: (Vec<String>, Vec<String>),
     /// Whether anything changed since the last frame.
     pub dirty: bool,
+    /// A failed answer's error, held until it is known whether a retry follows (the retry's
+    /// notice then says it instead).
+    failed: Option<String>,
 }
 
 impl Transcript {
@@ -95,6 +98,7 @@ impl Transcript {
             status: None,
             queue: (Vec::new(), Vec::new()),
             dirty: true,
+            failed: None,
         }
     }
 
@@ -246,8 +250,25 @@ impl Transcript {
     pub fn apply(&mut self, event: &AgentSessionEvent) {
         self.dirty = true;
         match event {
+            AgentSessionEvent::Session(
+                SessionEvent::AutoRetryStart { .. } | SessionEvent::AutoRetryEnd { .. },
+            ) => self.failed = None,
+            AgentSessionEvent::Session(SessionEvent::AgentSettled { .. }) => self.show_failure(),
+            AgentSessionEvent::Agent(e) if matches!(**e, AgentEvent::MessageStart { .. }) => {
+                self.show_failure()
+            }
+            _ => {}
+        }
+        match event {
             AgentSessionEvent::Agent(event) => self.agent(event),
             AgentSessionEvent::Session(event) => self.session(event),
+        }
+    }
+
+    /// Shows a held failure: no retry followed it.
+    fn show_failure(&mut self) {
+        if let Some(error) = self.failed.take() {
+            self.error(&error);
         }
     }
 
@@ -413,7 +434,7 @@ impl Transcript {
 
     fn user_lines(&self, text: &str) -> Vec<Line<'static>> {
         let theme = &self.theme;
-        let mut lines = vec![Line::default()];
+        let mut lines = Vec::new();
         for (i, line) in sanitize(text).split('\n').enumerate() {
             let marker = if i == 0 { "› " } else { "  " };
             lines.extend(wrap_with_prefix(
@@ -457,11 +478,12 @@ impl Transcript {
                 self.end_block();
                 match answer.stop_reason {
                     StopReason::Error => {
-                        let text = answer
-                            .error_message
-                            .clone()
-                            .unwrap_or_else(|| "the model call failed".to_string());
-                        self.error(&text);
+                        self.failed = Some(
+                            answer
+                                .error_message
+                                .clone()
+                                .unwrap_or_else(|| "the model call failed".to_string()),
+                        );
                     }
                     StopReason::Aborted => {}
                     StopReason::Length => {
