@@ -219,6 +219,7 @@ impl AcpAgent {
         let applied = apply_trust(
             session.session.clone(),
             TrustLater {
+                trusted: true,
                 agent_dir: &agent_dir,
                 cwd: &session.cwd,
                 options: &self.options,

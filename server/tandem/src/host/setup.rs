@@ -523,6 +523,9 @@ pub struct TrustLater<'a> {
     /// The editor's language intelligence; `None`: Tandem's own language servers, now that
     /// the folder is trusted.
     pub intel: Option<Arc<dyn LanguageIntel>>,
+    /// Whether the project's configuration is used: `true` when the folder was just trusted;
+    /// the folder's current decision when the configuration is only read again (`/reload`).
+    pub trusted: bool,
 }
 
 /// What trusting a session's folder later started: replace the session's MCP servers and own
@@ -547,16 +550,16 @@ pub async fn apply_trust(
     later: TrustLater<'_>,
 ) -> anyhow::Result<Trusted> {
     let loaded = {
-        let (dir, cwd) = (later.agent_dir.clone(), later.cwd.to_path_buf());
-        tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, true)).await?
+        let (dir, cwd, trusted) = (later.agent_dir.clone(), later.cwd.to_path_buf(), later.trusted);
+        tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, trusted)).await?
     };
     let mcp = connect_for_session(&loaded, later.servers, later.cwd).await;
     let (intel, languages, own_problems) = match later.intel {
         Some(editor) => (Some(editor), None, Vec::new()),
         None => {
-            let (settings, cwd) = (loaded.clone(), later.cwd.to_path_buf());
+            let (settings, cwd, trusted) = (loaded.clone(), later.cwd.to_path_buf(), later.trusted);
             let own = tokio::task::spawn_blocking(move || {
-                LanguageServers::for_session(&settings, &cwd, true)
+                LanguageServers::for_session(&settings, &cwd, trusted)
             })
             .await?;
             (

@@ -397,6 +397,7 @@ impl Sessions {
             let applied = apply_trust(
                 entry.session.clone(),
                 TrustLater {
+                    trusted: true,
                     agent_dir: &agent_dir,
                     cwd: &entry.cwd,
                     options: &options,

@@ -434,6 +434,7 @@ async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedRes
     let applied = crate::host::setup::apply_trust(
         held.live.session().clone(),
         crate::host::setup::TrustLater {
+            trusted: true,
             agent_dir: &rpc.agent_dir,
             cwd: &rpc.cwd,
             options: &rpc.args.options,

@@ -45,8 +45,9 @@ pub enum Done {
     Pick(Box<Picker>, Pending),
     /// Print this card (a `!command`'s).
     Card(Box<super::cards::Card>),
-    /// The folder was trusted: these servers replace the session's.
-    Trusted(Box<crate::host::setup::Trusted>),
+    /// The configuration was read again (the folder was trusted, or `/reload`): these servers
+    /// replace the session's; the text says what happened.
+    Trusted(Box<crate::host::setup::Trusted>, String),
 }
 
 /// What is open over the editor.
@@ -573,7 +574,7 @@ impl App {
                 );
                 self.transcript.lines(lines);
             }
-            Done::Trusted(trusted) => {
+            Done::Trusted(trusted, said) => {
                 let trusted = *trusted;
                 let old_mcp = std::mem::replace(&mut self.held.mcp, trusted.mcp);
                 let old_languages = std::mem::replace(&mut self.held.languages, trusted.languages);
@@ -583,8 +584,7 @@ impl App {
                         old.shutdown().await;
                     }
                 });
-                let mut text =
-                    "The folder is trusted: its project configuration is in use.".to_string();
+                let mut text = said;
                 for p in &trusted.problems {
                     text.push_str(&format!("\nWarning: {p}"));
                 }

@@ -71,6 +71,7 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("trust", "", "Trust this folder's project configuration"),
     ("mcp", "", "List the MCP servers' tools"),
+    ("reload", "", "Read settings, context files, skills, templates and MCP servers again"),
     ("hotkeys", "", "List the keys"),
     ("quit", "", "Leave (also Ctrl+D, or Ctrl+C twice)"),
 ];
@@ -252,8 +253,12 @@ pub fn run(app: &mut App, text: &str) {
             }
             let instructions = (!rest.is_empty()).then_some(rest);
             tokio::spawn(async move {
-                if let Err(e) = session.compact(instructions).await {
-                    let _ = done.send(Done::Error(format!("compaction failed: {e}")));
+                match session.compact(instructions).await {
+                    // The session's own compaction events say how it ended.
+                    Ok(_) | Err(tandem_coding::agent_session::SessionError::Compaction(_)) => {}
+                    Err(e) => {
+                        let _ = done.send(Done::Error(format!("could not compact: {e}")));
+                    }
                 }
             });
         }
@@ -455,6 +460,12 @@ pub fn run(app: &mut App, text: &str) {
             let resources = ProtectedResources::find(&app.cwd, home().as_deref());
             ask_trust(app, resources);
         }
+        "reload" => {
+            if busy {
+                return refuse_busy(app);
+            }
+            reload(app, "Reloaded the configuration.");
+        }
         "mcp" => {
             let tools = app.held.mcp.tools();
             let mut text = if tools.is_empty() {
@@ -591,16 +602,29 @@ fn trusted(app: &mut App, resources: ProtectedResources, choice: Option<usize>) 
             return;
         }
     }
+    app.held.trusted = true;
+    reload(
+        app,
+        "The folder is trusted: its project configuration is in use.",
+    );
+}
+
+/// Reads the configuration again (settings, context files, skills, templates, MCP and language
+/// servers), the project's only when the folder is trusted; refused while a run goes on.
+fn reload(app: &mut App, said: &str) {
     let session = app.held.live.session().clone();
     let agent_dir = app.agent_dir.clone();
     let cwd = app.cwd.clone();
     let options = app.args.options.clone();
     let workspace = app.workspace.clone();
     let done = app.done_tx.clone();
+    let trusted = app.held.trusted;
+    let said = said.to_string();
     tokio::spawn(async move {
         let applied = crate::host::setup::apply_trust(
             session,
             crate::host::setup::TrustLater {
+                trusted,
                 agent_dir: &agent_dir,
                 cwd: &cwd,
                 options: &options,
@@ -612,10 +636,8 @@ fn trusted(app: &mut App, resources: ProtectedResources, choice: Option<usize>) 
         )
         .await;
         let _ = done.send(match applied {
-            Ok(trusted) => Done::Trusted(Box::new(trusted)),
-            Err(e) => Done::Error(format!(
-                "the folder is trusted, but its configuration could not be loaded: {e:#}"
-            )),
+            Ok(trusted) => Done::Trusted(Box::new(trusted), said),
+            Err(e) => Done::Error(format!("the configuration could not be loaded: {e:#}")),
         });
     });
 }

@@ -51,6 +51,8 @@ pub struct Held {
     pub languages: Option<Arc<LanguageServers>>,
     /// The folder's trust question, still to ask.
     pub pending_trust: Option<ProtectedResources>,
+    /// Whether the project's configuration is in use.
+    pub trusted: bool,
     /// Problems found while setting it up.
     pub problems: Vec<String>,
 }
@@ -109,6 +111,7 @@ pub async fn start(
         mcp: started.mcp,
         languages: started.languages,
         pending_trust: started.pending,
+        trusted: started.trusted,
         problems: started.problems,
     })
 }

@@ -170,3 +170,82 @@ fn resume_flag_without_a_session_opens_the_picker() {
         run.stderr
     );
 }
+
+#[test]
+fn a_projects_templates_wait_for_trust_and_reload_reads_new_ones() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    std::fs::create_dir_all(sandbox.cwd.join(".pi/prompts")).expect("prompts dir");
+    sandbox.write(
+        ".pi/prompts/review.md",
+        "---\ndescription: Review the code\n---\nPlease review the code carefully.",
+    );
+    sandbox.answer(&Turn::text("Reviewed."));
+    sandbox.answer(&Turn::text("Summarized."));
+    let tmux = Launch::tandem(&sandbox, &["--model", MODEL])
+        .size(100, 40)
+        .start();
+    // The folder's trust is asked first; nothing of the project is used before it.
+    let screen = wait_text(&tmux, "Trust it for this session only");
+    assert!(screen.contains("review.md") || screen.contains(".pi"), "{screen}");
+    tmux.send_keys(&["Down", "Enter"]);
+    wait_text(&tmux, "The folder is trusted");
+    ready(&tmux);
+    tmux.send_text("/rev");
+    wait_text(&tmux, "Review the code");
+    tmux.send_keys(&["Tab", "Enter"]);
+    wait_text(&tmux, "Reviewed.");
+    ready(&tmux);
+    let first = sandbox.requests()[0].json().expect("JSON").to_string();
+    assert!(first.contains("Please review the code carefully."), "{first}");
+    // A template added later is found after /reload.
+    std::fs::create_dir_all(sandbox.agent_dir.join("prompts")).expect("user prompts");
+    sandbox.write_agent_file(
+        "prompts/summarize.md",
+        "---\ndescription: Summarize it\n---\nSummarize in one line.",
+    );
+    send(&tmux, "/reload");
+    wait_text(&tmux, "Reloaded the configuration.");
+    tmux.send_text("/summ");
+    wait_text(&tmux, "Summarize it");
+    tmux.send_keys(&["Tab", "Enter"]);
+    wait_text(&tmux, "Summarized.");
+    let second = sandbox.requests()[1].json().expect("JSON").to_string();
+    assert!(second.contains("Summarize in one line."), "{second}");
+}
+
+#[test]
+fn compact_name_session_and_undo() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.write_settings(json!({"compaction": {"keepRecentTokens": 1}}));
+    sandbox.write("a.txt", "one\n");
+    sandbox.answer(&Turn::tool_call(
+        "call_1",
+        "write",
+        json!({"path": "a.txt", "content": "two\n"}),
+    ));
+    sandbox.answer(&Turn::text("Wrote it."));
+    sandbox.answer(&Turn::text("## Summary\nThe user changed a.txt."));
+    let tmux = open(&sandbox, &[], 100, 40);
+    send(&tmux, "write two");
+    wait_text(&tmux, "Wrote it.");
+    ready(&tmux);
+    assert_eq!(sandbox.read("a.txt"), "two\n");
+    send(&tmux, "/name my work");
+    wait_text(&tmux, "Session named \"my work\".");
+    wait_text(&tmux, "· my work");
+    send(&tmux, "/session");
+    wait_text(&tmux, "1 prompts, 2 answers, 1 tool calls");
+    send(&tmux, "/compact");
+    wait_text(&tmux, "Context compacted");
+    ready(&tmux);
+    send(&tmux, "/undo");
+    wait_text(&tmux, "a.txt");
+    tmux.wait_for("the undo", crate::WAIT, |_| sandbox.read("a.txt") == "one\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kinds: Vec<String> = read_jsonl(&sandbox.only_session())
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(kinds.contains(&"compaction".to_string()), "{kinds:?}");
+    assert!(kinds.contains(&"session_info".to_string()), "{kinds:?}");
+}
