@@ -312,12 +312,23 @@ fn assert_all_gone(socket: &Path, pid: i32) {
 }
 
 #[test]
-fn dropping_the_harness_ends_the_server_and_a_program_that_ignores_hangups() {
-    let tmux = sh("trap '' HUP; echo ready; exec sleep 1000").start();
+fn dropping_the_harness_ends_the_server_the_program_and_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    // The program ignores hangups, and starts a job in a process group of its own (`set -m`),
+    // as an agent runs a tool.
+    let tmux = sh("trap '' HUP; set -m; sleep 1000 & echo $! > job; echo ready; exec sleep 1000")
+        .cwd(dir.path())
+        .start();
     tmux.wait_for_text("ready").unwrap();
+    let job: i32 = std::fs::read_to_string(dir.path().join("job"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let (socket, pid) = (tmux.socket().to_path_buf(), tmux.pane_pid());
     drop(tmux);
     assert_all_gone(&socket, pid);
+    assert_all_gone(&socket, job);
 }
 
 #[test]

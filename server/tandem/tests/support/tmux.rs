@@ -302,7 +302,7 @@ impl Launch {
             .parse()
             .ok()
             .filter(|&pid: &i32| pid > 0)
-            .and_then(|pid| Some((pid, start_time(pid)?)));
+            .and_then(|pid| Some((pid, proc_stat(pid)?.start_time)));
         tmux
     }
 }
@@ -313,8 +313,8 @@ const WRAPPER: &str = "status_file=$1; shift; trap : INT QUIT; \"$@\"; \
                        echo $? >\"$status_file\"; exec sleep 2147483647";
 
 /// One private tmux server and the pane of the program under test. Dropping it kills the
-/// pane's process group (the wrapper, the program and whatever it started in its group) and
-/// the server, and removes the socket.
+/// pane's session (the wrapper, the program and whatever they started) and the server, and
+/// removes the socket.
 pub struct Tmux {
     socket: PathBuf,
     status_file: PathBuf,
@@ -443,7 +443,7 @@ impl Tmux {
                 .unwrap_or_else(|| panic!("tmux gave no pane pid (socket {:?})", self.socket));
             let deadline = Instant::now() + WAIT;
             loop {
-                let child = child_of(wrapper);
+                let child = pids().find(|&pid| proc_stat(pid).is_some_and(|s| s.ppid == wrapper));
                 // The wrapper writes the status file before its `exec sleep`, and has no other
                 // child: a child seen while the file is absent is the program.
                 if self.status_file.exists() {
@@ -564,15 +564,19 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        // SIGKILL to the pane's process group first: the wrapper never exits by itself, so when
-        // its start time still matches, the id is still that group's. Then kill-server hangs up
-        // anything the program moved to another group.
-        if let Some((pid, started)) = self.wrapper {
-            if start_time(pid) == Some(started) {
-                // SAFETY: kill(2) on a process group we created (tmux makes the pane's process
-                // a session and group leader), checked above to be still ours.
-                unsafe {
-                    libc::kill(-pid, libc::SIGKILL);
+        // SIGKILL to every process of the pane's session first (the wrapper, the program and
+        // whatever they started, in any process group): the wrapper never exits by itself, so
+        // while its start time matches, the session id is still that session's. Then
+        // kill-server ends the server.
+        if let Some((wrapper, started)) = self.wrapper {
+            if proc_stat(wrapper).map(|s| s.start_time) == Some(started) {
+                for pid in
+                    pids().filter(|&pid| proc_stat(pid).is_some_and(|s| s.session == wrapper))
+                {
+                    // SAFETY: kill(2) on a process of the session this harness created.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
                 }
             }
         }
@@ -582,24 +586,32 @@ impl Drop for Tmux {
     }
 }
 
-/// A process's start time (clock ticks after boot, field 22 of `/proc/<pid>/stat`).
-fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: count from its end.
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    after_name.split(' ').nth(19)?.parse().ok()
+/// What the harness reads of `/proc/<pid>/stat`.
+struct ProcStat {
+    ppid: i32,
+    session: i32,
+    /// Clock ticks after boot.
+    start_time: u64,
 }
 
-/// A child of `parent`, from `/proc`.
-fn child_of(parent: i32) -> Option<i32> {
-    let entries = std::fs::read_dir("/proc").ok()?;
-    entries.filter_map(Result::ok).find_map(|entry| {
-        let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-        let after_name = &stat[stat.rfind(')')? + 2..];
-        let ppid: i32 = after_name.split(' ').nth(1)?.parse().ok()?;
-        (ppid == parent).then_some(pid)
+fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its end. Field 3
+    // (the state) is then the first.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some(ProcStat {
+        ppid: fields.get(1)?.parse().ok()?,
+        session: fields.get(3)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
     })
+}
+
+/// Every process id in `/proc`.
+fn pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
 }
 
 /// Runs a tmux client, feeding `stdin` when given.
