@@ -11,11 +11,23 @@
 //! per test keeps tests that run in parallel apart and makes cleanup one `kill-server`.
 //!
 //! The server is set up before its session exists: `history-limit` (200,000 lines, so a long
-//! answer scrolled off the screen is still in the pane's history), `remain-on-exit` (the pane
-//! stays after the program exits, so its exit status can be read; the "Pane is dead" line
-//! tmux would print is turned off), `default-terminal` (the pane's `TERM`) and
-//! `extended-keys always`. `window-size manual` is set right after `new-session`: tmux 3.3a's
-//! server crashes when that option is set before any session exists.
+//! answer scrolled off the screen is still in the pane's history), `default-terminal` (the
+//! pane's `TERM`) and `extended-keys always`. `window-size manual` is set right after
+//! `new-session`: tmux 3.3a's server crashes when that option is set before any session exists.
+//!
+//! # The program's exit
+//!
+//! The pane's own process is a small `/bin/sh` wrapper, not the program: it runs the program
+//! as its child, writes its exit status to a file beside the socket and then sleeps, so the
+//! pane never dies by itself. tmux 3.3a (Debian's) mishandles a pane whose process exits:
+//! measured here, it drops the output the program wrote just before exiting in about one run
+//! in three (it closes the terminal on SIGCHLD without reading what is left), and sometimes
+//! never collects the exit status at all (`#{pane_dead}` is 1, `#{pane_dead_status}` stays
+//! empty, the process a zombie). With the wrapper, the last screen a program leaves is always
+//! there to check, and [`Tmux::exit_status`] reads the file. The program is in the wrapper's
+//! process group, the terminal's foreground group, so Ctrl+C reaches it as usual; the wrapper
+//! catches SIGINT and SIGQUIT (a caught signal is reset to the default in the program, unlike
+//! an ignored one) and outlives it. [`Tmux::pane_pid`] is the program's process id.
 //!
 //! # Keys
 //!
@@ -35,6 +47,9 @@
 //!   (`\e[>4;1m` or `\e[>4;2m`), as pi does; tmux 3.3 ignores the kitty keyboard protocol's
 //!   push (`\e[>1u`), the only request crossterm makes. Keys that have a legacy encoding keep it
 //!   (Enter is `\r`, Ctrl+C is `\x03`, Escape is `\e`, Up is `\e[A`).
+//! - Ctrl+J (`C-j`, or a line feed inside [`Tmux::send_text`]) is the newline key that needs no
+//!   extended keys at all; pi binds it to "new line" beside Shift+Enter (and Alt+Enter to
+//!   "queue a follow-up").
 //!
 //! Text goes through [`Tmux::send_text`] (`send-keys -l`: each character as a key press, in
 //! chunks under tmux's command size limit) and [`Tmux::paste`] (a bracketed paste, as a
@@ -46,10 +61,11 @@
 //! The pane's environment is exactly what the test gives ([`Launch::env`]; by default `PATH`
 //! and `LANG=C.UTF-8`), plus what tmux itself sets in every pane: `TERM` (from
 //! [`Launch::term`]), `TERM_PROGRAM=tmux`, `TERM_PROGRAM_VERSION`, `TMUX` (the socket),
-//! `TMUX_PANE`, `SHELL` (the shell tmux runs commands with, `/bin/sh`) and `PWD`. The program is started by `/bin/sh`
-//! with `exec` and every argument single-quoted, so paths with spaces or quotes stay one
-//! argument and the pane's process is the program itself.
+//! `TMUX_PANE`, `SHELL` (the shell tmux runs commands with, `/bin/sh`) and `PWD`. Every
+//! argument reaches the program unchanged (the command tmux gives its shell quotes each one),
+//! paths with spaces or quotes included.
 
+use std::cell::OnceCell;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::Write;
@@ -220,15 +236,26 @@ impl Launch {
             .tempdir()
             .expect("a temp directory for the tmux socket");
         let socket = dir.path().join("sock");
+        let status_file = dir.path().join("exit-status");
         let mut tmux = Tmux {
             socket,
-            pane_pid: None,
+            status_file,
+            wrapper: None,
+            program: OnceCell::new(),
             _dir: dir,
         };
         let width = self.width.to_string();
         let height = self.height.to_string();
         let history = HISTORY_LIMIT.to_string();
-        let command = shell_command(&self.argv);
+        let mut wrapper_argv: Vec<OsString> = vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            WRAPPER.into(),
+            "tmux-harness".into(),
+            tmux.status_file.clone().into_os_string(),
+        ];
+        wrapper_argv.extend(self.argv.iter().cloned());
+        let command = shell_command(&wrapper_argv);
         let mut args: Vec<OsString> = Vec::new();
         for part in [
             &["start-server", ";"][..],
@@ -237,8 +264,6 @@ impl Launch {
             &["set", "-g", "default-terminal", &self.term, ";"],
             &["set", "-g", "escape-time", "0", ";"],
             &["set", "-s", "extended-keys", "always", ";"],
-            &["set", "-wg", "remain-on-exit", "on", ";"],
-            &["set", "-wg", "remain-on-exit-format", "", ";"],
             &[
                 "new-session",
                 "-d",
@@ -272,20 +297,32 @@ impl Launch {
                 String::from_utf8_lossy(&output.stderr)
             );
         }
-        tmux.pane_pid = tmux
+        tmux.wrapper = tmux
             .format("#{pane_pid}")
             .parse()
             .ok()
-            .filter(|&pid: &i32| pid > 0);
+            .filter(|&pid: &i32| pid > 0)
+            .and_then(|pid| Some((pid, proc_stat(pid)?.start_time)));
         tmux
     }
 }
 
+/// The pane's process: runs the program (`$2...`), writes its exit status to the file `$1`
+/// (128 + the signal number when a signal ended it), then sleeps until the server ends.
+const WRAPPER: &str = "status_file=$1; shift; trap : INT QUIT; \"$@\"; \
+                       echo $? >\"$status_file\"; exec sleep 2147483647";
+
 /// One private tmux server and the pane of the program under test. Dropping it kills the
-/// server, the program and the program's process group, and removes the socket.
+/// pane's session (the wrapper, the program and whatever they started) and the server, and
+/// removes the socket.
 pub struct Tmux {
     socket: PathBuf,
-    pane_pid: Option<i32>,
+    status_file: PathBuf,
+    /// The pane's process (the wrapper) and its start time, which tells it from a later
+    /// process given the same id.
+    wrapper: Option<(i32, u64)>,
+    /// The program's process id, once found.
+    program: OnceCell<i32>,
     // Holds the socket; removed on drop, after the server is gone.
     _dir: tempfile::TempDir,
 }
@@ -397,47 +434,39 @@ impl Tmux {
         }
     }
 
-    /// The process id of the program (the pane's first process; the `/bin/sh` that started it
-    /// has exec'd it).
+    /// The program's process id (the wrapper's child); waits for the wrapper to start it, and
+    /// panics when the program has already exited before it was looked up.
     pub fn pane_pid(&self) -> i32 {
-        self.pane_pid
-            .unwrap_or_else(|| panic!("tmux gave no pane pid (socket {:?})", self.socket))
+        *self.program.get_or_init(|| {
+            let (wrapper, _) = self
+                .wrapper
+                .unwrap_or_else(|| panic!("tmux gave no pane pid (socket {:?})", self.socket));
+            let deadline = Instant::now() + WAIT;
+            loop {
+                let child = pids().find(|&pid| proc_stat(pid).is_some_and(|s| s.ppid == wrapper));
+                // The wrapper writes the status file before its `exec sleep`, and has no other
+                // child: a child seen while the file is absent is the program.
+                if self.status_file.exists() {
+                    panic!("the program exited before its pid was looked up");
+                }
+                if let Some(pid) = child {
+                    return pid;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the pane's wrapper (pid {wrapper}) started no program within {WAIT:?}"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
     }
 
     /// `None` while the program runs; once it has exited, its exit code, or 128 + the signal
     /// number when a signal ended it (as shells report it).
     pub fn exit_status(&self) -> Option<i32> {
-        let text = self.format("#{pane_dead} #{pane_dead_status} #{pane_dead_signal}");
-        let mut parts = text.split(' ');
-        if parts.next() != Some("1") {
-            return None;
-        }
-        let code = parts.next().and_then(|s| s.parse::<i32>().ok());
-        let signal = parts.next().and_then(|s| s.parse::<i32>().ok());
-        match (code, signal) {
-            (Some(code), _) => Some(code),
-            (None, Some(signal)) => Some(128 + signal),
-            // tmux 3.3a can mark a pane dead (its terminal closed) without reaping the
-            // program: the zombie's wait status is still in /proc (the last field of `stat`).
-            // Or it reaped it between the two reads: its status shows at the next poll.
-            (None, None) => self.zombie_status(),
-        }
-    }
-
-    /// The exit status of the pane's program while it is a zombie nobody reaped yet, from
-    /// `/proc/<pid>/stat` (the wait status: the code in the high byte, a signal in the low).
-    fn zombie_status(&self) -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pane_pid?)).ok()?;
-        let after_name = &stat[stat.rfind(')')? + 1..];
-        let fields: Vec<&str> = after_name.split_whitespace().collect();
-        if fields.first() != Some(&"Z") {
-            return None;
-        }
-        let status: i32 = fields.last()?.parse().ok()?;
-        Some(match status & 0x7f {
-            0 => (status >> 8) & 0xff,
-            signal => 128 + signal,
-        })
+        let text = std::fs::read_to_string(&self.status_file).ok()?;
+        // The wrapper's `echo` may be half-written: only a whole line counts.
+        text.strip_suffix('\n')?.parse().ok()
     }
 
     /// Polls the screen until `ready` holds for it and returns that screen; after `timeout`,
@@ -535,30 +564,54 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        // kill-server hangs up every pane; a program that ignores SIGHUP, and whatever it
-        // started in its process group (the pane's session), is killed outright.
-        let _ = run(
-            {
-                let mut cmd = self.command();
-                cmd.arg("kill-server");
-                cmd
-            },
-            None,
-        );
-        if let Some(pid) = self.pane_pid {
-            let deadline = Instant::now() + Duration::from_secs(2);
-            // SAFETY: kill(2) with signal 0 only checks that the process exists.
-            while unsafe { libc::kill(pid, 0) } == 0 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            // SAFETY: plain kill(2) calls on the pane's process and its process group (tmux
-            // starts each pane in its own session, so the group id is the pane's pid).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
+        // SIGKILL to every process of the pane's session first (the wrapper, the program and
+        // whatever they started, in any process group): the wrapper never exits by itself, so
+        // while its start time matches, the session id is still that session's. Then
+        // kill-server ends the server.
+        if let Some((wrapper, started)) = self.wrapper {
+            if proc_stat(wrapper).map(|s| s.start_time) == Some(started) {
+                for pid in
+                    pids().filter(|&pid| proc_stat(pid).is_some_and(|s| s.session == wrapper))
+                {
+                    // SAFETY: kill(2) on a process of the session this harness created.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
             }
         }
+        let mut cmd = self.command();
+        cmd.arg("kill-server");
+        let _ = run(cmd, None);
     }
+}
+
+/// What the harness reads of `/proc/<pid>/stat`.
+struct ProcStat {
+    ppid: i32,
+    session: i32,
+    /// Clock ticks after boot.
+    start_time: u64,
+}
+
+fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its end. Field 3
+    // (the state) is then the first.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some(ProcStat {
+        ppid: fields.get(1)?.parse().ok()?,
+        session: fields.get(3)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every process id in `/proc`.
+fn pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
 }
 
 /// Runs a tmux client, feeding `stdin` when given.
@@ -579,7 +632,7 @@ fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
     child.wait_with_output().expect("waits for tmux")
 }
 
-/// `exec 'arg0' 'arg1' ...` for `/bin/sh -c`: every argument single-quoted (a quote inside
+/// `exec 'arg0' 'arg1' ...` for tmux's `/bin/sh -c`: every argument single-quoted (a quote inside
 /// becomes `'\''`), so spaces, quotes, `$` and `;` reach the program unchanged.
 fn shell_command(argv: &[OsString]) -> OsString {
     let mut out = b"exec".to_vec();
