@@ -36,6 +36,7 @@ pub mod paths;
 pub mod system;
 pub mod time;
 mod tree;
+pub use tree::TreeLinks;
 pub mod wire;
 
 pub use context::{build_context, ModelRef, SessionContext};

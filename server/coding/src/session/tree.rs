@@ -213,3 +213,34 @@ impl SessionManager {
         ordered
     }
 }
+
+/// The tree's links among `entries` (in file order): which entries are roots, and each entry's
+/// children in file order. A child always follows its parent in the file; an entry naming a
+/// later or unknown parent counts as a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeLinks {
+    /// Indexes of the roots.
+    pub roots: Vec<usize>,
+    /// For each entry (by index), the indexes of its children.
+    pub children: Vec<Vec<usize>>,
+}
+
+impl TreeLinks {
+    /// The links of `entries`.
+    pub fn of(entries: &[SessionEntry]) -> TreeLinks {
+        let index: std::collections::HashMap<&str, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), i))
+            .collect();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+        let mut roots = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            match entry.parent_id.as_deref().and_then(|p| index.get(p)) {
+                Some(&parent) if parent < i => children[parent].push(i),
+                _ => roots.push(i),
+            }
+        }
+        TreeLinks { roots, children }
+    }
+}

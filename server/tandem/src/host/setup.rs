@@ -258,6 +258,42 @@ pub struct Prepared {
     intel: Option<Arc<dyn LanguageIntel>>,
 }
 
+/// Where the history of a session a front door (re)starts comes from.
+pub enum History {
+    /// Opened (or created) by origin.
+    Origin(Origin),
+    /// Opened already (a fork or a copy).
+    Opened(Box<SessionManager>),
+}
+
+/// The folder's trust as far as it is decided without asking — a question is kept for the
+/// front door to ask ([`Started::pending`]) — then [`prepare`] or [`prepare_history`]: what
+/// RPC mode and the terminal mode start every session with.
+pub fn prepare_undecided(
+    agent_dir: &AgentDir,
+    cwd: &Path,
+    options: &SessionOptions,
+    history: History,
+) -> Result<Prepared, SetupError> {
+    let mut trust_problems = Vec::new();
+    let trust = decide_trust(agent_dir, cwd, options.approve, &mut |w| {
+        trust_problems.push(w)
+    });
+    let request = |origin| SessionRequest {
+        agent_dir: agent_dir.clone(),
+        cwd: cwd.to_path_buf(),
+        options,
+        origin,
+        trust,
+        trust_problems,
+        model: None,
+    };
+    match history {
+        History::Origin(origin) => prepare(request(origin)),
+        History::Opened(manager) => prepare_history(request(Origin::InMemory), *manager),
+    }
+}
+
 /// Decides everything a session needs before anything starts (blocking: reads the
 /// configuration files, may run a `!command` key). See the module docs.
 pub fn prepare(request: SessionRequest<'_>) -> Result<Prepared, SetupError> {

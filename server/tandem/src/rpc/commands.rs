@@ -595,23 +595,11 @@ fn state(session: &AgentSession, busy: bool) -> Value {
 }
 
 /// The session's entries as pi's tree: `{entry, children}` from each root, in file order.
-/// Built from the last entry back (a child always follows its parent in the file; an entry
-/// naming a later or unknown parent is a root), so a long session cannot overflow the stack.
+/// Built from the last entry back (a child always follows its parent in the file), so a long
+/// session cannot overflow the stack.
 fn tree(entries: &[SessionEntry]) -> Result<Value, String> {
-    use std::collections::HashMap;
-    let index: HashMap<&str, usize> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.id.as_str(), i))
-        .collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
-    let mut roots = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        match e.parent_id.as_deref().and_then(|p| index.get(p)) {
-            Some(&parent) if parent < i => children[parent].push(i),
-            _ => roots.push(i),
-        }
-    }
+    let tandem_coding::session::TreeLinks { roots, children } =
+        tandem_coding::session::TreeLinks::of(entries);
     let mut built: Vec<Option<Value>> = vec![None; entries.len()];
     for i in (0..entries.len()).rev() {
         let kids: Vec<Value> = children[i]

@@ -36,7 +36,7 @@ use tandem_ai::registry::{AgentDir, ModelRegistry};
 use tandem_ai::sync::lock;
 use tandem_coding::agent_session::AgentSessionEvent;
 use tandem_coding::session::SessionManager;
-use tandem_coding::trust::{ProtectedResources, TrustDecision};
+use tandem_coding::trust::ProtectedResources;
 use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
 use tokio::sync::watch;
 
@@ -44,7 +44,7 @@ use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::RunArgs;
 use crate::host::pump::{Batching, Translate, Transport};
-use crate::host::setup::{decide_trust, prepare, prepare_history, SessionRequest};
+use crate::host::setup;
 use crate::host::turns::Live;
 use crate::langserver::LanguageServers;
 use crate::mcp::McpTools;
@@ -181,28 +181,13 @@ async fn start(
     agent_dir: &AgentDir,
     history: History,
 ) -> anyhow::Result<Held> {
-    let mut trust_problems = Vec::new();
-    let trust: TrustDecision = decide_trust(agent_dir, cwd, args.options.approve, &mut |w| {
-        trust_problems.push(w)
-    });
-    let request = |origin| SessionRequest {
-        agent_dir: agent_dir.clone(),
-        cwd: cwd.to_path_buf(),
-        options: &args.options,
-        origin,
-        trust,
-        trust_problems,
-        model: None,
-    };
-    let prepared = match history {
+    let history = match history {
         History::Choice(choice) => {
-            let origin = origin(&choice, &args.options, agent_dir, cwd)?;
-            prepare(request(origin))?
+            setup::History::Origin(origin(&choice, &args.options, agent_dir, cwd)?)
         }
-        History::Opened(manager) => {
-            prepare_history(request(crate::host::Origin::InMemory), *manager)?
-        }
+        History::Opened(manager) => setup::History::Opened(manager),
     };
+    let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?;
     let workspace = Arc::new(DiskWorkspace::new(
         [cwd.to_path_buf()],
         PermissionPolicy::AllowAll,

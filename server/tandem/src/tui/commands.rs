@@ -818,14 +818,8 @@ fn tree_rows(
         .enumerate()
         .map(|(i, e)| (e.id.as_str(), i))
         .collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
-    let mut roots = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        match entry.parent_id.as_deref().and_then(|p| index.get(p)) {
-            Some(&parent) if parent < i => children[parent].push(i),
-            _ => roots.push(i),
-        }
-    }
+    let tandem_coding::session::TreeLinks { roots, children } =
+        tandem_coding::session::TreeLinks::of(entries);
     let label = |entry: &tandem_coding::session::SessionEntry| -> Option<String> {
         match &entry.kind {
             EntryKind::Message { message } if tandem_coding::messages::is_hidden(message) => None,

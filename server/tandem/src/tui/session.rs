@@ -8,14 +8,14 @@ use std::sync::Arc;
 use tandem_ai::registry::{AgentDir, ModelRegistry};
 use tandem_coding::agent_session::AgentSessionEvent;
 use tandem_coding::session::SessionManager;
-use tandem_coding::trust::{ProtectedResources, TrustDecision};
+use tandem_coding::trust::ProtectedResources;
 use tandem_coding::BashPolicy;
 use tokio::sync::mpsc;
 
 use crate::cli::command::SessionChoice;
 use crate::cli::RunArgs;
 use crate::host::pump::{Batching, Failure, Translate, Transport};
-use crate::host::setup::{decide_trust, prepare, prepare_history, SessionRequest};
+use crate::host::setup;
 use crate::host::turns::Live;
 use crate::langserver::LanguageServers;
 use crate::mcp::McpTools;
@@ -81,28 +81,13 @@ pub async fn start(
     workspace: Arc<TuiWorkspace>,
     events: mpsc::Sender<FromSession>,
 ) -> anyhow::Result<Held> {
-    let mut trust_problems = Vec::new();
-    let trust: TrustDecision = decide_trust(agent_dir, cwd, args.options.approve, &mut |w| {
-        trust_problems.push(w)
-    });
-    let request = |origin| SessionRequest {
-        agent_dir: agent_dir.clone(),
-        cwd: cwd.to_path_buf(),
-        options: &args.options,
-        origin,
-        trust,
-        trust_problems,
-        model: None,
-    };
-    let prepared = match history {
+    let history = match history {
         History::Choice(choice) => {
-            let origin = origin(&choice, &args.options, agent_dir, cwd)?;
-            prepare(request(origin))?
+            setup::History::Origin(origin(&choice, &args.options, agent_dir, cwd)?)
         }
-        History::Opened(manager) => {
-            prepare_history(request(crate::host::Origin::InMemory), *manager)?
-        }
+        History::Opened(manager) => setup::History::Opened(manager),
     };
+    let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?;
     let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
     let live = Live::start(started.session, Forward, Channel(events), Batching::NONE);
     Ok(Held {
