@@ -28,7 +28,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::highlight::{highlight, plain_lines};
-use super::text::{hard_wrap_with_prefix, sanitize, wrap_with_prefix};
+use super::text::{hard_wrap_with_prefix, sanitize, spans_width, wrap_with_prefix};
 use super::theme::Theme;
 
 /// Renders markdown `text` as lines at most `width` columns wide (see [`super::text::wrap`] for
@@ -574,13 +574,6 @@ fn list_delimiter(rest: &str) -> char {
         .next()
         .filter(|c| *c == ')')
         .unwrap_or('.')
-}
-
-fn spans_width(spans: &[Span<'_>]) -> usize {
-    spans
-        .iter()
-        .map(|span| super::text::width(&span.content))
-        .sum()
 }
 
 /// A row of `spans` without trailing spaces (a blank row inside a quote is just its bars).
