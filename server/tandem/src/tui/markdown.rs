@@ -41,14 +41,14 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
 /// `)`). CommonMark continues a list across blank lines, so a stream that renders the text in
 /// chunks carries this from one chunk to the next to keep the numbering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct OrderedCarry {
+struct OrderedCarry {
     next: u64,
     delimiter: char,
 }
 
 /// Renders one chunk of a longer text. `carry` is the ordered list the previous chunk ended
 /// with, if any; it is replaced by the one this chunk ends with (kept when the chunk is blank).
-pub(crate) fn render_chunk(
+fn render_chunk(
     text: &str,
     width: u16,
     theme: &Theme,

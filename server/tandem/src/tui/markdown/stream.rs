@@ -2,9 +2,10 @@
 //!
 //! The text is cut into *chunks* at points where CommonMark cannot join what comes before with
 //! what comes after, so rendering each chunk alone gives what rendering the whole would:
-//! - after a blank line (outside a fenced code block), at the next line that starts in column
-//!   0. An indented line after a blank may still belong to a list item or an indented code
-//!   block, so it does not cut; nor does a blank line alone, since the next line decides.
+//! - after a blank line (outside a fenced code block), where the next line starts in column
+//!   0 — decided as soon as that line's first character arrives. An indented line after a
+//!   blank may still belong to a list item or an indented code block, so it does not cut; nor
+//!   does a blank line alone, since the next line decides.
 //! - right after the closing line of a fence that opened in column 0 (such a fence is never
 //!   inside a list item or quote). A fence opened with ``` is closed only by ``` (at least as
 //!   many), one opened with ~~~ only by ~~~. A fence indented one to three columns may belong
@@ -16,7 +17,7 @@
 //! in [`super::render`]; the one difference from rendering the whole text is that a list whose
 //! items are separated by blank lines is loose as a whole but tight within each chunk, so blank
 //! rows between its first items may be missing. Link reference definitions apply within their
-//! chunk only.
+//! chunk only, and an HTML block that holds blank lines (`<pre>`, comments) is cut like text.
 //!
 //! Cost: [`MarkdownStream::push`] looks at each byte once (a lone `\r` at the end waits for the
 //! next delta, which may bring its `\n`), so pushing is linear in the text. Every finished
