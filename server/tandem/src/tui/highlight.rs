@@ -212,11 +212,6 @@ impl Token {
     }
 }
 
-/// Whether `lang` (a fence's info string) names a language [`highlight`] knows.
-pub fn is_known(lang: &str) -> bool {
-    Lang::from_fence(lang).is_some()
-}
-
 /// Highlights `code` as `lang`: one line per source line (no wrapping), tokens styled over
 /// [`Theme::code_block`]. `None` when the language is unknown; plain lines when the code is
 /// too large or the highlighter fails.
