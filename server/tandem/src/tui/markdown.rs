@@ -28,7 +28,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::highlight::{highlight, plain_lines};
-use super::text::{hard_wrap_with_prefix, sanitize, wrap_with_prefix};
+use super::text::{hard_wrap_with_prefix, sanitize, spans_width, wrap_with_prefix};
 use super::theme::Theme;
 
 /// Renders markdown `text` as lines at most `width` columns wide (see [`super::text::wrap`] for
@@ -41,14 +41,14 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
 /// `)`). CommonMark continues a list across blank lines, so a stream that renders the text in
 /// chunks carries this from one chunk to the next to keep the numbering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct OrderedCarry {
+struct OrderedCarry {
     next: u64,
     delimiter: char,
 }
 
 /// Renders one chunk of a longer text. `carry` is the ordered list the previous chunk ended
 /// with, if any; it is replaced by the one this chunk ends with (kept when the chunk is blank).
-pub(crate) fn render_chunk(
+fn render_chunk(
     text: &str,
     width: u16,
     theme: &Theme,
@@ -574,13 +574,6 @@ fn list_delimiter(rest: &str) -> char {
         .next()
         .filter(|c| *c == ')')
         .unwrap_or('.')
-}
-
-fn spans_width(spans: &[Span<'_>]) -> usize {
-    spans
-        .iter()
-        .map(|span| super::text::width(&span.content))
-        .sum()
 }
 
 /// A row of `spans` without trailing spaces (a blank row inside a quote is just its bars).

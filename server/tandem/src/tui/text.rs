@@ -93,7 +93,12 @@ pub fn width(s: &str) -> usize {
 
 /// Display width of a line's spans.
 pub fn line_width(line: &Line<'_>) -> usize {
-    line.spans.iter().map(|span| width(&span.content)).sum()
+    spans_width(&line.spans)
+}
+
+/// Display width of `spans` side by side.
+pub fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|span| width(&span.content)).sum()
 }
 
 /// The plain text of a line, styles dropped.
@@ -106,7 +111,8 @@ pub fn plain(line: &Line<'_>) -> String {
 
 /// Word-wraps `line` so that no result is wider than `width` columns.
 ///
-/// Breaks at spaces; a word is split only when it is wider than a whole line. Spaces at a
+/// Breaks at spaces (a line feed inside a span counts as one: split text into lines first); a
+/// word is split only when it is wider than a whole line. Spaces at a
 /// break are dropped. Styles are kept span by span. See [`wrap_with_prefix`] for the limits
 /// at tiny widths.
 pub fn wrap(line: Line<'static>, width: u16) -> Vec<Line<'static>> {
@@ -203,7 +209,7 @@ fn wrap_cells(
     };
 
     let fit = |prefix: Vec<Span<'static>>| {
-        let prefix_width: usize = prefix.iter().map(|s| self::width(&s.content)).sum();
+        let prefix_width = spans_width(&prefix);
         if prefix_width >= width {
             (Vec::new(), width)
         } else {

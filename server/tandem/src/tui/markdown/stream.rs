@@ -2,9 +2,10 @@
 //!
 //! The text is cut into *chunks* at points where CommonMark cannot join what comes before with
 //! what comes after, so rendering each chunk alone gives what rendering the whole would:
-//! - after a blank line (outside a fenced code block), at the next line that starts in column
-//!   0. An indented line after a blank may still belong to a list item or an indented code
-//!   block, so it does not cut; nor does a blank line alone, since the next line decides.
+//! - after a blank line (outside a fenced code block), where the next line starts in column
+//!   0 — decided as soon as that line's first character arrives. An indented line after a
+//!   blank may still belong to a list item or an indented code block, so it does not cut; nor
+//!   does a blank line alone, since the next line decides.
 //! - right after the closing line of a fence that opened in column 0 (such a fence is never
 //!   inside a list item or quote). A fence opened with ``` is closed only by ``` (at least as
 //!   many), one opened with ~~~ only by ~~~. A fence indented one to three columns may belong
@@ -16,14 +17,14 @@
 //! in [`super::render`]; the one difference from rendering the whole text is that a list whose
 //! items are separated by blank lines is loose as a whole but tight within each chunk, so blank
 //! rows between its first items may be missing. Link reference definitions apply within their
-//! chunk only.
+//! chunk only, and an HTML block that holds blank lines (`<pre>`, comments) is cut like text.
 //!
 //! Cost: [`MarkdownStream::push`] looks at each byte once (a lone `\r` at the end waits for the
 //! next delta, which may bring its `\n`), so pushing is linear in the text. Every finished
 //! chunk is rendered once, which is linear too. [`MarkdownStream::tail`] renders at most about
-//! `max_lines × width × 4` bytes from the end of the open chunk (plus the opening line of a
-//! code fence it is inside), whatever the open chunk's length, so the cost of a frame does not
-//! grow with the answer.
+//! `max_lines × width × 4` bytes and `2 × max_lines` lines from the end of the open chunk (plus
+//! the opening line of a code fence it is inside), whatever the open chunk's length, so the
+//! cost of a frame does not grow with the answer.
 
 use ratatui::text::Line;
 
@@ -190,30 +191,16 @@ impl MarkdownStream {
             return Vec::new();
         }
         let open = self.text.get(self.open_start..).unwrap_or("");
-        let budget = max_lines
-            .saturating_mul(usize::from(width.max(1)) + 8)
-            .saturating_mul(4);
+        let cut = window_start(open, width, max_lines, self.fence.is_some());
+        let window = &open[cut..];
         let rendered;
-        let source = if open.len() <= budget {
-            open
-        } else {
-            let mut cut = open.len() - budget;
-            while !open.is_char_boundary(cut) {
-                cut += 1;
+        let source = match self.fence {
+            Some(fence) if cut > 0 && fence.line.0 < self.open_start + cut => {
+                let fence_line = self.text.get(fence.line.0..fence.line.1).unwrap_or("```");
+                rendered = format!("{fence_line}\n{window}");
+                rendered.as_str()
             }
-            // Start at a line start when the window holds one.
-            if let Some(newline) = open[cut..].find('\n') {
-                cut += newline + 1;
-            }
-            let window = &open[cut..];
-            match self.fence {
-                Some(fence) if fence.line.0 < self.open_start + cut => {
-                    let fence_line = self.text.get(fence.line.0..fence.line.1).unwrap_or("```");
-                    rendered = format!("{fence_line}\n{window}");
-                    rendered.as_str()
-                }
-                _ => window,
-            }
+            _ => window,
         };
         // The tail is a preview: it must not move the list numbering on.
         let mut carry = self.carry;
@@ -236,6 +223,43 @@ impl MarkdownStream {
         self.open_has_text = false;
         out
     }
+}
+
+/// Where the part of `open` that [`MarkdownStream::tail`] renders starts: within the last
+/// `max_lines × (width + 8) × 4` bytes (a row holds at most `width` cells of at most 4 bytes;
+/// the 8 allow for markup that shows nothing), and no more than `2 × max_lines + 2` lines
+/// back (most lines give at least one row; blank lines, setext underlines and link
+/// definitions give none). The start is a line start when the window holds one, and outside a
+/// code fence it moves on to a line in column 0 if one comes soon, so a nested list item cut
+/// from its parent does not read as indented code.
+fn window_start(open: &str, width: u16, max_lines: usize, in_fence: bool) -> usize {
+    let budget = max_lines
+        .saturating_mul(usize::from(width.max(1)) + 8)
+        .saturating_mul(4);
+    let mut cut = open.len().saturating_sub(budget);
+    while !open.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let keep = max_lines.saturating_mul(2).saturating_add(2);
+    match open[cut..].rmatch_indices('\n').nth(keep) {
+        Some((newline, _)) => cut += newline + 1,
+        None if cut > 0 => {
+            if let Some(newline) = open[cut..].find('\n') {
+                cut += newline + 1;
+            }
+        }
+        None => return 0,
+    }
+    if !in_fence {
+        let mut at = cut;
+        for line in open[cut..].split_inclusive('\n').take(max_lines) {
+            if !line.starts_with([' ', '\t', '\n', '\r']) {
+                return at;
+            }
+            at += line.len();
+        }
+    }
+    cut
 }
 
 /// A fence opened by `line`: its character, length and whether it is indented.

@@ -278,3 +278,38 @@ fn two_hundred_kilobytes_in_twenty_thousand_deltas() {
     finished += md.finish(80, &t).len();
     assert_eq!(finished, render(&doc, 80, &t).len());
 }
+
+#[test]
+fn the_tail_window_is_bounded_by_lines_and_bytes() {
+    // Short lines: twice the rows asked for, plus two.
+    let short = "ab\n".repeat(10_000);
+    assert_eq!(short.len() - window_start(&short, 80, 5, true), 12 * 3);
+    // One long line: the byte budget, moved to a character boundary.
+    let long = "é".repeat(100_000);
+    let start = window_start(&long, 10, 2, false);
+    assert!(long.is_char_boundary(start));
+    assert!(long.len() - start <= 2 * 18 * 4);
+    // Outside a fence the window starts at a line in column 0 when one comes soon.
+    let nested = format!(
+        "{}- top\n{}",
+        "    - deep\n".repeat(100),
+        "    - deep\n".repeat(7)
+    );
+    let start = window_start(&nested, 80, 4, false);
+    assert!(nested[start..].starts_with("- top\n"));
+    // Short text is taken whole.
+    assert_eq!(window_start("a\nb\n", 80, 5, false), 0);
+}
+
+#[test]
+fn the_tail_of_a_deep_list_is_at_most_max_lines() {
+    let t = theme();
+    let mut md = MarkdownStream::new();
+    md.push("- top\n");
+    for i in 0..5_000 {
+        md.push(&format!("{}- item {i}\n", "  ".repeat(i % 30)));
+    }
+    let tail = md.tail(60, 10, &t);
+    assert_eq!(tail.len(), 10);
+    assert!(plain(&tail[9]).contains("item 4999"));
+}

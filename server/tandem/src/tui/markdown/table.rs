@@ -5,8 +5,8 @@ use pulldown_cmark::Alignment;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::{spans_width, trim_end, trim_end_line};
-use crate::tui::text::{hard_wrap_with_prefix, wrap_with_prefix};
+use super::{trim_end, trim_end_line};
+use crate::tui::text::{hard_wrap_with_prefix, spans_width, wrap_with_prefix};
 use crate::tui::theme::Theme;
 
 /// A table's cells as the parser gave them.
