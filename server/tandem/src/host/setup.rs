@@ -586,7 +586,11 @@ pub async fn apply_trust(
     later: TrustLater<'_>,
 ) -> anyhow::Result<Trusted> {
     let loaded = {
-        let (dir, cwd, trusted) = (later.agent_dir.clone(), later.cwd.to_path_buf(), later.trusted);
+        let (dir, cwd, trusted) = (
+            later.agent_dir.clone(),
+            later.cwd.to_path_buf(),
+            later.trusted,
+        );
         tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, trusted)).await?
     };
     let mcp = connect_for_session(&loaded, later.servers, later.cwd).await;

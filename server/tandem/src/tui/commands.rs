@@ -71,7 +71,11 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("trust", "", "Trust this folder's project configuration"),
     ("mcp", "", "List the MCP servers' tools"),
-    ("reload", "", "Read settings, context files, skills, templates and MCP servers again"),
+    (
+        "reload",
+        "",
+        "Read settings, context files, skills, templates and MCP servers again",
+    ),
     ("hotkeys", "", "List the keys"),
     ("quit", "", "Leave (also Ctrl+D, or Ctrl+C twice)"),
 ];

@@ -186,7 +186,10 @@ fn a_projects_templates_wait_for_trust_and_reload_reads_new_ones() {
         .start();
     // The folder's trust is asked first; nothing of the project is used before it.
     let screen = wait_text(&tmux, "Trust it for this session only");
-    assert!(screen.contains("review.md") || screen.contains(".pi"), "{screen}");
+    assert!(
+        screen.contains("review.md") || screen.contains(".pi"),
+        "{screen}"
+    );
     tmux.send_keys(&["Down", "Enter"]);
     wait_text(&tmux, "The folder is trusted");
     ready(&tmux);
@@ -196,7 +199,10 @@ fn a_projects_templates_wait_for_trust_and_reload_reads_new_ones() {
     wait_text(&tmux, "Reviewed.");
     ready(&tmux);
     let first = sandbox.requests()[0].json().expect("JSON").to_string();
-    assert!(first.contains("Please review the code carefully."), "{first}");
+    assert!(
+        first.contains("Please review the code carefully."),
+        "{first}"
+    );
     // A template added later is found after /reload.
     std::fs::create_dir_all(sandbox.agent_dir.join("prompts")).expect("user prompts");
     sandbox.write_agent_file(
@@ -240,8 +246,10 @@ fn compact_name_session_and_undo() {
     ready(&tmux);
     send(&tmux, "/undo");
     wait_text(&tmux, "a.txt");
-    tmux.wait_for("the undo", crate::WAIT, |_| sandbox.read("a.txt") == "one\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+    tmux.wait_for("the undo", crate::WAIT, |_| {
+        sandbox.read("a.txt") == "one\n"
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
     let kinds: Vec<String> = read_jsonl(&sandbox.only_session())
         .iter()
         .map(|e| e["type"].as_str().unwrap_or_default().to_string())
