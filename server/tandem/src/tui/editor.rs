@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders};
 use ratatui::Frame;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::text::sanitize;
 use super::theme::Theme;
 
 /// Rows the editor grows to before it scrolls.
@@ -257,9 +258,10 @@ impl Editor {
                     } else {
                         theme.text
                     };
+                    // A file name or a template's description comes from the repository.
                     Line::from(vec![
-                        Span::styled(format!(" {} ", c.replacement), style),
-                        Span::styled(c.detail.clone(), theme.dim),
+                        Span::styled(format!(" {} ", sanitize(&c.replacement)), style),
+                        Span::styled(sanitize(&c.detail).into_owned(), theme.dim),
                     ])
                 })
                 .collect();
