@@ -30,6 +30,8 @@ use crate::host::turns::Prompt;
 
 /// The shortest time between two frames.
 const FRAME: Duration = Duration::from_millis(16);
+/// How long a new window size must hold before everything is printed again at it.
+const RESIZE_SETTLE: Duration = Duration::from_millis(120);
 /// How long a first Ctrl+C on an empty editor waits for the second.
 const EXIT_WINDOW: Duration = Duration::from_millis(1500);
 
@@ -79,6 +81,8 @@ pub struct App {
     /// The footer, computed when the session changes (not every frame).
     footer: Vec<Line<'static>>,
     footer_stale: bool,
+    /// A window size seen since when, not yet used (see `draw`).
+    resizing: Option<(Instant, (u16, u16))>,
 }
 
 impl App {
@@ -118,6 +122,7 @@ impl App {
             last_frame: Instant::now() - FRAME,
             footer: Vec::new(),
             footer_stale: true,
+            resizing: None,
         }
     }
 
@@ -229,20 +234,28 @@ impl App {
                 self.editor.paste(&text);
                 self.complete();
             }
+            // Handled by a frame once the size has settled (see `draw`), even when it is back
+            // to the size known before: the terminal may have moved lines meanwhile.
             Event::Resize(cols, rows) => {
-                self.transcript.set_width(cols);
-                let lines = self.transcript.reprint();
-                let redrawn = self
-                    .screen
-                    .resized(cols, rows)
-                    .and_then(|()| self.screen.reprint(&lines));
-                if let Err(e) = redrawn {
-                    tracing::warn!("redrawing after a resize failed: {e}");
-                }
+                self.resizing = Some((Instant::now(), (cols.max(1), rows.max(2))));
                 self.footer_stale = true;
             }
             _ => {}
         }
+    }
+
+    /// The window has a new size: everything is printed again at the new width.
+    fn resize(&mut self, cols: u16, rows: u16) {
+        self.transcript.set_width(cols);
+        let lines = self.transcript.reprint();
+        let redrawn = self
+            .screen
+            .resized(cols, rows)
+            .and_then(|()| self.screen.reprint(&lines));
+        if let Err(e) = redrawn {
+            tracing::warn!("redrawing after a resize failed: {e}");
+        }
+        self.footer_stale = true;
     }
 
     fn key(&mut self, key: KeyEvent) {
@@ -602,6 +615,28 @@ impl App {
 
     /// Draws a frame: finished lines printed, then the live area.
     fn draw(&mut self) -> anyhow::Result<()> {
+        // The size is asked before every frame, and a new one is used once it has held for
+        // RESIZE_SETTLE: while a window is being resized (a drag sends many sizes, and a
+        // terminal such as tmux moves lines between the screen and its history as it
+        // reflows), nothing is printed at rows that are about to move; then everything is
+        // printed again once, at the size it settled on.
+        if let Ok((cols, rows)) = crossterm::terminal::size() {
+            let size = (cols.max(1), rows.max(2));
+            let known = (self.screen.width(), self.screen.rows());
+            match self.resizing {
+                Some((_, pending)) if pending == size => {}
+                None if size == known => {}
+                _ => self.resizing = Some((Instant::now(), size)),
+            }
+        }
+        if let Some((since, (cols, rows))) = self.resizing {
+            if since.elapsed() < RESIZE_SETTLE {
+                self.last_frame = Instant::now();
+                return Ok(());
+            }
+            self.resizing = None;
+            self.resize(cols, rows);
+        }
         self.flush_transcript()?;
         if self.footer_stale {
             self.footer = self.footer_lines();

@@ -102,6 +102,10 @@ fn a_window_resized_mid_stream_still_shows_the_whole_answer() {
     tmux.resize(60, 20);
     wait_text(&tmux, "Paragraph 20:");
     tmux.resize(100, 35);
+    wait_text(&tmux, "Paragraph 30:");
+    // Shorter, then taller again at once: lines come back from the terminal's history.
+    tmux.resize(80, 12);
+    tmux.resize(100, 35);
     tmux.wait_for("the whole answer", Duration::from_secs(120), |s| {
         s.contains("END-OF-ANSWER") && !s.contains("Working…")
     })

@@ -313,3 +313,60 @@ fn the_tail_of_a_deep_list_is_at_most_max_lines() {
     assert_eq!(tail.len(), 10);
     assert!(plain(&tail[9]).contains("item 4999"));
 }
+
+#[test]
+fn a_stream_rebuilt_from_its_text_continues_exactly() {
+    // The terminal mode rebuilds the stream from the text so far after a resize: for every
+    // split point, rows from the rebuilt stream then from what follows equal the whole render.
+    let mut text = String::new();
+    for n in 0..6 {
+        text.push_str(&format!("Paragraph {n}: w{n}x0 w{n}x1 w{n}x2.\n\n"));
+    }
+    text.push_str("END");
+    let t = theme();
+    let whole = texts(&render(&text, 40, &t));
+    let chars: Vec<char> = text.chars().collect();
+    for k in 0..=chars.len() {
+        let (head, rest): (String, String) =
+            (chars[..k].iter().collect(), chars[k..].iter().collect());
+        let mut first = MarkdownStream::new();
+        for c in head.chars() {
+            first.push(&c.to_string());
+        }
+        let mut rows = texts(&first.take_finished(40, &t));
+        let mut fresh = MarkdownStream::new();
+        fresh.push(first.text());
+        let mut again = texts(&fresh.take_finished(40, &t));
+        assert_eq!(again, rows, "rebuilt at {k}");
+        rows.clear();
+        again.clear();
+        let mut all = texts(&{
+            let mut m = MarkdownStream::new();
+            m.push(&head);
+            m.take_finished(40, &t)
+        });
+        let mut m = MarkdownStream::new();
+        m.push(&head);
+        let _ = m.take_finished(40, &t);
+        let mut fresh = MarkdownStream::new();
+        fresh.push(m.text());
+        let _ = fresh.take_finished(40, &t);
+        for c in rest.chars() {
+            fresh.push(&c.to_string());
+            all.extend(texts(&fresh.take_finished(40, &t)));
+        }
+        all.extend(texts(&fresh.finish(40, &t)));
+        assert_eq!(
+            without_blank(&all),
+            without_blank(&whole),
+            "split at {k}: {head:?}"
+        );
+    }
+}
+
+fn without_blank(rows: &[String]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| !r.trim().is_empty())
+        .cloned()
+        .collect()
+}
