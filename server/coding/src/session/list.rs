@@ -101,15 +101,40 @@ pub fn list_all_sessions(agent_dir: &AgentDir) -> SessionList {
 }
 
 /// The session file in `session_dir` modified last (by file mtime) among those whose first
-/// line is a session header: what `--continue` resumes.
+/// line is a session header: what `--continue` resumes. Files whose mtimes are equal — the
+/// kernel's file clock ticks every few milliseconds, so two processes writing one after the
+/// other can share a tick — are told apart by their last entry's own timestamp
+/// (milliseconds), then by name.
 pub fn find_most_recent(session_dir: &Path) -> Option<PathBuf> {
-    jsonl_files(session_dir)
+    let files: Vec<(std::time::SystemTime, PathBuf)> = jsonl_files(session_dir)
         .ok()?
         .into_iter()
         .filter(|path| has_header(path))
         .filter_map(|path| Some((fs::metadata(&path).ok()?.modified().ok()?, path)))
-        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
+        .collect();
+    let newest = files.iter().map(|(mtime, _)| *mtime).max()?;
+    files
+        .into_iter()
+        .filter(|(mtime, _)| *mtime == newest)
+        .map(|(_, path)| (last_entry_time(&path), path))
+        .max()
         .map(|(_, path)| path)
+}
+
+/// The `timestamp` of the file's last entry (ISO 8601, so later sorts after), read from its
+/// last 64 KiB.
+fn last_entry_time(path: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let mut file = fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).ok()?;
+    let tail = String::from_utf8_lossy(&tail);
+    let last = tail.lines().rev().find(|l| !l.trim().is_empty())?;
+    let value: serde_json::Value = serde_json::from_str(last).ok()?;
+    value.get("timestamp")?.as_str().map(str::to_string)
 }
 
 /// Summarizes the session file at `path`.

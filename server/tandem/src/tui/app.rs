@@ -244,6 +244,15 @@ impl App {
         }
     }
 
+    /// Everything printed again at the next frame (a display choice changed).
+    fn reprint_soon(&mut self) {
+        let size = (self.screen.width(), self.screen.rows());
+        let due = Instant::now()
+            .checked_sub(RESIZE_SETTLE)
+            .unwrap_or_else(Instant::now);
+        self.resizing = Some((due, size));
+    }
+
     /// The window has a new size: everything is printed again at the new width.
     fn resize(&mut self, cols: u16, rows: u16) {
         self.transcript.set_width(cols);
@@ -291,27 +300,14 @@ impl App {
                     self.abort();
                 }
             }
+            // Both print everything again with the new choice, as pi re-renders its chat.
             KeyCode::Char('t') if ctrl => {
                 self.transcript.show_thinking = !self.transcript.show_thinking;
-                let theme = self.transcript.theme().clone();
-                let state = if self.transcript.show_thinking {
-                    "shown"
-                } else {
-                    "collapsed"
-                };
-                self.transcript
-                    .note(&format!("Thinking is {state} from here on."), theme.dim);
+                self.reprint_soon();
             }
             KeyCode::Char('o') if ctrl => {
                 self.transcript.expand_tools = !self.transcript.expand_tools;
-                let theme = self.transcript.theme().clone();
-                let state = if self.transcript.expand_tools {
-                    "shown whole"
-                } else {
-                    "shortened"
-                };
-                self.transcript
-                    .note(&format!("Tool output is {state} from here on."), theme.dim);
+                self.reprint_soon();
             }
             KeyCode::Char('l') if ctrl => commands::run(self, "/model"),
             KeyCode::Char('p') if ctrl => commands::cycle_model(self),

@@ -45,7 +45,7 @@ enum Item {
     User(String),
     /// A thinking block's text.
     Thinking(String),
-    /// A finished call (shown whole when `true`).
+    /// A finished call (shown whole when `true`, else as Ctrl+O says).
     Card(Box<Card>, bool),
 }
 
@@ -180,8 +180,9 @@ impl Transcript {
             }
             Item::User(text) => self.user_lines(text),
             Item::Thinking(text) => self.thinking_lines(text),
-            Item::Card(card, expanded) => {
-                let mut out = card.render(width, &self.cwd, &self.theme, false, *expanded);
+            Item::Card(card, whole) => {
+                let expanded = *whole || self.expand_tools;
+                let mut out = card.render(width, &self.cwd, &self.theme, false, expanded);
                 out.push(Line::default());
                 out
             }
@@ -502,8 +503,7 @@ impl Transcript {
                         Some(0) => CallState::Done,
                         _ => CallState::Failed,
                     };
-                    let expanded = self.expand_tools;
-                    self.commit(Item::Card(Box::new(card), expanded));
+                    self.commit(Item::Card(Box::new(card), false));
                 }
                 Some(CodingMessage::Custom(ext)) => {
                     let style = self.theme.dim;
@@ -644,8 +644,7 @@ impl Transcript {
     fn finish_card(&mut self, id: &str) {
         if let Some(i) = self.cards.iter().position(|c| c.id == id) {
             let card = self.cards.remove(i);
-            let expanded = self.expand_tools;
-            self.commit(Item::Card(Box::new(card), expanded));
+            self.commit(Item::Card(Box::new(card), false));
         }
     }
 }

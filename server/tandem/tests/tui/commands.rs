@@ -257,3 +257,59 @@ fn compact_name_session_and_undo() {
     assert!(kinds.contains(&"compaction".to_string()), "{kinds:?}");
     assert!(kinds.contains(&"session_info".to_string()), "{kinds:?}");
 }
+
+/// Runs a tmux command on `tmux`'s own server; its standard output.
+fn tmux_command(tmux: &crate::support::tmux::Tmux, args: &[&str]) -> String {
+    let out = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(tmux.socket())
+        .args(args)
+        .output()
+        .expect("runs tmux");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn copy_export_new_fork_mcp_and_quit() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("The first answer, to copy."));
+    sandbox.answer(&Turn::text("Answer in the fork."));
+    let tmux = open(&sandbox, &[], 100, 40);
+    // OSC 52 reaches tmux's buffers when the terminal takes it.
+    tmux_command(&tmux, &["set", "-s", "set-clipboard", "on"]);
+    send(&tmux, "question one");
+    wait_text(&tmux, "The first answer, to copy.");
+    ready(&tmux);
+    send(&tmux, "/copy");
+    wait_text(&tmux, "Copied the last answer");
+    tmux.wait_for("the clipboard", crate::WAIT, |_| {
+        tmux_command(&tmux, &["show-buffer"]) == "The first answer, to copy."
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    send(&tmux, "/export page.html");
+    wait_text(&tmux, "Exported to");
+    let page = std::fs::read_to_string(sandbox.cwd.join("page.html")).expect("the page");
+    assert!(page.contains("The first answer, to copy."));
+    send(&tmux, "/mcp");
+    wait_text(&tmux, "No MCP tools");
+    // /fork: back to the first prompt, in a new session file.
+    send(&tmux, "/fork");
+    wait_text(&tmux, "Fork from which prompt?");
+    tmux.send_keys(&["Enter"]);
+    wait_text(&tmux, "Forked: edit the prompt and send it.");
+    tmux.send_keys(&["C-c"]);
+    send(&tmux, "question one, again");
+    wait_text(&tmux, "Answer in the fork.");
+    ready(&tmux);
+    // /new: an empty session; nothing is written until it has a prompt.
+    send(&tmux, "/new");
+    wait_text(&tmux, "New session.");
+    assert_eq!(
+        sandbox.session_files().len(),
+        2,
+        "{:?}",
+        sandbox.session_files()
+    );
+    send(&tmux, "/quit");
+    assert_eq!(tmux.wait_for_exit(crate::WAIT), Ok(0));
+}

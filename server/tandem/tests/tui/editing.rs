@@ -135,12 +135,23 @@ fn thinking_is_shown_dimmed_and_ctrl_t_collapses_it() {
         .expect("the thinking line");
     assert!(line.contains("\u{1b}["), "thinking is styled: {line:?}");
     ready(&tmux);
+    // Ctrl+T collapses every thinking block, the one already printed too.
     tmux.send_keys(&["C-t"]);
-    wait_text(&tmux, "Thinking is collapsed");
+    let screen = tmux
+        .wait_for("thinking collapsed", crate::WAIT, |s| {
+            s.contains("Thought for 2 lines") && !s.contains("Let me consider.")
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(screen.contains("Hello!"), "{screen}");
     send(&tmux, "again");
     let screen = wait_text(&tmux, "Hello again!");
-    assert!(screen.contains("Thought for 2 lines"), "{screen}");
     assert!(!screen.contains("Another thought."), "{screen}");
+    // And shows them all again.
+    tmux.send_keys(&["C-t"]);
+    tmux.wait_for("thinking shown", crate::WAIT, |s| {
+        s.contains("Let me consider.") && s.contains("Another thought.")
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

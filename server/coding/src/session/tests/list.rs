@@ -125,3 +125,24 @@ fn continue_picks_the_latest_valid_file_by_mtime() {
     assert_eq!(resumed.session_id(), a_id);
     assert_eq!(find_most_recent(&dir.path().join("missing")), None);
 }
+
+#[test]
+fn continue_tells_files_with_one_mtime_apart_by_their_last_entry() {
+    // The kernel's file clock ticks every few milliseconds: two processes writing one after
+    // the other can leave equal mtimes. The file written last (by its entries' own
+    // millisecond timestamps) wins, whatever the names.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut a = session(dir.path(), "/p", "a", 1);
+    let b = session(dir.path(), "/p", "b", 2);
+    std::thread::sleep(Duration::from_millis(5));
+    a.append_session_info("written last").expect("append");
+    let (a_path, b_path) = (
+        a.session_file().expect("a").to_path_buf(),
+        b.session_file().expect("b").to_path_buf(),
+    );
+    assert!(a_path < b_path, "the names alone would choose b");
+    let now = SystemTime::now();
+    set_mtime(&a_path, now);
+    set_mtime(&b_path, now);
+    assert_eq!(find_most_recent(dir.path()), Some(a_path));
+}
