@@ -33,6 +33,7 @@ use tree_sitter::{
 
 use super::text::sanitize;
 use super::theme::Theme;
+use crate::lsp::context::{Grammar, Language};
 
 /// Larger code blocks are shown plain: highlighting them would stall a frame.
 pub const MAX_HIGHLIGHT_BYTES: usize = 256 * 1024;
@@ -47,107 +48,64 @@ struct Highlighting {
     tokens: Vec<Option<Token>>,
 }
 
-/// The languages that have a grammar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lang {
-    Rust,
-    Python,
-    JavaScript,
-    TypeScript,
-    Tsx,
-    Go,
-    C,
-    Cpp,
-    Java,
+/// The grammar for a fence's language name: its first word, any case, read as an editor's
+/// language id, plus the names only fences use (`node`, header extensions).
+fn grammar_for_fence(name: &str) -> Option<Grammar> {
+    let name = name
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let language = match name.as_str() {
+        "node" => Language::JavaScript,
+        "h" => Language::C,
+        "hpp" | "hh" | "hxx" => Language::Cpp,
+        other => Language::from_language_id(other),
+    };
+    Grammar::of(&language)
 }
 
-const LANGS: usize = 9;
-
-impl Lang {
-    /// The grammar for a fence's language name (its first word, any case).
-    fn from_fence(name: &str) -> Option<Lang> {
-        let name = name
-            .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        Some(match name.as_str() {
-            "rust" | "rs" => Lang::Rust,
-            "python" | "py" | "python3" => Lang::Python,
-            "javascript" | "js" | "jsx" | "mjs" | "cjs" | "node" => Lang::JavaScript,
-            "typescript" | "ts" | "mts" | "cts" => Lang::TypeScript,
-            "tsx" => Lang::Tsx,
-            "go" | "golang" => Lang::Go,
-            "c" | "h" => Lang::C,
-            "cpp" | "c++" | "cc" | "cxx" | "hpp" | "hh" | "hxx" => Lang::Cpp,
-            "java" => Lang::Java,
-            _ => return None,
-        })
+/// `grammar`'s highlight query, as the tree-sitter CLI combines the crates' queries.
+fn highlight_query(grammar: Grammar) -> String {
+    let js = tree_sitter_javascript::HIGHLIGHT_QUERY;
+    let jsx = tree_sitter_javascript::JSX_HIGHLIGHT_QUERY;
+    let ts = tree_sitter_typescript::HIGHLIGHTS_QUERY;
+    let c = tree_sitter_c::HIGHLIGHT_QUERY;
+    match grammar {
+        Grammar::Rust => tree_sitter_rust::HIGHLIGHTS_QUERY.to_owned(),
+        Grammar::Python => tree_sitter_python::HIGHLIGHTS_QUERY.to_owned(),
+        Grammar::JavaScript => format!("{js}\n{jsx}"),
+        Grammar::TypeScript => format!("{js}\n{ts}"),
+        Grammar::Tsx => format!("{js}\n{jsx}\n{ts}"),
+        Grammar::Go => tree_sitter_go::HIGHLIGHTS_QUERY.to_owned(),
+        Grammar::C => c.to_owned(),
+        Grammar::Cpp => format!("{c}\n{}", tree_sitter_cpp::HIGHLIGHT_QUERY),
+        Grammar::Java => tree_sitter_java::HIGHLIGHTS_QUERY.to_owned(),
     }
+}
 
-    fn index(self) -> usize {
-        self as usize
-    }
+fn build(grammar: Grammar) -> Option<Highlighting> {
+    let language = grammar.ts_language();
+    let query = Query::new(&language, &highlight_query(grammar)).ok()?;
+    let tokens = query
+        .capture_names()
+        .iter()
+        .map(|name| token_for(name))
+        .collect();
+    Some(Highlighting {
+        language,
+        query,
+        tokens,
+    })
+}
 
-    fn build(self) -> Option<Highlighting> {
-        let js = tree_sitter_javascript::HIGHLIGHT_QUERY;
-        let jsx = tree_sitter_javascript::JSX_HIGHLIGHT_QUERY;
-        let ts = tree_sitter_typescript::HIGHLIGHTS_QUERY;
-        let c = tree_sitter_c::HIGHLIGHT_QUERY;
-        let (language, query): (tree_sitter::Language, String) = match self {
-            Lang::Rust => (
-                tree_sitter_rust::LANGUAGE.into(),
-                tree_sitter_rust::HIGHLIGHTS_QUERY.to_owned(),
-            ),
-            Lang::Python => (
-                tree_sitter_python::LANGUAGE.into(),
-                tree_sitter_python::HIGHLIGHTS_QUERY.to_owned(),
-            ),
-            Lang::JavaScript => (
-                tree_sitter_javascript::LANGUAGE.into(),
-                format!("{js}\n{jsx}"),
-            ),
-            Lang::TypeScript => (
-                tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-                format!("{js}\n{ts}"),
-            ),
-            Lang::Tsx => (
-                tree_sitter_typescript::LANGUAGE_TSX.into(),
-                format!("{js}\n{jsx}\n{ts}"),
-            ),
-            Lang::Go => (
-                tree_sitter_go::LANGUAGE.into(),
-                tree_sitter_go::HIGHLIGHTS_QUERY.to_owned(),
-            ),
-            Lang::C => (tree_sitter_c::LANGUAGE.into(), c.to_owned()),
-            Lang::Cpp => (
-                tree_sitter_cpp::LANGUAGE.into(),
-                format!("{c}\n{}", tree_sitter_cpp::HIGHLIGHT_QUERY),
-            ),
-            Lang::Java => (
-                tree_sitter_java::LANGUAGE.into(),
-                tree_sitter_java::HIGHLIGHTS_QUERY.to_owned(),
-            ),
-        };
-        let query = Query::new(&language, &query).ok()?;
-        let tokens = query
-            .capture_names()
-            .iter()
-            .map(|name| token_for(name))
-            .collect();
-        Some(Highlighting {
-            language,
-            query,
-            tokens,
-        })
-    }
-
-    /// The compiled query, built on first use; `None` if it did not compile.
-    fn highlighting(self) -> Option<&'static Highlighting> {
-        static CONFIGS: [OnceLock<Option<Highlighting>>; LANGS] =
-            [const { OnceLock::new() }; LANGS];
-        CONFIGS[self.index()].get_or_init(|| self.build()).as_ref()
-    }
+/// `grammar`'s compiled query, built on first use; `None` if it did not compile.
+fn highlighting(grammar: Grammar) -> Option<&'static Highlighting> {
+    static CONFIGS: [OnceLock<Option<Highlighting>>; Grammar::COUNT] =
+        [const { OnceLock::new() }; Grammar::COUNT];
+    CONFIGS[grammar as usize]
+        .get_or_init(|| build(grammar))
+        .as_ref()
 }
 
 /// What a token is drawn as.
@@ -216,13 +174,13 @@ impl Token {
 /// [`Theme::code_block`]. `None` when the language is unknown; plain lines when the code is
 /// too large or the highlighter fails.
 pub fn highlight(code: &str, lang: &str, theme: &Theme) -> Option<Vec<Line<'static>>> {
-    let lang = Lang::from_fence(lang)?;
+    let grammar = grammar_for_fence(lang)?;
     let code = sanitize(code);
     let code = code.strip_suffix('\n').unwrap_or(&code);
     if code.len() > MAX_HIGHLIGHT_BYTES {
         return Some(split_plain(code, theme));
     }
-    let Some(highlighting) = lang.highlighting() else {
+    let Some(highlighting) = highlighting(grammar) else {
         return Some(split_plain(code, theme));
     };
     Some(styled_lines(code, highlighting, theme).unwrap_or_else(|| split_plain(code, theme)))

@@ -51,7 +51,7 @@ fn every_language_and_alias_highlights_a_keyword() {
         (&["rust", "rs", "Rust"], "fn f() {}", "fn"),
         (&["python", "py"], "def f():\n    return 1", "def"),
         (
-            &["javascript", "js", "jsx", "mjs"],
+            &["javascript", "js", "jsx", "mjs", "node"],
             "const x = <div/>;",
             "const",
         ),
@@ -60,11 +60,15 @@ fn every_language_and_alias_highlights_a_keyword() {
             "interface A { x: number }",
             "interface",
         ),
-        (&["tsx"], "const a: number = <b/>;", "const"),
-        (&["go"], "package main\nfunc f() {}", "func"),
+        (
+            &["tsx", "typescriptreact"],
+            "const a: number = <b/>;",
+            "const",
+        ),
+        (&["go", "golang"], "package main\nfunc f() {}", "func"),
         (&["c", "h"], "int main(void) { return 0; }", "return"),
         (
-            &["cpp", "c++", "cc", "hpp", "cxx"],
+            &["cpp", "c++", "cc", "hpp", "hh", "hxx", "cxx"],
             "class A { public: int x; };",
             "class",
         ),

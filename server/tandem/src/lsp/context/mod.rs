@@ -32,4 +32,5 @@ mod render_tests;
 pub use build::{build, ContextRequest};
 pub use languages::Language;
 pub use render::{render, ContextDiagnostic, Severity};
+pub(crate) use rules::Grammar;
 pub use symbols::find_symbol;

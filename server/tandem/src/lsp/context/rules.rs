@@ -31,7 +31,13 @@ pub(crate) enum Grammar {
     Java,
 }
 
+// `COUNT` must follow the last variant.
+const _: () = assert!(Grammar::Java as usize + 1 == Grammar::COUNT);
+
 impl Grammar {
+    /// How many grammars there are (the variants are numbered from 0).
+    pub(crate) const COUNT: usize = 9;
+
     /// The grammar for `language`, if Tandem has one.
     pub(crate) fn of(language: &Language) -> Option<Grammar> {
         Some(match language {
