@@ -736,22 +736,43 @@ fn reconfigure(
 /// default set is in use: the recorded tools Tandem has, then the MCP tools and language tools
 /// the branch never mentioned (they came after it recorded its tools; a built-in it never
 /// mentioned stays out), then the `+name` / `-name` changes of `selection`. The settings'
-/// `defaultTools` do not apply: they chose the tools the session started with.
+/// plain `defaultTools` names do not apply (they chose the tools the session started with), but
+/// their `-name` entries do: a tool the user's settings (or a trusted project's) remove is never
+/// brought back by a session file's record, which may come from anywhere (`--session PATH`);
+/// only `--tools +name` on this run brings it back. Each tool left out that way is named in
+/// `problems`.
 fn restored_tools(
     recorded: &SystemState,
     offered: &[&str],
     extra_tools: &[Arc<dyn AgentTool>],
     selection: &ToolSelection,
+    settings_lists: &[&[String]],
+    problems: &mut Vec<String>,
 ) -> (Vec<String>, Vec<tools::UnknownTool>) {
     let extra: Vec<&str> = extra_tools.iter().map(|t| t.name()).collect();
     let available =
         |n: &str| tools::ALL_TOOLS.contains(&n) || offered.contains(&n) || extra.contains(&n);
+    let denied = |n: &str| {
+        settings_lists
+            .iter()
+            .flat_map(|list| list.iter())
+            .any(|entry| entry.strip_prefix('-') == Some(n))
+    };
     let mentioned = recorded.mentioned_tools();
-    let mut base: Vec<&str> = recorded
-        .tool_names()
-        .into_iter()
-        .filter(|n| available(n))
-        .collect();
+    let mut base: Vec<&str> = Vec::new();
+    for name in recorded.tool_names() {
+        if !available(name) {
+            continue;
+        }
+        if denied(name) {
+            problems.push(format!(
+                "the resumed session recorded the tool `{name}`, which your settings' \
+                 defaultTools remove; it stays off (add it for this run with --tools +{name})"
+            ));
+            continue;
+        }
+        base.push(name);
+    }
     for name in offered.iter().chain(&extra) {
         if !mentioned.iter().any(|m| m == name) && !base.contains(name) {
             base.push(name);
@@ -812,8 +833,22 @@ fn assemble(
     let features = intel.as_ref().map(|i| i.features()).unwrap_or_default();
     let offered = tools::language_tools(features);
     let restoring = recorded.as_ref().filter(|_| options.tools.uses_default());
+    let settings_lists: Vec<&[String]> = [
+        loaded.global.default_tools.as_deref(),
+        loaded.project.default_tools.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let (chosen, unknown) = match restoring {
-        Some(recorded) => restored_tools(recorded, &offered, &extra_tools, &options.tools),
+        Some(recorded) => restored_tools(
+            recorded,
+            &offered,
+            &extra_tools,
+            &options.tools,
+            &settings_lists,
+            problems,
+        ),
         None => {
             // The front door's default set and the language tools a source answers, changed by
             // the settings' `defaultTools` (the user's, then the project's) and `--tools`.
@@ -824,14 +859,11 @@ fn assemble(
                 ToolSelection::EditorList(list) => (&EDITOR_TOOLS, Some(list)),
             };
             let base: Vec<&str> = base.iter().chain(&offered).copied().collect();
-            let lists: Vec<&[String]> = [
-                loaded.global.default_tools.as_deref(),
-                loaded.project.default_tools.as_deref(),
-                flag.map(Vec::as_slice),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
+            let lists: Vec<&[String]> = settings_lists
+                .iter()
+                .copied()
+                .chain(flag.map(Vec::as_slice))
+                .collect();
             tools::select_tools(&base, &lists)
         }
     };

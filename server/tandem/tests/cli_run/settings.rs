@@ -101,6 +101,43 @@ fn a_resumed_session_keeps_the_tools_its_branch_recorded() {
     assert_eq!(patches, 3, "{session}");
 }
 
+/// A session file's record may come from anywhere (`--session PATH`): it never brings back a
+/// tool the user's settings remove with `-name`. The run says so, and `--tools +name` on the
+/// command line still brings it back.
+#[test]
+fn a_resumed_session_never_restores_a_tool_the_settings_remove() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["--tools", "read,bash,write", "-p", "first"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["read", "bash", "write"]);
+
+    sandbox.write_settings(json!({"defaultTools": ["-bash", "-write", "-ls"]}));
+    sandbox.answer(&Turn::text("ok"));
+    let session = sandbox.only_session();
+    let path = session.to_str().expect("a UTF-8 path");
+    let run = sandbox.run(&["--session", path, "-p", "second"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["read"]);
+    for tool in ["bash", "write"] {
+        assert!(
+            run.stderr.contains(&format!(
+                "the resumed session recorded the tool `{tool}`, which your settings' \
+                 defaultTools remove; it stays off (add it for this run with --tools +{tool})"
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+    // A removed tool the record never had is not mentioned.
+    assert!(!run.stderr.contains("`ls`"), "{}", run.stderr);
+
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["--session", path, "--tools", "+bash", "-p", "third"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(usize::MAX), ["read", "bash"]);
+}
+
 #[test]
 fn model_thinking_levels_start_a_new_session_and_max_is_clamped() {
     let sandbox = Sandbox::with_model(
