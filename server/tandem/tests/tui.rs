@@ -10,6 +10,8 @@ mod commands;
 mod conversation;
 #[path = "tui/editing.rs"]
 mod editing;
+#[path = "tui/outside.rs"]
+mod outside;
 #[path = "tui/streaming.rs"]
 mod streaming;
 

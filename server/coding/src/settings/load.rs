@@ -296,9 +296,14 @@ pub fn load_files(paths: &SettingsPaths, project_trusted: bool) -> LoadedSetting
 }
 
 /// The keys only the agent directory's settings may hold: a project cannot vouch for itself,
-/// send the user's requests (and keys) through a proxy of its choosing, or choose where the
-/// user's conversations are written.
-const GLOBAL_ONLY: &[&str] = &["defaultProjectTrust", "httpProxy", "sessionDir"];
+/// send the user's requests (and keys) through a proxy of its choosing, choose where the
+/// user's conversations are written, or choose the program a keystroke runs.
+const GLOBAL_ONLY: &[&str] = &[
+    "defaultProjectTrust",
+    "httpProxy",
+    "sessionDir",
+    "externalEditor",
+];
 
 /// The names under a settings file's `mcpServers` (checked), comma-separated.
 fn legacy_names(settings: &Map<String, Value>) -> String {

@@ -120,6 +120,14 @@ pub struct Settings {
     /// Hide thinking blocks in the UI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hide_thinking_block: Option<bool>,
+    /// The program the terminal mode edits a prompt with (Ctrl+G), before `$VISUAL` and
+    /// `$EDITOR`. Read from the agent directory's settings only: a project does not choose
+    /// what runs on the user's keystroke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_editor: Option<String>,
+    /// The terminal mode starts without its title line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_startup: Option<bool>,
     /// UI theme name (pi's; unused by Tandem).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,

@@ -108,6 +108,8 @@ const SCHEMA: &[(&str, Kind)] = &[
     ("prompts", Kind::TextList),
     ("enableSkillCommands", Kind::Bool),
     ("hideThinkingBlock", Kind::Bool),
+    ("externalEditor", Kind::Text),
+    ("quietStartup", Kind::Bool),
     ("theme", Kind::Text),
     (
         "diagnostics",

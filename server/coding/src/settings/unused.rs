@@ -1,6 +1,6 @@
 //! The settings a file sets that Tandem does not act on, so that none is ignored silently:
-//! pi 1.6's keys for its terminal UI (Tandem has none yet), pi 1.6's other keys Tandem does not
-//! support yet, and keys neither knows (a typo, most often). Each is reported once per file
+//! pi 1.6's keys for its terminal UI that Tandem's terminal mode has no use for yet, pi 1.6's
+//! other keys Tandem does not support yet, and keys neither knows (a typo, most often). Each is reported once per file
 //! load, as a warning beside the file's other problems.
 
 use serde_json::{Map, Value};
@@ -40,17 +40,17 @@ const HONOURED: &[&str] = &[
     "defaultProjectTrust",
     "diagnostics",
     "languageServers",
+    "hideThinkingBlock",
+    "externalEditor",
+    "quietStartup",
 ];
 
 /// pi 1.6's settings for its terminal UI (settings.md: display, editor, keys, notices).
 const PI_TERMINAL: &[&str] = &[
-    "hideThinkingBlock",
     "showCacheMissNotices",
-    "externalEditor",
     "doubleEscapeAction",
     "treeFilterMode",
     "theme",
-    "quietStartup",
     "tuiMode",
     "fullscreenExitOutput",
     "fullscreenScrollbar",
@@ -122,7 +122,8 @@ const PI_OTHER: &[(&str, &str)] = &[
 const PI_BOOKKEEPING: &[&str] = &["lastChangelogVersion"];
 
 /// Why a setting of pi's terminal interface does nothing here.
-const TERMINAL_WHY: &str = "a setting of pi's terminal interface, which Tandem does not have yet";
+const TERMINAL_WHY: &str =
+    "a setting of pi's terminal interface that Tandem's terminal mode does not act on";
 
 /// What a file sets that Tandem does not act on, as `(key, why)`, in the file's order.
 pub(super) fn unused(root: &Map<String, Value>) -> Vec<(String, &'static str)> {

@@ -203,8 +203,8 @@ struct HistoryArgs {
     #[arg(short = 'n', long, value_name = "NAME")]
     name: Option<String>,
 
-    /// Accepted as pi's (it shows startup details in pi's terminal interface, which Tandem
-    /// does not have)
+    /// Accepted as pi's (it shows startup details in pi's terminal interface; Tandem's
+    /// terminal mode shows its one title line unless `quietStartup` is set)
     #[arg(long)]
     verbose: bool,
 

@@ -10,15 +10,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use tandem_ai::registry::AgentDir;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 
 use super::commands::{self, Pending};
 use super::editor::Editor;
+use super::outside::Outside;
 use super::picker::{Picked, Picker};
 use super::screen::Screen;
 use super::session::{self, FromSession, Held, History};
@@ -74,7 +76,7 @@ pub struct App {
     pub(super) transcript: Transcript,
     pub(super) editor: Editor,
     pub(super) modal: Option<Modal>,
-    screen: Screen,
+    pub(super) screen: Screen,
     ctrl_c: Option<Instant>,
     pub(super) quit: bool,
     last_frame: Instant,
@@ -83,6 +85,8 @@ pub struct App {
     footer_stale: bool,
     /// A window size seen since when, not yet used (see `draw`).
     resizing: Option<(Instant, (u16, u16))>,
+    /// The terminal is to be handed to this once the key is handled (see [`super::outside`]).
+    outside: Option<Outside>,
 }
 
 impl App {
@@ -123,6 +127,7 @@ impl App {
             footer: Vec::new(),
             footer_stale: true,
             resizing: None,
+            outside: None,
         }
     }
 
@@ -130,6 +135,7 @@ impl App {
     pub async fn run(mut self) -> anyhow::Result<()> {
         self.started();
         let mut keys = EventStream::new();
+        let mut signals = Signals::new()?;
         self.draw()?;
         while !self.quit {
             let due = self
@@ -159,6 +165,16 @@ impl App {
                     None => std::future::pending::<()>().await,
                 },
                 _ = sleep_until(due), if due.is_some() => {}
+                // Closed, or told to stop: the session is closed as by /quit.
+                _ = signals.recv() => self.quit = true,
+            }
+            if let Some(outside) = self.outside.take() {
+                // No reader may wait on the terminal while another program reads it.
+                drop(keys);
+                self.hand_over(outside).await;
+                keys = EventStream::new();
+                // A Ctrl+C typed meanwhile was meant for the other program.
+                signals.forget_pending();
             }
             if self.transcript.dirty && self.last_frame.elapsed() >= FRAME {
                 self.draw()?;
@@ -200,12 +216,16 @@ impl App {
     /// question.
     fn started(&mut self) {
         let theme = self.transcript.theme().clone();
-        let title = format!(
-            "Tandem {} · {} · /hotkeys for keys, /quit to leave",
-            env!("CARGO_PKG_VERSION"),
-            self.cwd.display()
-        );
-        self.transcript.note(&format!("{title}\n"), theme.dim);
+        let settings = self.held.live.session().settings();
+        self.transcript.show_thinking = settings.hide_thinking_block != Some(true);
+        if settings.quiet_startup != Some(true) {
+            let title = format!(
+                "Tandem {} · {} · /hotkeys for keys, /quit to leave",
+                env!("CARGO_PKG_VERSION"),
+                self.cwd.display()
+            );
+            self.transcript.note(&format!("{title}\n"), theme.dim);
+        }
         self.session_started();
     }
 
@@ -245,7 +265,7 @@ impl App {
     }
 
     /// Everything printed again at the next frame (a display choice changed).
-    fn reprint_soon(&mut self) {
+    pub(super) fn reprint_soon(&mut self) {
         let size = (self.screen.width(), self.screen.rows());
         let due = Instant::now()
             .checked_sub(RESIZE_SETTLE)
@@ -309,6 +329,8 @@ impl App {
                 self.transcript.expand_tools = !self.transcript.expand_tools;
                 self.reprint_soon();
             }
+            KeyCode::Char('g') if ctrl => self.outside = Some(Outside::Editor),
+            KeyCode::Char('z') if ctrl => self.outside = Some(Outside::Shell),
             KeyCode::Char('l') if ctrl => commands::run(self, "/model"),
             KeyCode::Char('p') if ctrl => commands::cycle_model(self),
             KeyCode::BackTab => commands::cycle_thinking(self),
@@ -780,6 +802,37 @@ fn clip(text: &str, width: usize) -> String {
     }
     out.push('…');
     out
+}
+
+/// The signals that end the interactive mode: the terminal closed (SIGHUP), SIGTERM, and
+/// SIGINT from outside (at the keyboard, raw mode turns Ctrl+C into a key).
+struct Signals {
+    hangup: Signal,
+    terminate: Signal,
+    interrupt: Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals {
+            hangup: signal(SignalKind::hangup())?,
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.hangup.recv() => {}
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
+
+    /// Drops the SIGINTs received so far.
+    fn forget_pending(&mut self) {
+        while let Some(Some(())) = self.interrupt.recv().now_or_never() {}
+    }
 }
 
 async fn sleep_until(due: Option<tokio::time::Instant>) {

@@ -103,6 +103,11 @@ const HOTKEYS: &[(&str, &str)] = &[
     ("Ctrl+T", "show or collapse thinking"),
     ("Ctrl+O", "show tool output whole or shortened"),
     (
+        "Ctrl+G",
+        "edit the prompt in your editor (externalEditor, $VISUAL, $EDITOR)",
+    ),
+    ("Ctrl+Z", "suspend to the shell (fg comes back)"),
+    (
         "!command",
         "run a shell command; its output joins the conversation",
     ),

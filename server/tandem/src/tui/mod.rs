@@ -13,7 +13,8 @@
 //! - [`editor`]: the input; [`picker`]: lists to pick from; [`commands`]: slash commands.
 //! - [`session`]: the session held (replaced whole for `/new`, `/resume`, `/fork`);
 //!   [`workspace`]: the disk, with questions (and confirm mode) asked in the terminal.
-//! - [`screen`]: raw mode, printing into the scrollback, the live area's place.
+//! - [`screen`]: raw mode, printing into the scrollback, the live area's place; [`outside`]:
+//!   the terminal handed to an external editor (Ctrl+G) or the shell (Ctrl+Z) and taken back.
 
 pub mod app;
 pub mod cards;
@@ -21,6 +22,7 @@ pub mod commands;
 pub mod editor;
 pub mod highlight;
 pub mod markdown;
+pub mod outside;
 pub mod picker;
 pub mod screen;
 pub mod session;

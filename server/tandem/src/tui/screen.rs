@@ -42,27 +42,7 @@ impl Screen {
     /// Puts the terminal in raw mode with bracketed paste (and, where the terminal has it,
     /// keys reported with their modifiers), the live area starting at the cursor's row.
     pub fn enter() -> io::Result<Screen> {
-        terminal::enable_raw_mode()?;
-        let mut out = io::stdout();
-        execute!(out, EnableBracketedPaste)?;
-        let enhanced_keys = matches!(terminal::supports_keyboard_enhancement(), Ok(true));
-        if enhanced_keys {
-            execute!(
-                out,
-                PushKeyboardEnhancementFlags(
-                    KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES
-                        | KeyboardEnhancementFlags::REPORT_ALTERNATE_KEYS
-                )
-            )?;
-        }
-        let (cols, rows) = terminal::size()?;
-        let (cols, rows) = (cols.max(1), rows.max(2));
-        let top = match cursor::position() {
-            Ok((0, row)) => row,
-            Ok((_, row)) => row + 1,
-            Err(_) => rows - 1,
-        }
-        .min(rows - 1);
+        let (enhanced_keys, (cols, rows), top) = take_terminal()?;
         let backend = CrosstermBackend::new(io::stdout());
         let terminal = Terminal::with_options(
             backend,
@@ -230,6 +210,29 @@ impl Screen {
             return Ok(());
         }
         self.left = true;
+        self.give_back()
+    }
+
+    /// Gives the terminal back for a while (another program uses it, or the process is
+    /// stopped), the cursor under the last printed line; [`Screen::resume`] takes it again.
+    pub fn suspend(&mut self) -> io::Result<()> {
+        self.give_back()
+    }
+
+    /// Takes the terminal again after [`Screen::suspend`]: the live area starts at the cursor's
+    /// row (what the shell or the other program printed meanwhile stays above it) and is drawn
+    /// whole at the next [`Screen::draw`].
+    pub fn resume(&mut self) -> io::Result<()> {
+        let (enhanced_keys, (cols, rows), top) = take_terminal()?;
+        self.enhanced_keys = enhanced_keys;
+        self.cols = cols;
+        self.rows = rows;
+        self.top = top;
+        self.height = 0;
+        Ok(())
+    }
+
+    fn give_back(&mut self) -> io::Result<()> {
         let top = self.top;
         let out = self.terminal.backend_mut();
         queue!(
@@ -244,6 +247,34 @@ impl Screen {
         Write::flush(out)?;
         terminal::disable_raw_mode()
     }
+}
+
+/// Raw mode, bracketed paste and (where the terminal has them) keys reported with their
+/// modifiers; returns whether it has them, the window's size, and the row the live area starts
+/// on (the cursor's, or the next when the cursor is not at a line's start).
+fn take_terminal() -> io::Result<(bool, (u16, u16), u16)> {
+    terminal::enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(out, EnableBracketedPaste)?;
+    let enhanced_keys = matches!(terminal::supports_keyboard_enhancement(), Ok(true));
+    if enhanced_keys {
+        execute!(
+            out,
+            PushKeyboardEnhancementFlags(
+                KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES
+                    | KeyboardEnhancementFlags::REPORT_ALTERNATE_KEYS
+            )
+        )?;
+    }
+    let (cols, rows) = terminal::size()?;
+    let (cols, rows) = (cols.max(1), rows.max(2));
+    let top = match cursor::position() {
+        Ok((0, row)) => row,
+        Ok((_, row)) => row + 1,
+        Err(_) => rows - 1,
+    }
+    .min(rows - 1);
+    Ok((enhanced_keys, (cols, rows), top))
 }
 
 impl Drop for Screen {

@@ -90,7 +90,7 @@ fn alt_enter_while_running_queues_a_follow_up() {
 }
 
 /// A Chat Completions answer that reasons, then answers.
-fn reasoned(thinking: &str, text: &str) -> MockResponse {
+pub(crate) fn reasoned(thinking: &str, text: &str) -> MockResponse {
     let event = |delta: serde_json::Value, finish: serde_json::Value| {
         let chunk = json!({
             "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "mock-model",
