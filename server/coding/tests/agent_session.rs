@@ -663,6 +663,87 @@ async fn a_bash_command_that_ends_during_a_run_is_recorded_after_the_run() {
 }
 
 #[tokio::test]
+async fn navigating_with_a_summary_records_the_branch_left_where_the_conversation_continues() {
+    let f = fixture(json!({"turns": [
+        {"text": "First answer."},
+        {"text": "Second answer."},
+        {"text": "The user asked a second thing; it was answered."},
+        {"text": "Answer after the summary."}
+    ]}));
+    let manager = SessionManager::create(&f.root, &f.sessions);
+    let s = session(&f, manager, model(&f, 128_000), Settings::default());
+    within(s.prompt("first", Vec::new())).await.expect("first");
+    within(s.prompt("second", Vec::new()))
+        .await
+        .expect("second");
+    let second_prompt = s
+        .fork_points()
+        .into_iter()
+        .find(|p| p.text == "second")
+        .expect("the second prompt")
+        .entry_id;
+    assert!(s.navigation_leaves_messages(&second_prompt));
+    let text = within(s.navigate_summarized(&second_prompt, Some("the tests".into())))
+        .await
+        .expect("navigates with a summary");
+    assert_eq!(text.as_deref(), Some("second"));
+    // The model's context: the shared history, then the summary of what was left.
+    let context = s.agent().with_state(|st| st.messages.clone());
+    let roles: Vec<&str> = context.iter().map(AgentMessage::role).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "branchSummary"]);
+    let path = s.session_file().expect("written");
+    let lines = file_lines(&path);
+    let summary = lines
+        .iter()
+        .find(|l| l["type"] == "branch_summary")
+        .expect("a branch_summary line");
+    let text = summary["summary"].as_str().expect("summary text");
+    assert!(
+        text.starts_with("Before coming back to this point")
+            && text.ends_with("The user asked a second thing; it was answered."),
+        "{text}"
+    );
+    let first_answer = lines
+        .iter()
+        .find(|l| l["message"]["content"][0]["text"] == "First answer.")
+        .expect("the first answer");
+    assert_eq!(summary["parentId"], first_answer["id"]);
+    assert_eq!(summary["fromId"], first_answer["id"]);
+    assert_eq!(
+        summary["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
+    assert!(summary["usage"].is_object(), "{summary}");
+    // The next prompt continues under the summary.
+    within(s.prompt("another second", Vec::new()))
+        .await
+        .expect("prompt on the branch");
+    let lines = file_lines(&path);
+    let prompt = lines
+        .iter()
+        .find(|l| l["message"]["content"][0]["text"] == "another second")
+        .expect("the new prompt");
+    assert_eq!(prompt["parentId"], summary["id"]);
+
+    // Moving to where the conversation already is leaves nothing: a plain move.
+    let leaf = lines.last().expect("entries")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert!(!s.navigation_leaves_messages(&leaf));
+
+    // A summary that fails (the model has no answer left) leaves the session where it was.
+    let before = s.agent().with_state(|st| st.messages.len());
+    let failed = within(s.navigate_summarized(&second_prompt, None)).await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert_eq!(s.agent().with_state(|st| st.messages.len()), before);
+    assert_eq!(
+        s.last_assistant_text().as_deref(),
+        Some("Answer after the summary.")
+    );
+}
+
+#[tokio::test]
 async fn navigating_the_tree_branches_and_sets_the_models_context() {
     let f = fixture(json!({"turns": [
         {"text": "First answer."},

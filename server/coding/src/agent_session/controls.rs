@@ -8,10 +8,16 @@ use std::sync::atomic::Ordering;
 use serde::Serialize;
 use tandem_agent::{AgentMessage, QueueMode};
 use tandem_ai::sync::lock;
-use tandem_ai::{AssistantBlock, Message, ThinkingLevel, Usage};
+use tandem_ai::{AssistantBlock, CancellationToken, Message, ThinkingLevel, Usage};
 
 use super::{user_text, AgentSession, AgentSessionEvent, SessionError, SessionEvent};
+use crate::compaction;
 use crate::session::EntryKind;
+
+/// Tokens kept free when summarizing a branch (pi's `branchSummary.reserveTokens` default).
+const BRANCH_RESERVE_TOKENS: u64 = 16_384;
+/// The window assumed for a model that names none (pi's).
+const DEFAULT_WINDOW: u64 = 128_000;
 
 /// Tokens of a session, summed over its assistant messages (pi's `SessionStats.tokens`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -249,35 +255,122 @@ impl AgentSession {
         if self.agent.is_running() {
             return Err(SessionError::Busy);
         }
+        let (position, prompt) = self.navigation_target(id)?;
         let messages = self.with_session(|s| {
-            let entry = s
-                .entries()
-                .iter()
-                .find(|e| e.id == id)
-                .cloned()
-                .ok_or_else(|| {
-                    SessionError::Persistence(format!("no entry {id} in the session"))
-                })?;
-            let prompt = match &entry.kind {
-                EntryKind::Message {
-                    message: AgentMessage::Llm(Message::User(u)),
-                } => Some(u.content.text()),
-                _ => None,
-            };
-            match (&prompt, &entry.parent_id) {
-                (Some(_), Some(parent)) => s.branch(parent),
-                (Some(_), None) => {
+            match &position {
+                Some(position) => s.branch(position),
+                None => {
                     s.reset_leaf();
                     Ok(())
                 }
-                (None, _) => s.branch(id),
             }
             .map_err(|e| SessionError::Persistence(e.to_string()))?;
-            Ok::<_, SessionError>((s.build_context().messages, prompt))
+            Ok::<_, SessionError>(s.build_context().messages)
         })?;
-        let (messages, prompt) = messages;
         self.agent.update_state(|s| s.messages = messages);
         Ok(prompt)
+    }
+
+    /// Whether moving to entry `id` leaves anything behind that a summary could keep: the
+    /// current branch has messages the new position does not share.
+    pub fn navigation_leaves_messages(&self, id: &str) -> bool {
+        let Ok((position, _)) = self.navigation_target(id) else {
+            return false;
+        };
+        self.with_session(|s| {
+            let Some(leaf) = s.leaf().map(str::to_string) else {
+                return false;
+            };
+            let left = compaction::entries_left(|e| s.path_to(e), &leaf, position.as_deref());
+            !compaction::prepare_branch(&left, 0).messages.is_empty()
+        })
+    }
+
+    /// [`AgentSession::navigate`], with the branch being left summarized by the model first
+    /// (pi's `/tree` with a summary): the summary is recorded as a `branch_summary` entry at
+    /// the new position, which becomes the leaf, so the model's context carries it.
+    /// `instructions` focus the summary. When nothing is left behind this is a plain move.
+    /// A failed or stopped summary ([`AgentSession::abort`]) leaves the session where it was.
+    pub async fn navigate_summarized(
+        &self,
+        id: &str,
+        instructions: Option<String>,
+    ) -> Result<Option<String>, SessionError> {
+        if self.agent.is_running() {
+            return Err(SessionError::Busy);
+        }
+        let (position, prompt) = self.navigation_target(id)?;
+        let preparation = self.with_session(|s| {
+            let leaf = s.leaf()?.to_string();
+            let left = compaction::entries_left(|e| s.path_to(e), &leaf, position.as_deref());
+            Some(left)
+        });
+        let (model, options) = self.summary_options(instructions)?;
+        let settings = lock(&self.settings).branch_summary.unwrap_or_default();
+        let reserve = settings.reserve_tokens.unwrap_or(BRANCH_RESERVE_TOKENS);
+        let window = if model.context_window > 0 {
+            model.context_window
+        } else {
+            DEFAULT_WINDOW
+        };
+        let preparation = compaction::prepare_branch(
+            preparation.as_deref().unwrap_or_default(),
+            window.saturating_sub(reserve).max(1),
+        );
+        let cancel = CancellationToken::new();
+        *lock(&self.run_cancel) = cancel.clone();
+        let written = compaction::summarize_branch(
+            &preparation,
+            &model,
+            &self.stream_fn,
+            reserve,
+            &options,
+            &cancel,
+        )
+        .await;
+        let summary = match written {
+            Err(_) if cancel.is_cancelled() => {
+                return Err(SessionError::Aborted("the branch summary"))
+            }
+            Err(e) => return Err(SessionError::Compaction(e.to_string())),
+            Ok(None) => return self.navigate(id),
+            Ok(Some(summary)) => summary,
+        };
+        if self.agent.is_running() {
+            return Err(SessionError::Busy);
+        }
+        let messages = self.with_session(|s| {
+            s.branch_with_summary(
+                position.as_deref(),
+                summary.summary,
+                Some(summary.details.to_value()),
+                None,
+                serde_json::to_value(summary.usage).ok(),
+            )
+            .map_err(|e| SessionError::Persistence(e.to_string()))?;
+            Ok::<_, SessionError>(s.build_context().messages)
+        })?;
+        self.agent.update_state(|s| s.messages = messages);
+        Ok(prompt)
+    }
+
+    /// Where moving to entry `id` puts the leaf (`None`: before the first entry) and the
+    /// prompt given back when `id` is a user prompt.
+    fn navigation_target(
+        &self,
+        id: &str,
+    ) -> Result<(Option<String>, Option<String>), SessionError> {
+        self.with_session(|s| {
+            let entry = s.entries().iter().find(|e| e.id == id).ok_or_else(|| {
+                SessionError::Persistence(format!("no entry {id} in the session"))
+            })?;
+            Ok(match &entry.kind {
+                EntryKind::Message {
+                    message: AgentMessage::Llm(Message::User(u)),
+                } => (entry.parent_id.clone(), Some(u.content.text())),
+                _ => (Some(id.to_string()), None),
+            })
+        })
     }
 
     /// The session's numbers: messages by role and tool calls over every entry of the file,

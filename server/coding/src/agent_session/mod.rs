@@ -869,18 +869,11 @@ impl AgentSession {
         outcome
     }
 
-    async fn compact_inner(
+    /// The session's model and how to call it for a summary (compaction's or a branch's).
+    pub(super) fn summary_options(
         &self,
         instructions: Option<String>,
-        cancel: &CancellationToken,
-    ) -> Result<CompactionSummaryInfo, SessionError> {
-        let settings = self.compaction_settings();
-        let path: Vec<_> = self.with_session(|s| s.branch_path().into_iter().cloned().collect());
-        let preparation = compaction::prepare_compaction(&path, &settings).ok_or_else(|| {
-            SessionError::Compaction(
-                "Nothing to compact: the conversation is already short enough".into(),
-            )
-        })?;
+    ) -> Result<(Model, CompactionOptions), SessionError> {
         let (model, thinking) = self
             .agent
             .with_state(|s| (s.model.clone(), s.thinking_level));
@@ -904,6 +897,22 @@ impl AgentSession {
             proxy,
             ..CompactionOptions::default()
         };
+        Ok((model, options))
+    }
+
+    async fn compact_inner(
+        &self,
+        instructions: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionSummaryInfo, SessionError> {
+        let settings = self.compaction_settings();
+        let path: Vec<_> = self.with_session(|s| s.branch_path().into_iter().cloned().collect());
+        let preparation = compaction::prepare_compaction(&path, &settings).ok_or_else(|| {
+            SessionError::Compaction(
+                "Nothing to compact: the conversation is already short enough".into(),
+            )
+        })?;
+        let (model, options) = self.summary_options(instructions)?;
         let result = compaction::compact(&preparation, &model, &self.stream_fn, &options, cancel)
             .await
             .map_err(|e| SessionError::Compaction(e.to_string()))?;

@@ -12,6 +12,7 @@
 //! Nothing here touches files or the session: the caller appends the result and rebuilds the
 //! context, which then starts with the summary (see [`crate::messages`]).
 
+pub mod branch;
 pub mod cut;
 pub mod files;
 pub mod prepare;
@@ -30,10 +31,15 @@ use serde::{Deserialize, Serialize};
 use tandem_agent::StreamFn;
 use tandem_ai::{CancellationToken, Model, ThinkingLevel, Usage};
 
+pub use branch::{
+    entries_left, prepare_branch, summarize_branch, BranchPreparation, BranchSummary,
+};
 pub use cut::{find_cut_point, find_turn_start_index, CutPoint};
 pub use files::{format_file_operations, CompactionDetails, FileOperations};
 pub use prepare::{prepare_compaction, CompactionPreparation};
-pub use summary::{generate_summary, generate_turn_prefix_summary, Summary};
+pub use summary::{
+    generate_branch_summary, generate_summary, generate_turn_prefix_summary, Summary,
+};
 pub use tokens::{
     calculate_context_tokens, estimate_context_tokens, estimate_tokens, last_assistant_usage,
     should_compact, ContextUsageEstimate,
@@ -104,6 +110,8 @@ pub enum SummaryPart {
     History,
     /// The summary of the beginning of a split turn.
     TurnPrefix,
+    /// The summary of a branch left in the session tree.
+    Branch,
 }
 
 impl fmt::Display for SummaryPart {
@@ -111,6 +119,7 @@ impl fmt::Display for SummaryPart {
         f.write_str(match self {
             SummaryPart::History => "Summarization",
             SummaryPart::TurnPrefix => "Turn prefix summarization",
+            SummaryPart::Branch => "Branch summarization",
         })
     }
 }
@@ -120,7 +129,7 @@ impl fmt::Display for SummaryPart {
 pub enum CompactionError {
     /// The model call failed.
     #[error(
-        "{part} failed: {message} (model {model}; check its API key and connection, then compact again)"
+        "{part} failed: {message} (model {model}; check its API key and connection, then try again)"
     )]
     Summary {
         /// Which summary.

@@ -106,6 +106,39 @@ Summarize this beginning so the kept end makes sense:
 
 Be brief; cover only what the kept end depends on.";
 
+/// Instructions for the summary of a branch the user leaves in the session tree: compaction's
+/// layout without its last section, since the work goes on elsewhere.
+pub const BRANCH_SUMMARY_PROMPT: &str = "The conversation above is a branch the user has now \
+left to continue from an earlier point. Summarize it so that the work can take into account \
+what was tried here.
+
+Use exactly this layout:
+
+## Goal
+[What the user was after on this branch]
+
+## Constraints & Preferences
+- [Requirements, limits and preferences the user stated]
+- [Write \"(none)\" if there were none]
+
+## Progress
+### Done
+- [x] [Finished tasks and changes]
+
+### In Progress
+- [ ] [Work started but not finished]
+
+### Blocked
+- [Anything that stopped progress, if there was something]
+
+## Key Decisions
+- **[Decision]**: [Why it was made, briefly]
+
+## Next Steps
+1. [What would have come next on this branch]
+
+Be brief in every section. Copy file paths, function names and error messages exactly.";
+
 /// Introduces the user's extra instructions (`/compact <instructions>`).
 pub const FOCUS_INTRO: &str = "Pay particular attention to: ";
 

@@ -13,8 +13,8 @@ use tandem_ai::{
 };
 
 use super::prompts::{
-    summary_request, FOCUS_INTRO, SUMMARIZATION_SYSTEM_PROMPT, SUMMARY_PROMPT, TURN_PREFIX_PROMPT,
-    UPDATE_SUMMARY_PROMPT,
+    summary_request, BRANCH_SUMMARY_PROMPT, FOCUS_INTRO, SUMMARIZATION_SYSTEM_PROMPT,
+    SUMMARY_PROMPT, TURN_PREFIX_PROMPT, UPDATE_SUMMARY_PROMPT,
 };
 use super::serialize::serialize_conversation;
 use super::{CompactionError, CompactionOptions, SummaryPart};
@@ -66,6 +66,40 @@ pub async fn generate_summary(
         output_budget(reserve_tokens, 80, model),
         reasoning,
         SummaryPart::History,
+    )
+    .await
+}
+
+/// Summarizes a branch of the session tree that the user is leaving (see [`super::branch`]).
+pub async fn generate_branch_summary(
+    messages: &[AgentMessage],
+    model: &Model,
+    stream_fn: &StreamFn,
+    reserve_tokens: u64,
+    options: &CompactionOptions,
+    cancel: &CancellationToken,
+) -> Result<Summary, CompactionError> {
+    let mut instructions = BRANCH_SUMMARY_PROMPT.to_string();
+    if let Some(focus) = options
+        .custom_instructions
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        instructions.push_str(&format!("\n\n{FOCUS_INTRO}{focus}"));
+    }
+    let transcript = serialize_conversation(&convert_to_llm(messages));
+    let request = summary_request(&transcript, None, &instructions);
+    let call = SummaryCall {
+        model,
+        stream_fn,
+        options,
+        cancel,
+    };
+    call.run(
+        request,
+        output_budget(reserve_tokens, 80, model),
+        reasoning(model, options, ThinkingLevel::High),
+        SummaryPart::Branch,
     )
     .await
 }

@@ -377,7 +377,7 @@ async fn a_failing_model_call_is_a_clear_error() {
     assert_eq!(
         err.to_string(),
         "Summarization failed: 429 rate limited (model scripted/summarizer; check its API key \
-         and connection, then compact again)"
+         and connection, then try again)"
     );
 
     let script = Scripted::new(Answer::Text("HISTORY"), Answer::Fail(StopReason::Error, ""));

@@ -66,7 +66,8 @@ impl SessionManager {
     }
 
     /// Moves the leaf to `id` (`None`: before the first entry) and appends there a
-    /// `branch_summary` summarizing the branch being left, whose `fromId` is `id` (or `"root"`).
+    /// `branch_summary` summarizing the branch being left, whose `fromId` is `id` (or `"root"`);
+    /// `usage` is what writing the summary cost.
     /// Returns the summary entry's id, which becomes the leaf.
     pub fn branch_with_summary(
         &mut self,
@@ -74,6 +75,7 @@ impl SessionManager {
         summary: impl Into<String>,
         details: Option<Value>,
         from_hook: Option<bool>,
+        usage: Option<Value>,
     ) -> Result<String, SessionError> {
         if let Some(id) = id {
             if !self.index.contains_key(id) {
@@ -84,7 +86,7 @@ impl SessionManager {
             from_id: id.unwrap_or("root").to_string(),
             summary: summary.into(),
             details,
-            usage: None,
+            usage,
             from_hook,
         };
         self.append_under(kind, id.map(str::to_string))

@@ -43,6 +43,8 @@ const HONOURED: &[&str] = &[
     "hideThinkingBlock",
     "externalEditor",
     "quietStartup",
+    "branchSummary.reserveTokens",
+    "branchSummary.skipPrompt",
 ];
 
 /// pi 1.6's settings for its terminal UI (settings.md: display, editor, keys, notices).
@@ -64,7 +66,6 @@ const PI_TERMINAL: &[&str] = &[
     "markdown",
     "themes",
     "collapseChangelog",
-    "branchSummary",
 ];
 
 /// pi 1.6's other settings Tandem does not act on, each with why.

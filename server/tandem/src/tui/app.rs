@@ -47,6 +47,8 @@ pub enum Done {
     Replace(Box<anyhow::Result<(Held, mpsc::Receiver<FromSession>)>>),
     /// Open this picker.
     Pick(Box<Picker>, Pending),
+    /// A move in the session tree with a branch summary ended.
+    Moved(Result<Option<String>, String>),
     /// Print this card (a `!command`'s).
     Card(Box<super::cards::Card>),
     /// The configuration was read again (the folder was trusted, or `/reload`): these servers
@@ -595,6 +597,11 @@ impl App {
                 self.editor.set_text(&all, &theme);
             }
             Done::Pick(picker, pending) => self.modal = Some(Modal::Picker(picker, pending)),
+            Done::Moved(moved) => {
+                self.transcript.busy = false;
+                self.transcript.status = None;
+                commands::moved_in_tree(self, moved);
+            }
             Done::Card(card) => {
                 let lines = card.render(
                     self.screen.width(),

@@ -31,6 +31,8 @@ pub enum Pending {
     Fork(Vec<String>),
     /// `/tree`: these entries.
     Tree(Vec<String>),
+    /// `/tree`: whether to summarize the branch left when moving to this entry.
+    TreeSummary(String),
     /// The folder's trust.
     Trust(ProtectedResources),
     /// Text for the editor (queued messages taken back).
@@ -558,24 +560,72 @@ pub fn picked(app: &mut App, pending: Pending, choice: Option<usize>) {
         (Pending::Tree(ids), Some(i)) => {
             let Some(id) = ids.get(i) else { return };
             let session = app.held.live.session().clone();
-            match session.navigate(id) {
-                Ok(prompt) => {
-                    app.transcript.note(
-                        "── Moved in the session tree: the conversation continues from here; \
-                         the next prompt starts a new branch ──",
-                        theme.accent,
-                    );
-                    replay(&session, &mut app.transcript);
-                    if let Some(text) = prompt {
-                        app.editor.set_text(&text, &theme);
-                    }
-                }
-                Err(e) => app.transcript.error(&format!("could not move there: {e}")),
+            let skip = session
+                .settings()
+                .branch_summary
+                .and_then(|b| b.skip_prompt)
+                == Some(true);
+            if !skip && session.navigation_leaves_messages(id) {
+                let items = vec![
+                    Item::new("No summary"),
+                    Item::new("Summarize the branch you leave (the model writes it)"),
+                ];
+                app.modal = Some(Modal::Picker(
+                    Box::new(
+                        Picker::new(
+                            "Keep a summary of the branch you leave in the conversation?",
+                            items,
+                        )
+                        .unfiltered(),
+                    ),
+                    Pending::TreeSummary(id.clone()),
+                ));
+                return;
             }
+            let moved = session.navigate(id).map_err(|e| e.to_string());
+            moved_in_tree(app, moved);
+        }
+        (Pending::TreeSummary(id), Some(0)) => {
+            let session = app.held.live.session().clone();
+            let moved = session.navigate(&id).map_err(|e| e.to_string());
+            moved_in_tree(app, moved);
+        }
+        (Pending::TreeSummary(id), Some(_)) => {
+            let session = app.held.live.session().clone();
+            let done = app.done_tx.clone();
+            app.transcript.busy = true;
+            app.transcript.status = Some("Summarizing the branch you leave… (Esc stops)".into());
+            tokio::spawn(async move {
+                let moved = session
+                    .navigate_summarized(&id, None)
+                    .await
+                    .map_err(|e| e.to_string());
+                let _ = done.send(Done::Moved(moved));
+            });
         }
         (Pending::Trust(resources), choice) => trusted(app, resources, choice),
         (Pending::Restore(text), _) => app.editor.set_text(&text, &theme),
         (_, None) => {}
+    }
+}
+
+/// The end of a move in the session tree (`Err`: what went wrong; the session did not move).
+pub fn moved_in_tree(app: &mut App, moved: Result<Option<String>, String>) {
+    let theme = app.transcript.theme().clone();
+    match moved {
+        Ok(prompt) => {
+            app.transcript.note(
+                "── Moved in the session tree: the conversation continues from here; \
+                 the next prompt starts a new branch ──",
+                theme.accent,
+            );
+            let session = app.held.live.session().clone();
+            replay(&session, &mut app.transcript);
+            if let Some(text) = prompt {
+                app.editor.set_text(&text, &theme);
+            }
+        }
+        Err(e) => app.transcript.error(&format!("could not move there: {e}")),
     }
 }
 
@@ -803,6 +853,22 @@ pub fn replay(session: &Arc<AgentSession>, transcript: &mut Transcript) -> Vec<S
                     }
                 }
                 shown += 1;
+            }
+            AgentMessage::Custom(custom) => {
+                use tandem_coding::messages::CodingMessage;
+                let said = match CodingMessage::parse(custom) {
+                    Some(CodingMessage::BranchSummary(m)) => {
+                        Some(format!("Summary of a branch left:\n{}", m.summary))
+                    }
+                    Some(CodingMessage::CompactionSummary(m)) => {
+                        Some(format!("Summary of the compacted history:\n{}", m.summary))
+                    }
+                    _ => None,
+                };
+                if let Some(text) = said {
+                    transcript.note(&text, theme.dim);
+                    shown += 1;
+                }
             }
             _ => {}
         }

@@ -118,6 +118,9 @@ fn tree_goes_back_to_a_prompt_and_branches_from_there() {
     assert!(screen.contains("› first question"), "{screen}");
     // The current leaf is the second answer; one up is the second prompt.
     tmux.send_keys(&["Up", "Enter"]);
+    // The second exchange is left behind: a summary is offered; the first choice is none.
+    wait_text(&tmux, "Keep a summary of the branch you leave");
+    tmux.send_keys(&["Enter"]);
     wait_text(&tmux, "Moved in the session tree");
     // The prompt is back in the editor: replace it and send.
     tmux.send_keys(&["C-c"]);
@@ -147,6 +150,84 @@ fn tree_goes_back_to_a_prompt_and_branches_from_there() {
         parent_of("a different second question"),
         parent_of("second question")
     );
+}
+
+/// The branch left can be summarized by the model: the summary is recorded where the
+/// conversation continues and the model reads it with the next prompt.
+#[test]
+fn tree_can_summarize_the_branch_it_leaves() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("First answer."));
+    sandbox.answer(&Turn::text("Second answer."));
+    sandbox.answer(&Turn::text(
+        "They asked a second question and got an answer.",
+    ));
+    sandbox.answer(&Turn::text("Answer after the summary."));
+    let tmux = open(&sandbox, &[], 100, 40);
+    send(&tmux, "first question");
+    wait_text(&tmux, "First answer.");
+    ready(&tmux);
+    send(&tmux, "second question");
+    wait_text(&tmux, "Second answer.");
+    ready(&tmux);
+    send(&tmux, "/tree");
+    wait_text(&tmux, "← current");
+    tmux.send_keys(&["Up", "Enter"]);
+    wait_text(&tmux, "Keep a summary of the branch you leave");
+    tmux.send_keys(&["Down", "Enter"]);
+    let screen = wait_text(&tmux, "Moved in the session tree");
+    // The conversation shown again holds the summary, and the prompt is back in the editor.
+    let screen = if screen.contains("They asked a second question") {
+        screen
+    } else {
+        wait_text(&tmux, "They asked a second question")
+    };
+    assert!(screen.contains("Summary of a branch left"), "{screen}");
+    // The summary request carried the branch left, and nothing else was asked.
+    let requests = sandbox.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].json().expect("JSON").to_string();
+    assert!(
+        asked.contains("second question") && asked.contains("Second answer."),
+        "{asked}"
+    );
+    assert!(asked.contains("<conversation>"), "{asked}");
+    tmux.send_keys(&["C-c"]);
+    send(&tmux, "go on");
+    wait_text(&tmux, "Answer after the summary.");
+    ready(&tmux);
+    let last = sandbox
+        .requests()
+        .last()
+        .expect("a request")
+        .json()
+        .expect("JSON")
+        .to_string();
+    assert!(
+        last.contains("They asked a second question and got an answer."),
+        "{last}"
+    );
+    assert!(!last.contains("Second answer."), "{last}");
+    let entries = read_jsonl(&sandbox.only_session());
+    let summary = entries
+        .iter()
+        .find(|e| e["type"] == "branch_summary")
+        .expect("a branch_summary entry");
+    let prompt = entries
+        .iter()
+        .find(|e| e["message"]["content"][0]["text"] == "go on")
+        .expect("the new prompt");
+    assert_eq!(prompt["parentId"], summary["id"]);
+
+    // With `branchSummary.skipPrompt` nothing is asked.
+    sandbox.write_settings(serde_json::json!({"branchSummary": {"skipPrompt": true}}));
+    send(&tmux, "/reload");
+    wait_text(&tmux, "Reloaded the configuration.");
+    send(&tmux, "/tree");
+    wait_text(&tmux, "← current");
+    tmux.send_keys(&["Up", "Enter"]);
+    let screen = wait_text(&tmux, "Moved in the session tree");
+    assert!(!screen.contains("Keep a summary"), "{screen}");
 }
 
 #[test]

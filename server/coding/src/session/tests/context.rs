@@ -58,7 +58,7 @@ fn branch_summaries_and_custom_messages_join_the_conversation() {
     s.append_message(assistant("a1", 2)).expect("a1");
     s.append_message(user("abandoned", 3)).expect("u2");
     let b = s
-        .branch_with_summary(Some(&u1), "tried something else", None, None)
+        .branch_with_summary(Some(&u1), "tried something else", None, None, None)
         .expect("summary");
     s.append_custom("state", Some(json!({"n": 1})))
         .expect("custom");
@@ -70,7 +70,7 @@ fn branch_summaries_and_custom_messages_join_the_conversation() {
             Some(json!({"k": 2})),
         )
         .expect("custom message");
-    s.branch_with_summary(Some(&cm), "", None, None)
+    s.branch_with_summary(Some(&cm), "", None, None, None)
         .expect("empty summary");
 
     let context = s.build_context();

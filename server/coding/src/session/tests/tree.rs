@@ -65,7 +65,7 @@ fn branch_with_summary_appends_the_summary_at_the_new_position() {
     let mut s = SessionManager::in_memory("/p");
     let [_u1, a1, _u2, a2, _u3, a3] = branched(&mut s);
     let id = s
-        .branch_with_summary(Some(&a1), "tried three", None, None)
+        .branch_with_summary(Some(&a1), "tried three", None, None, None)
         .expect("summary");
     let entry = s.entry(&id).expect("entry");
     assert_eq!(entry.parent_id.as_deref(), Some(a1.as_str()));
@@ -74,7 +74,7 @@ fn branch_with_summary_appends_the_summary_at_the_new_position() {
     assert_ne!(a2, a3);
 
     let root = s
-        .branch_with_summary(None, "from the top", None, None)
+        .branch_with_summary(None, "from the top", None, None, None)
         .expect("root");
     let entry = s.entry(&root).expect("entry");
     assert_eq!(entry.parent_id, None);
