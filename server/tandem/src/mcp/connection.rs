@@ -12,8 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientRequest,
-    Implementation, InitializeRequestParams, JsonObject, ProtocolVersion, ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientRequest, Implementation,
+    InitializeRequestParams, JsonObject, ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -366,43 +367,51 @@ impl Connection {
         if cancel.is_cancelled() {
             return Err(aborted(name, tool));
         }
-        let sent = self
-            .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await;
-        let mut handle = match sent {
+        // The server's timeout runs from the last sign of life: a progress notification for
+        // this call starts it again (pi 1.6's rule), so a long job that reports progress is
+        // not cut off; one that goes silent is.
+        let options =
+            PeerRequestOptions::with_timeout(self.request_timeout).reset_timeout_on_progress();
+        let sent = self.peer.send_cancellable_request(request, options).await;
+        let handle = match sent {
             Ok(handle) => handle,
             Err(error) => return Err(self.failure(tool, error).await),
         };
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let response = tokio::select! {
             biased;
-            response = &mut handle.rx => response,
+            response = handle.await_response() => response,
             _ = cancel.cancelled() => {
                 let reason = "The user aborted the call.".to_string();
-                let _ = tokio::time::timeout(CANCEL_SEND_WAIT, handle.cancel(Some(reason))).await;
-                return Err(aborted(name, tool));
-            }
-            _ = tokio::time::sleep(self.request_timeout) => {
-                let reason = "The request timed out.".to_string();
-                let _ = tokio::time::timeout(CANCEL_SEND_WAIT, handle.cancel(Some(reason))).await;
-                return Err(format!(
-                    "MCP server `{name}` did not answer the call to `{tool}` within {} s (its \
-                     \"timeout\"; 60 s when not set); the call was cancelled.",
-                    self.request_timeout.as_secs_f32()
+                let notice = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some(reason),
                 ));
+                let _ = tokio::time::timeout(
+                    CANCEL_SEND_WAIT,
+                    peer.send_notification(notice.into()),
+                )
+                .await;
+                return Err(aborted(name, tool));
             }
         };
         match response {
-            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
             // A result with no fields at all parses as an empty result.
-            Ok(Ok(ServerResult::EmptyResult(_))) => Ok(CallToolResult::default()),
-            Ok(Ok(other)) => Err(format!(
+            Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
+            Ok(other) => Err(format!(
                 "MCP server `{name}` answered the call to `{tool}` with something other than a \
                  tool result ({}); Tandem cannot use it.",
                 result_kind(&other)
             )),
-            Ok(Err(error)) => Err(self.failure(tool, error).await),
-            Err(_) => Err(self.failure(tool, ServiceError::TransportClosed).await),
+            // rmcp has told the server (`notifications/cancelled`).
+            Err(ServiceError::Timeout { .. }) => Err(format!(
+                "MCP server `{name}` did not answer the call to `{tool}` within {} s of its \
+                 last progress report (its \"timeout\"; 60 s when not set); the call was \
+                 cancelled.",
+                self.request_timeout.as_secs_f32()
+            )),
+            Err(error) => Err(self.failure(tool, error).await),
         }
     }
 

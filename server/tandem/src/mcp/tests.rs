@@ -152,6 +152,7 @@ async fn connects_lists_tools_and_calls_add() {
             "mcp__fixture__read_cwd",
             "mcp__fixture__pid",
             "mcp__fixture__slow",
+            "mcp__fixture__progress",
             "mcp__fixture__cancellations",
             "mcp__fixture__crash",
             "mcp__fixture__fail",
@@ -642,4 +643,38 @@ async fn connect_for_session_merges_settings_and_extra_servers() {
         .await
         .expect("the extra server replaced the settings one");
     tools.shutdown().await;
+}
+
+/// The server's `timeout` counts from the call's last progress report (pi 1.6): a call that
+/// reports progress outlives it; a silent one is cancelled when it runs out.
+#[tokio::test]
+async fn progress_reports_keep_a_call_alive_past_its_timeout() {
+    let dir = temp_dir();
+    let mut server = fixture("fixture");
+    server.server.timeout = Some(1.0);
+    let tools = connect(&[server], dir.path()).await;
+    assert!(tools.warnings().is_empty(), "{:?}", tools.warnings());
+    // Ten reports 300 ms apart: three seconds in all, never a second without news.
+    let output = call(
+        &tools,
+        "mcp__fixture__progress",
+        json!({"steps": 10, "ms": 300}),
+    )
+    .await
+    .expect("the call outlives its timeout");
+    assert_eq!(text(&output), "reported 10 steps");
+    // Silent for longer than the timeout: cancelled, and the server is told.
+    let error = call(&tools, "mcp__fixture__slow", json!({"ms": 600_000}))
+        .await
+        .expect_err("times out");
+    assert!(
+        error
+            .to_string()
+            .contains("did not answer the call to `slow` within 1 s of its last progress report"),
+        "{error}"
+    );
+    let cancelled = call(&tools, "mcp__fixture__cancellations", json!({}))
+        .await
+        .expect("counted");
+    assert_eq!(text(&cancelled), "1");
 }
