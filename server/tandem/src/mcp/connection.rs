@@ -327,11 +327,6 @@ impl Connection {
         Ok((connection, tools))
     }
 
-    /// The server's name.
-    pub(super) fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The process id, while known.
     #[cfg(test)]
     pub(super) fn pid(&self) -> Option<u32> {
@@ -415,6 +410,19 @@ impl Connection {
         }
     }
 
+    /// Whether the server is gone without being shut down: its process exited, or its
+    /// connection closed. The next call starts it again (see [`super::server`]).
+    pub(super) fn is_dead(&self) -> bool {
+        !self.closing.load(Ordering::SeqCst)
+            && (self.process.as_ref().and_then(Process::exited).is_some()
+                || self.peer.is_transport_closed())
+    }
+
+    /// How the server went, when its process exited.
+    pub(super) fn death(&self) -> Option<String> {
+        self.process.as_ref().and_then(Process::exited)
+    }
+
     /// Why no call can be made now, if so.
     fn unavailable(&self) -> Option<String> {
         let name = &self.name;
@@ -425,8 +433,7 @@ impl Connection {
         }
         if let Some(exit) = self.process.as_ref().and_then(Process::exited) {
             return Some(format!(
-                "MCP server `{name}` is not running: it exited earlier ({exit}). Its tools come \
-                 back with a new session."
+                "MCP server `{name}` is not running: it exited ({exit})."
             ));
         }
         None

@@ -17,12 +17,14 @@
 //! transport: each server runs in its own process group so that stopping it also stops what it
 //! started (`npx` and its node), its stderr is forwarded to ours with the server's name (never
 //! to stdout, the protocol channel of LSP, ACP and JSON mode), and its exit is watched so that
-//! a server dying mid-call ends the call with an error naming it. Dropping [`McpTools`] kills
+//! a server dying mid-call ends the call with an error naming it; the next call starts it
+//! again ([`server`]). Dropping [`McpTools`] kills
 //! the servers; [`McpTools::shutdown`] first asks them to stop (stdin closed, then SIGTERM).
 
 mod connection;
 mod http;
 mod names;
+mod server;
 mod tool;
 
 #[cfg(test)]
@@ -36,6 +38,7 @@ use tandem_agent::AgentTool;
 use tandem_coding::settings::{LoadedSettings, McpExposure, McpServer};
 
 use connection::Connection;
+use server::Server;
 
 /// How long a server may take to start, answer `initialize` and list its tools, when its
 /// `timeout` does not say.
@@ -103,14 +106,14 @@ fn indirect_warning(server: &str, tools: &[(String, McpExposure)]) -> String {
 /// [`McpTools::shutdown`] closes them politely first.
 #[derive(Default)]
 pub struct McpTools {
-    connections: Vec<Arc<Connection>>,
+    servers: Vec<Arc<Server>>,
     tools: Vec<Arc<dyn AgentTool>>,
     warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for McpTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let servers: Vec<&str> = self.connections.iter().map(|c| c.name()).collect();
+        let servers: Vec<&str> = self.servers.iter().map(|c| c.name()).collect();
         let tools: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
         f.debug_struct("McpTools")
             .field("servers", &servers)
@@ -124,8 +127,8 @@ impl Drop for McpTools {
     /// Kills the servers, even while calls are in flight (each call holds its server's
     /// connection until it ends).
     fn drop(&mut self) {
-        for connection in &self.connections {
-            connection.kill();
+        for server in &self.servers {
+            server.kill();
         }
     }
 }
@@ -172,14 +175,18 @@ impl McpTools {
                 results[index] = Some(result);
             }
         }
-        let mut connections = Vec::new();
+        let mut started = Vec::new();
         let mut listed = Vec::new();
         for (server, result) in unique.iter().zip(results) {
             match result {
                 Some(Ok((connection, server_tools))) => {
-                    let connection = Arc::new(connection);
-                    listed.push((connection.clone(), server_tools));
-                    connections.push(connection);
+                    let server = Arc::new(Server::new(
+                        (*server).clone(),
+                        cwd.to_path_buf(),
+                        connection,
+                    ));
+                    listed.push((server.clone(), server_tools));
+                    started.push(server);
                 }
                 Some(Err(warning)) => warnings.push(warning),
                 None => warnings.push(format!(
@@ -191,12 +198,12 @@ impl McpTools {
         }
         let mut taken = names::Taken::default();
         let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
-        for (connection, server_tools) in listed {
-            let Some(config) = unique.iter().find(|s| s.name == connection.name()) else {
+        for (server, server_tools) in listed {
+            let Some(config) = unique.iter().find(|s| s.name == server.name()) else {
                 continue;
             };
             let tool_names: Vec<&str> = server_tools.iter().map(|t| t.name.as_ref()).collect();
-            let names = taken.claim_server(connection.name(), &tool_names);
+            let names = taken.claim_server(server.name(), &tool_names);
             let mut indirect: Vec<(String, McpExposure)> = Vec::new();
             for (listed_tool, name) in server_tools.into_iter().zip(names) {
                 match config.server.tool_exposure(&listed_tool.name) {
@@ -206,14 +213,14 @@ impl McpTools {
                     }
                     Some(McpExposure::Direct) | None => {}
                 }
-                tools.push(Arc::new(tool::McpTool::new(name, &connection, listed_tool)));
+                tools.push(Arc::new(tool::McpTool::new(name, &server, listed_tool)));
             }
             if !indirect.is_empty() {
-                warnings.push(indirect_warning(connection.name(), &indirect));
+                warnings.push(indirect_warning(server.name(), &indirect));
             }
         }
         McpTools {
-            connections,
+            servers: started,
             tools,
             warnings,
         }
@@ -233,9 +240,9 @@ impl McpTools {
     /// running end with an error.
     pub async fn shutdown(&self) {
         let mut set = tokio::task::JoinSet::new();
-        for connection in &self.connections {
-            let connection = connection.clone();
-            set.spawn(async move { connection.shutdown().await });
+        for server in &self.servers {
+            let server = server.clone();
+            set.spawn(async move { server.shutdown().await });
         }
         while set.join_next().await.is_some() {}
     }
@@ -243,15 +250,18 @@ impl McpTools {
     /// The process ids of the connected servers (for tests).
     #[cfg(test)]
     pub(crate) fn pids(&self) -> Vec<u32> {
-        self.connections.iter().filter_map(|c| c.pid()).collect()
+        self.servers
+            .iter()
+            .filter_map(|s| s.current().pid())
+            .collect()
     }
 
     /// The last stderr lines of each connected server (for tests).
     #[cfg(test)]
     pub(crate) fn stderr_lines(&self) -> Vec<String> {
-        self.connections
+        self.servers
             .iter()
-            .flat_map(|c| c.stderr_lines())
+            .flat_map(|s| s.current().stderr_lines())
             .collect()
     }
 }

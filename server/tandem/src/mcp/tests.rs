@@ -288,9 +288,10 @@ async fn results_errors_images_resources_and_structured_content() {
 }
 
 #[tokio::test]
-async fn a_server_dying_mid_call_fails_the_call_and_later_calls() {
+async fn a_server_dying_mid_call_fails_the_call_and_the_next_call_starts_it_again() {
     let dir = temp_dir();
     let tools = connect(&[fixture("fixture")], dir.path()).await;
+    let first_pid = tools.pids();
     let error = call(&tools, "mcp__fixture__crash", json!({}))
         .await
         .expect_err("crash");
@@ -306,14 +307,58 @@ async fn a_server_dying_mid_call_fails_the_call_and_later_calls() {
         "{}",
         error.0
     );
+    // The next call starts the server again and goes through.
     let later = call(&tools, "mcp__fixture__add", json!({"a": 1, "b": 1}))
         .await
-        .expect_err("server gone");
+        .expect("the server was started again");
+    assert_eq!(text(&later), "2");
+    assert_ne!(tools.pids(), first_pid);
+    assert_eq!(tools.pids().len(), 1);
+    tools.shutdown().await;
+    // Once shut down, nothing starts it again.
+    let after = call(&tools, "mcp__fixture__add", json!({"a": 1, "b": 1}))
+        .await
+        .expect_err("shut down");
     assert_eq!(
-        later.0,
-        "MCP server `fixture` is not running: it exited earlier (exit status 3). Its tools come \
-         back with a new session."
+        after.0,
+        "MCP server `fixture` was shut down with its session."
     );
+}
+
+/// A server that dies and then cannot start says both, and calls keep saying so (each call
+/// tries once more).
+#[tokio::test]
+async fn a_server_that_cannot_start_again_says_why() {
+    let dir = temp_dir();
+    let marker = dir.path().join("started-once");
+    let node = fixture("x");
+    let McpTransport::Stdio { args, .. } = &node.server.transport else {
+        panic!("stdio")
+    };
+    let script = format!(
+        "if [ -e '{m}' ]; then echo 'refusing a second start' >&2; exit 7; fi; touch '{m}'; \
+         exec node '{s}'",
+        m = marker.display(),
+        s = args[0]
+    );
+    let once = stdio("once", "sh", &["-c", &script]);
+    let tools = connect(&[once], dir.path()).await;
+    assert!(tools.warnings().is_empty(), "{:?}", tools.warnings());
+    call(&tools, "mcp__once__crash", json!({}))
+        .await
+        .expect_err("crash");
+    for _ in 0..2 {
+        let error = call(&tools, "mcp__once__add", json!({"a": 1, "b": 1}))
+            .await
+            .expect_err("cannot start again");
+        assert!(
+            error.0.starts_with(
+                "MCP server `once` stopped earlier (exit status 3) and could not be started again:"
+            ) && error.0.contains("refusing a second start"),
+            "{}",
+            error.0
+        );
+    }
     tools.shutdown().await;
 }
 

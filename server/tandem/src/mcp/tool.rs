@@ -11,7 +11,7 @@ use tandem_coding::tools::truncate::{
     format_size, truncate_head, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
 };
 
-use super::connection::Connection;
+use super::server::Server;
 
 /// A tool of a connected MCP server.
 pub(super) struct McpTool {
@@ -25,11 +25,11 @@ pub(super) struct McpTool {
     tool: String,
     server: String,
     /// Weak: the servers live as long as their [`super::McpTools`], not as long as the tools.
-    connection: Weak<Connection>,
+    connection: Weak<Server>,
 }
 
 impl McpTool {
-    pub(super) fn new(name: String, connection: &Arc<Connection>, listed: Tool) -> McpTool {
+    pub(super) fn new(name: String, connection: &Arc<Server>, listed: Tool) -> McpTool {
         let server = connection.name().to_string();
         let tool = listed.name.to_string();
         let description = match listed.description.as_deref().map(str::trim) {
@@ -77,12 +77,13 @@ impl AgentTool for McpTool {
                     )))
                 }
             };
-            let Some(connection) = self.connection.upgrade() else {
+            let Some(server) = self.connection.upgrade() else {
                 return Err(ToolError::new(format!(
                     "MCP server `{}` was shut down with its session.",
                     self.server
                 )));
             };
+            let connection = server.connection().await.map_err(ToolError::new)?;
             let result = connection
                 .call(&self.tool, arguments, &call.cancel)
                 .await
