@@ -69,6 +69,14 @@ pub trait Transport<Out>: Send + 'static {
     fn idle(&mut self) -> impl Future<Output = ()> + Send {
         async {}
     }
+
+    /// Waits until what was sent is in the front door's output ahead of anything it writes
+    /// later: a protocol library that queues notifications apart from its answers may write an
+    /// answer first. The pump calls it (after [`Transport::idle`]) before it counts a run as
+    /// settled, so an answer given once the run settled follows the run's last event.
+    fn written(&mut self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
 }
 
 /// How deltas are batched; see the module docs.
@@ -166,6 +174,7 @@ pub async fn pump<T, S>(
             // The end of a run: nothing of it may stay held.
             batch.flush(&mut transport).await;
             transport.idle().await;
+            transport.written().await;
             settled.send_modify(|n| *n += 1);
         }
     }

@@ -8,10 +8,14 @@
 //! tested with plain channels, and keeps the opt-in rule (events only for clients that declared
 //! `experimental.tandem.events`) in one place.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 use tandem_ai::sync::read_lock;
 
+use futures_util::Stream;
 use serde_json::Value;
 use tandem_agent::BoxFuture;
 use tandem_protocol::events::EventNotification;
@@ -20,6 +24,7 @@ use tandem_protocol::requests::{
     SaveDocumentsParams, SaveDocumentsResult,
 };
 use tandem_protocol::TandemError;
+use tokio::sync::watch;
 use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
@@ -27,7 +32,7 @@ use tower_lsp_server::ls_types::{
     ApplyWorkspaceEditParams, ApplyWorkspaceEditResponse, MessageActionItem, MessageType,
     WorkspaceEdit,
 };
-use tower_lsp_server::Client;
+use tower_lsp_server::{Client, ClientSocket, Loopback};
 
 use super::events::EventSink;
 use super::workspace::client::{ClientError, EditCapabilities, EditorClient};
@@ -46,12 +51,18 @@ impl Notification for TandemEvent {
 pub struct ClientEvents {
     client: Client,
     enabled: Arc<AtomicBool>,
+    outbox: Arc<Outbox>,
 }
 
 impl ClientEvents {
-    /// A sink over `client`, sending only while `enabled` is true (set at `initialize`).
-    pub fn new(client: Client, enabled: Arc<AtomicBool>) -> Self {
-        ClientEvents { client, enabled }
+    /// A sink over `client`, sending only while `enabled` is true (set at `initialize`); what
+    /// it sent counts as written once `outbox` saw the writer take it.
+    pub fn new(client: Client, enabled: Arc<AtomicBool>, outbox: Arc<Outbox>) -> Self {
+        ClientEvents {
+            client,
+            enabled,
+            outbox,
+        }
     }
 }
 
@@ -63,11 +74,115 @@ impl EventSink for ClientEvents {
     fn send(&self, notification: EventNotification) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if self.enabled.load(Ordering::Acquire) {
+                self.outbox.queued.fetch_add(1, Ordering::AcqRel);
                 self.client
                     .send_notification::<TandemEvent>(notification)
                     .await;
             }
         })
+    }
+
+    fn written(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.outbox.taken_all())
+    }
+}
+
+/// How long [`Outbox::taken_all`] waits at most (the writer takes a queued message at once
+/// unless stdout is blocked by a client that stopped reading).
+const OUTBOX_WAIT: Duration = Duration::from_secs(2);
+
+/// tower-lsp-server queues the server's notifications and requests on one channel and its
+/// answers on another, and its writer takes from both in turn: a `tandem/event` queued before
+/// an answer may be written after it. The outbox counts the events queued and the events the
+/// writer took from the channel (it writes what it took before taking anything else), so the
+/// server can wait until an event is ahead of an answer it is about to give — a run's
+/// `settled` before the answer to `shutdown`.
+#[derive(Debug)]
+pub struct Outbox {
+    queued: AtomicU64,
+    /// Events taken by the writer; `u64::MAX` once the writer stopped.
+    taken: watch::Sender<u64>,
+}
+
+impl Default for Outbox {
+    fn default() -> Self {
+        Outbox {
+            queued: AtomicU64::new(0),
+            taken: watch::channel(0).0,
+        }
+    }
+}
+
+impl Outbox {
+    /// `socket`, counting the events the writer takes from it.
+    pub fn socket(self: &Arc<Self>, socket: ClientSocket) -> CountedSocket {
+        CountedSocket {
+            socket,
+            outbox: self.clone(),
+        }
+    }
+
+    /// The writer stopped: nothing queued will be taken, so nobody waits for it.
+    pub fn close(&self) {
+        self.taken.send_replace(u64::MAX);
+    }
+
+    /// Waits until the writer took every event queued so far (at most [`OUTBOX_WAIT`]).
+    pub async fn taken_all(&self) {
+        let queued = self.queued.load(Ordering::Acquire);
+        let mut taken = self.taken.subscribe();
+        let waited = tokio::time::timeout(OUTBOX_WAIT, taken.wait_for(|n| *n >= queued)).await;
+        if waited.is_err() {
+            tracing::warn!("an event was not written within {OUTBOX_WAIT:?}");
+        }
+    }
+
+    fn took(&self, request: &jsonrpc::Request) {
+        if request.method() == <TandemEvent as Notification>::METHOD {
+            self.taken.send_modify(|n| *n = n.saturating_add(1));
+        }
+    }
+}
+
+/// tower-lsp-server's [`ClientSocket`] with its outgoing messages counted by an [`Outbox`].
+pub struct CountedSocket {
+    socket: ClientSocket,
+    outbox: Arc<Outbox>,
+}
+
+type Requests = <ClientSocket as Loopback>::RequestStream;
+
+impl Loopback for CountedSocket {
+    type RequestStream = CountedRequests;
+    type ResponseSink = <ClientSocket as Loopback>::ResponseSink;
+
+    fn split(self) -> (Self::RequestStream, Self::ResponseSink) {
+        let (requests, responses) = Loopback::split(self.socket);
+        let counted = CountedRequests {
+            requests,
+            outbox: self.outbox,
+        };
+        (counted, responses)
+    }
+}
+
+/// The outgoing half of a [`CountedSocket`].
+pub struct CountedRequests {
+    requests: Requests,
+    outbox: Arc<Outbox>,
+}
+
+impl Stream for CountedRequests {
+    type Item = jsonrpc::Request;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let next = Pin::new(&mut self.requests).poll_next(cx);
+        match &next {
+            Poll::Ready(Some(request)) => self.outbox.took(request),
+            Poll::Ready(None) => self.outbox.close(),
+            Poll::Pending => {}
+        }
+        next
     }
 }
 
@@ -221,5 +336,52 @@ pub fn absent_params_as_empty(request: jsonrpc::Request) -> jsonrpc::Request {
     match id {
         Some(id) => builder.id(id).finish(),
         None => builder.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> jsonrpc::Request {
+        jsonrpc::Request::build(<TandemEvent as Notification>::METHOD).finish()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn taken_all_waits_for_the_writer_to_take_every_queued_event() {
+        let outbox = Arc::new(Outbox::default());
+        outbox.queued.fetch_add(2, Ordering::AcqRel);
+        outbox.took(&event());
+        let waiting = tokio::spawn({
+            let outbox = outbox.clone();
+            async move { outbox.taken_all().await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!waiting.is_finished(), "one event is still queued");
+        // Other messages on the channel are not events.
+        outbox.took(&jsonrpc::Request::build("window/logMessage").finish());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            !waiting.is_finished(),
+            "a log message is not the queued event"
+        );
+        outbox.took(&event());
+        tokio::time::timeout(Duration::from_millis(10), waiting)
+            .await
+            .expect("taken_all returns once the writer took the event")
+            .expect("the waiting task ran");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stopped_writer_or_a_stuck_one_never_holds_the_wait_for_long() {
+        let outbox = Arc::new(Outbox::default());
+        outbox.queued.fetch_add(1, Ordering::AcqRel);
+        let stuck = tokio::time::Instant::now();
+        outbox.taken_all().await;
+        assert_eq!(stuck.elapsed(), OUTBOX_WAIT);
+        outbox.close();
+        let closed = tokio::time::Instant::now();
+        outbox.taken_all().await;
+        assert_eq!(closed.elapsed(), Duration::ZERO);
     }
 }

@@ -44,6 +44,12 @@ pub trait EventSink: Send + Sync + 'static {
     fn delivers(&self) -> bool {
         true
     }
+
+    /// Waits until the notifications sent so far are ahead of any answer in the output (see
+    /// [`Transport::written`]).
+    fn written(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// Translates core events into protocol events; keeps what the translation needs to remember
@@ -491,6 +497,10 @@ impl Transport<Event> for EventTransport {
     async fn send(&mut self, event: Event) {
         let notification = self.seq.wrap(&self.session, event);
         self.sink.send(notification).await;
+    }
+
+    async fn written(&mut self) {
+        self.sink.written().await;
     }
 }
 

@@ -34,7 +34,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use super::actions::{self, DiagnosticMemory};
 use super::answer;
-use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor};
+use super::client::{absent_params_as_empty, rpc_error, ClientEvents, LspEditor, Outbox};
 use super::commands::{self, create_session, CommandDeps, Run};
 use super::config::{capabilities, ServerConfig, SessionDeps};
 use super::documents::{DocumentStore, TextChange};
@@ -75,8 +75,8 @@ fn parse<R: Request>(params: Value) -> RpcResult<R> {
 impl TandemServer {
     /// A server talking to `client`, whose sessions start from `options` (the command line's)
     /// under the editor's configuration. Its warnings and errors are also shown in the editor's
-    /// log (`window/logMessage`).
-    pub fn new(client: Client, options: SessionOptions) -> Self {
+    /// log (`window/logMessage`). Its events count as written once `outbox` saw them taken.
+    pub fn new(client: Client, options: SessionOptions, outbox: Arc<Outbox>) -> Self {
         let (mirror, mut mirrored) = tokio::sync::mpsc::unbounded_channel();
         crate::logging::set_mirror(mirror);
         let log_client = client.clone();
@@ -92,7 +92,7 @@ impl TandemServer {
         });
         let events = Arc::new(AtomicBool::new(false));
         let config = Arc::new(ServerConfig::new(options));
-        let sink = Arc::new(ClientEvents::new(client.clone(), events.clone()));
+        let sink = Arc::new(ClientEvents::new(client.clone(), events.clone(), outbox));
         let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let docs = Arc::new(Mutex::new(DocumentStore::new(PositionEncoding::Utf16)));
         let edit_capabilities = Arc::new(RwLock::new(EditCapabilities::default()));
@@ -502,8 +502,10 @@ const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 pub async fn serve_stdio(options: SessionOptions, limit: MessageLimit) -> u8 {
     let sessions: Arc<OnceLock<Arc<Sessions>>> = Arc::new(OnceLock::new());
     let slot = sessions.clone();
+    let outbox = Arc::new(Outbox::default());
+    let events_outbox = outbox.clone();
     let (service, socket) = LspService::build(move |client| {
-        let server = TandemServer::new(client, options.clone());
+        let server = TandemServer::new(client, options.clone(), events_outbox.clone());
         let _ = slot.set(server.sessions());
         server
     })
@@ -528,7 +530,10 @@ pub async fn serve_stdio(options: SessionOptions, limit: MessageLimit) -> u8 {
     let service = tower::ServiceExt::map_request(service, absent_params_as_empty);
     let (input, output, transport) =
         Transport::start(tokio::io::stdin(), tokio::io::stdout(), limit);
-    Server::new(input, output, socket).serve(service).await;
+    Server::new(input, output, outbox.socket(socket))
+        .serve(service)
+        .await;
+    outbox.close();
     let ending = transport.ending.clone();
     if let Some(sessions) = sessions.get() {
         // A client that went away mid-turn (no `shutdown`) must not cost the turn: abort it and
