@@ -21,6 +21,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent, Client, Error};
 use serde_json::{json, Value};
 
+mod support;
+
 /// A hang guard, never a timing assertion.
 const GUARD: Duration = Duration::from_secs(60);
 
@@ -937,6 +939,87 @@ async fn mcp_servers_of_session_new_offer_their_tools_to_the_model() {
             texts.contains(&"hello from the session".to_string()),
             "{finished:#?}"
         );
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn http_mcp_servers_of_session_new_are_reached_with_their_headers_and_bad_ones_refused() {
+    let fixture = support::mcp::HttpFixture::start(&[("FIXTURE_TOKEN", "s3cret")]);
+    let a = json!({"turns": [
+        {"toolCalls": [{"name": "mcp__remote__add", "arguments": {"a": 40, "b": 2}},
+                       {"name": "mcp__literal__add", "arguments": {"a": 1, "b": 1}}]},
+        {"text": "40 + 2 = 42"}
+    ]});
+    let setup = Setup::new(&a, &a);
+    let cwd = setup.project();
+    let url = fixture.url.clone();
+    with_agent(&setup, async |cx, seen| {
+        use agent_client_protocol::v1::schema::{
+            HttpHeader, McpServer, McpServerHttp, McpServerSse,
+        };
+        // A header value that a file would expand is sent as it is: the fixture refuses it.
+        let literal = McpServerHttp::new("literal", url.clone()).headers(vec![HttpHeader::new(
+            "Authorization",
+            "Bearer ${FIXTURE_TOKEN}",
+        )]);
+        let remote = McpServerHttp::new("remote", url.clone())
+            .headers(vec![HttpHeader::new("Authorization", "Bearer s3cret")]);
+        let created = cx
+            .send_request(
+                NewSessionRequest::new(cwd.clone())
+                    .mcp_servers(vec![McpServer::Http(literal), McpServer::Http(remote)]),
+            )
+            .block_task()
+            .await?;
+        let id = created.session_id.0.to_string();
+        let done = cx.send_request(prompt(&id, "add")).block_task().await?;
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        let ended = |status: &str| -> Vec<Value> {
+            seen.updates_of(&id)
+                .into_iter()
+                .filter(|u| u["status"] == status)
+                .map(|u| u["content"][0]["content"]["text"].clone())
+                .collect()
+        };
+        assert_eq!(
+            ended("completed"),
+            vec![json!("42")],
+            "{:#?}",
+            seen.updates_of(&id)
+        );
+        // The server that refused the literal header never started: its tool does not exist.
+        assert_eq!(
+            ended("failed"),
+            vec![json!("Tool mcp__literal__add not found")],
+            "{:#?}",
+            seen.updates_of(&id)
+        );
+
+        for (server, needle) in [
+            (
+                McpServer::Http(McpServerHttp::new("ftp", "ftp://127.0.0.1/mcp")),
+                "MCP server `ftp`: url \"ftp://127.0.0.1/mcp\" must be an http:// or https:// URL",
+            ),
+            (
+                McpServer::Sse(McpServerSse::new("old", url.clone())),
+                "mcpCapabilities.sse is false",
+            ),
+        ] {
+            let refused = cx
+                .send_request(NewSessionRequest::new(cwd.clone()).mcp_servers(vec![server]))
+                .block_task()
+                .await
+                .expect_err("a server Tandem cannot reach is refused");
+            assert_eq!(
+                refused.code,
+                agent_client_protocol::ErrorCode::INVALID_PARAMS
+            );
+            let data = refused.data.as_ref().and_then(Value::as_str).unwrap_or("");
+            let said = format!("{}: {data}", refused.message);
+            assert!(said.contains(needle), "{said}");
+        }
         Ok(())
     })
     .await;

@@ -146,10 +146,7 @@ fn handshake() {
         caps["promptCapabilities"],
         json!({"image": true, "audio": false, "embeddedContext": true})
     );
-    assert_eq!(
-        caps["mcpCapabilities"],
-        json!({"http": false, "sse": false})
-    );
+    assert_eq!(caps["mcpCapabilities"], json!({"http": true, "sse": false}));
     assert_eq!(caps["sessionCapabilities"]["list"], json!({}));
     let auth = init["authMethods"].as_array().cloned().unwrap_or_default();
     assert_eq!(auth.len(), 1, "authMethods: {auth:?}");

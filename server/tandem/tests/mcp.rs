@@ -10,20 +10,11 @@ mod support;
 #[path = "mcp/config.rs"]
 mod config;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
 use support::lsp::{event_client, new_session, prompt, ScriptedLsp};
-
-fn fixture_server() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    assert!(
-        root.join("fixtures/mcp/node_modules").is_dir(),
-        "fixtures/mcp/node_modules is missing: run scripts/install-node-deps"
-    );
-    root.join("fixtures/mcp/server.mjs").canonicalize().unwrap()
-}
+use support::mcp::fixture_server;
 
 /// settings.json with the fixture server and one that cannot start.
 fn mcp_settings() -> Value {

@@ -104,16 +104,33 @@ pub struct McpServer {
     pub tool_exposure: Vec<(String, McpExposure)>,
 }
 
+/// Refuses a streamable-HTTP server's `url` unless it is `http://` or `https://` with a host.
+pub fn check_http_url(url: &str) -> Result<(), String> {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    if !rest.is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/')) {
+        return Err(format!("url \"{url}\" must be an http:// or https:// URL"));
+    }
+    Ok(())
+}
+
 impl McpServer {
     /// A stdio server with only a command and arguments (the rest at defaults).
     pub fn stdio(command: &str, args: &[String]) -> McpServer {
+        McpServer::new(McpTransport::Stdio {
+            command: command.to_string(),
+            args: args.to_vec(),
+            env: BTreeMap::new(),
+            cwd: None,
+        })
+    }
+
+    /// A server reached through `transport`, the rest at defaults.
+    pub fn new(transport: McpTransport) -> McpServer {
         McpServer {
-            transport: McpTransport::Stdio {
-                command: command.to_string(),
-                args: args.to_vec(),
-                env: BTreeMap::new(),
-                cwd: None,
-            },
+            transport,
             enabled: true,
             timeout: None,
             description: None,
@@ -408,13 +425,7 @@ pub(super) fn parse_entry(fields: &Map<String, Value>) -> Result<McpServer, Stri
             }
             None => return Err("\"url\" is missing".to_string()),
         };
-        let lower = url.to_ascii_lowercase();
-        let rest = lower
-            .strip_prefix("https://")
-            .or_else(|| lower.strip_prefix("http://"));
-        if !rest.is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/')) {
-            return Err(format!("url \"{url}\" must be an http:// or https:// URL"));
-        }
+        check_http_url(&url)?;
         for key in ["args", "env", "cwd"] {
             if fields.contains_key(key) {
                 return Err(format!(

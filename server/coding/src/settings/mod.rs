@@ -33,7 +33,7 @@ mod unused;
 pub use language::{DiagnosticsConfig, DiagnosticsSettings, LanguageServerSettings};
 pub use load::{deep_merge, load, load_files, parse, LoadedSettings, SettingsError, SettingsPaths};
 pub use mcp::McpServerSettings;
-pub use mcp_json::{McpExposure, McpServer, McpTransport};
+pub use mcp_json::{check_http_url, McpExposure, McpServer, McpTransport};
 
 use crate::trust::DefaultProjectTrust;
 

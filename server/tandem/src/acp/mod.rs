@@ -244,7 +244,7 @@ impl AcpAgent {
                     .audio(false)
                     .embedded_context(true),
             )
-            .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
             .session_capabilities(
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())

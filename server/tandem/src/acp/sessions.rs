@@ -343,7 +343,9 @@ pub(super) fn absolute_dir(cwd: &Path) -> Result<PathBuf, Error> {
     Ok(std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()))
 }
 
-/// The stdio servers of a request; HTTP and SSE servers are refused (not announced).
+/// The stdio and streamable-HTTP servers of a request, their values taken literally (no
+/// `${VAR}` or `!command`: they come from the client, not from a file); SSE servers are refused
+/// (not announced).
 fn mcp_servers(servers: &[McpServer]) -> Result<Vec<McpServerConfig>, Error> {
     servers
         .iter()
@@ -364,8 +366,28 @@ fn mcp_servers(servers: &[McpServer]) -> Result<Vec<McpServerConfig>, Error> {
                     templates: false,
                 })
             }
+            McpServer::Http(h) => {
+                tandem_coding::settings::check_http_url(&h.url)
+                    .map_err(|e| invalid_params(format!("MCP server `{}`: {e}", h.name)))?;
+                let server = tandem_coding::settings::McpServer::new(
+                    tandem_coding::settings::McpTransport::Http {
+                        url: h.url.clone(),
+                        headers: h
+                            .headers
+                            .iter()
+                            .map(|header| (header.name.clone(), header.value.clone()))
+                            .collect(),
+                    },
+                );
+                Ok(McpServerConfig {
+                    name: h.name.clone(),
+                    server,
+                    templates: false,
+                })
+            }
             _ => Err(invalid_params(
-                "only stdio MCP servers are supported (mcpCapabilities.http and .sse are false)",
+                "only stdio and streamable-HTTP MCP servers are supported \
+                 (mcpCapabilities.sse is false)",
             )),
         })
         .collect()

@@ -5,18 +5,14 @@
 use serde_json::json;
 use tandem_tests::wire::Turn;
 
-use super::harness::{check_session, json_lines, repo_root};
+use super::harness::{check_session, json_lines};
+use crate::support::mcp::fixture_server;
 use crate::support::process::assert_no_panic;
 use crate::support::{type_of, Sandbox};
 
 #[test]
 fn an_mcp_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on() {
-    let root = repo_root();
-    assert!(
-        root.join("fixtures/mcp/node_modules").is_dir(),
-        "fixtures/mcp/node_modules is missing: run scripts/install-node-deps"
-    );
-    let server = root.join("fixtures/mcp/server.mjs").canonicalize().unwrap();
+    let server = fixture_server();
     let sandbox = Sandbox::with_quick_retries();
     sandbox.write_settings(json!({"retry": {"baseDelayMs": 5}}));
     sandbox.write_agent_file(

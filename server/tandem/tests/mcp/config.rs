@@ -5,20 +5,12 @@
 //! `scripts/install-pi16`) on the same files: both start the same servers and refuse the same
 //! entries.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
-fn fixtures() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/mcp");
-    assert!(
-        dir.join("node_modules").is_dir(),
-        "fixtures/mcp/node_modules is missing: run scripts/install-node-deps"
-    );
-    dir.canonicalize().unwrap()
-}
+use crate::support::mcp::{fixtures, HttpFixture};
 
 /// A stdio entry running the fixture server, with `env`.
 fn stdio(env: Value) -> Value {
@@ -350,41 +342,6 @@ fn exposure_hides_tools_and_unsupported_values_are_reported_once() {
         "{}",
         out.stderr
     );
-}
-
-/// The fixture's HTTP server, stopped when dropped.
-struct HttpFixture {
-    child: Child,
-    url: String,
-}
-
-impl HttpFixture {
-    fn start(env: &[(&str, &str)]) -> HttpFixture {
-        let mut child = Command::new("node")
-            .arg(fixtures().join("http-server.mjs"))
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        let stdout = child.stdout.take().unwrap();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or("")
-            .to_string();
-        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-        HttpFixture { child, url }
-    }
-}
-
-impl Drop for HttpFixture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

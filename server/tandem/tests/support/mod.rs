@@ -15,6 +15,7 @@
 
 pub mod front_doors;
 pub mod lsp;
+pub mod mcp;
 pub mod process;
 pub mod tmux;
 
