@@ -350,27 +350,45 @@ impl Connection {
         arguments: Option<JsonObject>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, String> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let what = Asked::Call(tool);
+        match self.request(what, request, cancel).await? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            // A result with no fields at all parses as an empty result.
+            ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
+            other => Err(self.unexpected(what, "a tool result", &other)),
+        }
+    }
+
+    /// Sends `request` and waits for its answer, within the server's timeout counted from the
+    /// last progress report; when `cancel` fires, stops waiting at once and tells the server
+    /// (`notifications/cancelled`). `Err` is the message for the model.
+    pub(super) async fn request(
+        &self,
+        what: Asked<'_>,
+        request: ClientRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ServerResult, String> {
         let name = &self.name;
         if let Some(problem) = self.unavailable() {
             return Err(problem);
         }
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = arguments;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // Checked first, and the request is then sent without racing the cancellation: a
         // request queued while the race was lost would run on the server unseen.
         if cancel.is_cancelled() {
-            return Err(aborted(name, tool));
+            return Err(aborted(name, what));
         }
         // The server's timeout runs from the last sign of life: a progress notification for
-        // this call starts it again (pi 1.6's rule), so a long job that reports progress is
+        // this request starts it again (pi 1.6's rule), so a long job that reports progress is
         // not cut off; one that goes silent is.
         let options =
             PeerRequestOptions::with_timeout(self.request_timeout).reset_timeout_on_progress();
         let sent = self.peer.send_cancellable_request(request, options).await;
         let handle = match sent {
             Ok(handle) => handle,
-            Err(error) => return Err(self.failure(tool, error).await),
+            Err(error) => return Err(self.failure(what, error).await),
         };
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let response = tokio::select! {
@@ -387,27 +405,36 @@ impl Connection {
                     peer.send_notification(notice.into()),
                 )
                 .await;
-                return Err(aborted(name, tool));
+                return Err(aborted(name, what));
             }
         };
         match response {
-            Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            // A result with no fields at all parses as an empty result.
-            Ok(ServerResult::EmptyResult(_)) => Ok(CallToolResult::default()),
-            Ok(other) => Err(format!(
-                "MCP server `{name}` answered the call to `{tool}` with something other than a \
-                 tool result ({}); Tandem cannot use it.",
-                result_kind(&other)
-            )),
+            Ok(result) => Ok(result),
             // rmcp has told the server (`notifications/cancelled`).
             Err(ServiceError::Timeout { .. }) => Err(format!(
-                "MCP server `{name}` did not answer the call to `{tool}` within {} s of its \
-                 last progress report (its \"timeout\"; 60 s when not set); the call was \
-                 cancelled.",
+                "MCP server `{name}` did not answer {what} within {} s of its last progress \
+                 report (its \"timeout\"; 60 s when not set); it was cancelled.",
                 self.request_timeout.as_secs_f32()
             )),
-            Err(error) => Err(self.failure(tool, error).await),
+            Err(error) => Err(self.failure(what, error).await),
         }
+    }
+
+    /// The message for an answer of the wrong kind.
+    pub(super) fn unexpected(&self, what: Asked<'_>, expected: &str, got: &ServerResult) -> String {
+        format!(
+            "MCP server `{}` answered {what} with something other than {expected} ({}); Tandem \
+             cannot use it.",
+            self.name,
+            result_kind(got)
+        )
+    }
+
+    /// Whether the server offers resources (`resources` in its `initialize` capabilities).
+    pub(super) fn offers_resources(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some())
     }
 
     /// Whether the server is gone without being shut down: its process exited, or its
@@ -439,24 +466,22 @@ impl Connection {
         None
     }
 
-    /// The message for a call that failed with `error`.
-    async fn failure(&self, tool: &str, error: ServiceError) -> String {
+    /// The message for a request that failed with `error`.
+    async fn failure(&self, what: Asked<'_>, error: ServiceError) -> String {
         let name = &self.name;
         match error {
             ServiceError::McpError(error) => format!(
-                "MCP server `{name}` rejected the call to `{tool}`: {} (error {}).",
+                "MCP server `{name}` rejected {what}: {} (error {}).",
                 error.message, error.code.0
             ),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 if self.closing.load(Ordering::SeqCst) {
-                    return format!(
-                        "MCP server `{name}` was shut down during the call to `{tool}`."
-                    );
+                    return format!("MCP server `{name}` was shut down during {what}.");
                 }
                 let Some(process) = &self.process else {
                     let why = self.http.as_ref().and_then(HttpClient::take_error);
                     return format!(
-                        "MCP server `{name}` could not be reached during the call to `{tool}`: {}.",
+                        "MCP server `{name}` could not be reached during {what}: {}.",
                         why.as_deref()
                             .unwrap_or("its HTTP connection failed or was closed")
                     );
@@ -465,16 +490,17 @@ impl Connection {
                     Some(exit) => {
                         let stderr = process.stderr.excerpt(DEATH_WAIT).await;
                         format!(
-                            "MCP server `{name}` exited during the call to `{tool}` ({exit}).{}",
+                            "MCP server `{name}` exited during {what} ({exit}).{}",
                             stderr_note(&stderr)
                         )
                     }
-                    None => format!(
-                        "MCP server `{name}` closed its connection during the call to `{tool}`."
-                    ),
+                    None => format!("MCP server `{name}` closed its connection during {what}."),
                 }
             }
-            other => format!("The call to `{tool}` on MCP server `{name}` failed: {other}."),
+            other => format!(
+                "{} on MCP server `{name}` failed: {other}.",
+                what.capitalized()
+            ),
         }
     }
 
@@ -578,8 +604,40 @@ fn stderr_note(stderr: &str) -> String {
     }
 }
 
-fn aborted(server: &str, tool: &str) -> String {
-    format!("The call to `{tool}` on MCP server `{server}` was aborted.")
+fn aborted(server: &str, what: Asked<'_>) -> String {
+    format!(
+        "{} on MCP server `{server}` was aborted.",
+        what.capitalized()
+    )
+}
+
+/// What a request asked, for messages: "the call to `add`", "the `resources/read` of `x://y`".
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Asked<'a> {
+    /// A tool call.
+    Call(&'a str),
+    /// Another request: its method, and what it is about.
+    Method(&'static str, Option<&'a str>),
+}
+
+impl Asked<'_> {
+    fn capitalized(self) -> String {
+        let text = self.to_string();
+        match text.strip_prefix("the ") {
+            Some(rest) => format!("The {rest}"),
+            None => text,
+        }
+    }
+}
+
+impl std::fmt::Display for Asked<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Asked::Call(tool) => write!(f, "the call to `{tool}`"),
+            Asked::Method(method, None) => write!(f, "the `{method}` request"),
+            Asked::Method(method, Some(about)) => write!(f, "the `{method}` of `{about}`"),
+        }
+    }
 }
 
 fn client_info() -> InitializeRequestParams {

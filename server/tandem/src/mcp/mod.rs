@@ -12,6 +12,8 @@
 //! content ([`tool`]). pi's `codemode` and `deferred` exposures need tools Tandem does not have
 //! (codemode, tool_search): such tools are declared directly, with one warning per server.
 //! HTTP goes through rmcp's streamable-HTTP transport on the workspace's reqwest ([`http`]).
+//! Servers that offer resources (and are not `hidden`) are reached through pi 1.6's three
+//! resource tools ([`resources`]).
 //!
 //! Tandem spawns the processes itself ([`connection`]) rather than through rmcp's child-process
 //! transport: each server runs in its own process group so that stopping it also stops what it
@@ -24,6 +26,7 @@
 mod connection;
 mod http;
 mod names;
+mod resources;
 mod server;
 mod tool;
 
@@ -219,6 +222,19 @@ impl McpTools {
                 warnings.push(indirect_warning(server.name(), &indirect));
             }
         }
+        // pi 1.6's resource tools reach every server that offers resources and is not hidden.
+        let with_resources: Vec<Arc<Server>> = started
+            .iter()
+            .filter(|server| server.current().offers_resources())
+            .filter(|server| {
+                unique.iter().any(|config| {
+                    config.name == server.name()
+                        && config.server.exposure != Some(McpExposure::Hidden)
+                })
+            })
+            .cloned()
+            .collect();
+        tools.extend(resources::tools(&with_resources));
         McpTools {
             servers: started,
             tools,

@@ -723,3 +723,219 @@ async fn progress_reports_keep_a_call_alive_past_its_timeout() {
         .expect("counted");
     assert_eq!(text(&cancelled), "1");
 }
+
+/// The fixture with resources, as server `name`.
+fn with_resources(name: &str) -> McpServerConfig {
+    let mut config = fixture(name);
+    fields(&mut config)
+        .2
+        .insert("FIXTURE_RESOURCES".to_string(), "1".to_string());
+    config
+}
+
+fn json_text(output: &ToolOutput) -> Value {
+    serde_json::from_str(&text(output)).unwrap_or_else(|e| panic!("{e}: {}", text(output)))
+}
+
+#[tokio::test]
+async fn resource_tools_exist_only_for_servers_that_offer_resources_and_are_not_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = |tools: &McpTools| -> Vec<String> {
+        tools
+            .tools()
+            .iter()
+            .map(|t| t.name().to_string())
+            .filter(|n| !n.starts_with("mcp__"))
+            .collect()
+    };
+    let plain = connect(&[fixture("plain")], dir.path()).await;
+    assert_eq!(names(&plain), Vec::<String>::new());
+    plain.shutdown().await;
+    let mut hidden = with_resources("hidden");
+    hidden.server.exposure = Some(McpExposure::Hidden);
+    let tools = connect(&[hidden], dir.path()).await;
+    assert_eq!(names(&tools), Vec::<String>::new());
+    tools.shutdown().await;
+    let tools = connect(&[with_resources("docs"), fixture("plain")], dir.path()).await;
+    assert_eq!(
+        names(&tools),
+        [
+            "list_mcp_resources",
+            "list_mcp_resource_templates",
+            "read_mcp_resource"
+        ]
+    );
+    tools.shutdown().await;
+}
+
+#[tokio::test]
+async fn listing_pages_one_server_or_gathers_every_page_of_every_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = connect(&[with_resources("b"), with_resources("a")], dir.path()).await;
+    let first = call(&tools, "list_mcp_resources", json!({"server": "a"}))
+        .await
+        .unwrap();
+    // App interfaces (ui://) are left out; `_meta` and icons too; the server is named.
+    assert_eq!(
+        json_text(&first),
+        json!({"server": "a", "nextCursor": "page-2", "resources": [
+            {"server": "a", "uri": "fixture://notes/readme", "name": "readme",
+             "description": "The fixture's notes.", "mimeType": "text/plain"}]})
+    );
+    let second = call(
+        &tools,
+        "list_mcp_resources",
+        json!({"server": "a", "cursor": "page-2"}),
+    )
+    .await
+    .unwrap();
+    let second = json_text(&second);
+    assert_eq!(second.get("nextCursor"), None, "{second}");
+    assert_eq!(second["resources"].as_array().map(Vec::len), Some(2));
+    let all = json_text(&call(&tools, "list_mcp_resources", json!({})).await.unwrap());
+    let uris: Vec<(String, String)> = all["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["server"].as_str().unwrap().to_string(),
+                r["uri"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut expected = Vec::new();
+    for server in ["a", "b"] {
+        for uri in [
+            "fixture://notes/readme",
+            "fixture://pixel.png",
+            "fixture://data.bin",
+        ] {
+            expected.push((server.to_string(), uri.to_string()));
+        }
+    }
+    assert_eq!(uris, expected);
+    assert_eq!(all.get("errors"), None, "{all}");
+    let templates = json_text(
+        &call(
+            &tools,
+            "list_mcp_resource_templates",
+            json!({"server": "b"}),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(
+        templates,
+        json!({"server": "b", "resourceTemplates": [
+            {"server": "b", "uriTemplate": "fixture://notes/{name}", "name": "note",
+             "mimeType": "text/plain"}]})
+    );
+    // Bad arguments say what is wrong.
+    for (args, needle) in [
+        (
+            json!({"cursor": "page-2"}),
+            "`cursor` goes with the `server`",
+        ),
+        (
+            json!({"server": "c"}),
+            "MCP server `c` offers no resources. Servers with resources: a, b.",
+        ),
+        (json!({"server": 7}), "`server` must be a string"),
+        (
+            json!({"server": "a", "cursor": "nope"}),
+            "unknown cursor nope",
+        ),
+    ] {
+        let error = call(&tools, "list_mcp_resources", args.clone())
+            .await
+            .expect_err("refused");
+        assert!(error.0.contains(needle), "{args}: {}", error.0);
+    }
+    tools.shutdown().await;
+}
+
+#[tokio::test]
+async fn reading_gives_text_images_and_saved_binaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = connect(&[with_resources("docs")], dir.path()).await;
+    let read = |uri: &str| {
+        let args = json!({"server": "docs", "uri": uri});
+        let tools = &tools;
+        async move { call(tools, "read_mcp_resource", args).await }
+    };
+    let note = read("fixture://notes/todo").await.unwrap();
+    assert_eq!(text(&note), "note todo");
+    let details = note.details.clone().unwrap();
+    assert_eq!(
+        details["structuredContent"],
+        json!({"server": "docs", "uri": "fixture://notes/todo", "contents": [
+            {"uri": "fixture://notes/todo", "mimeType": "text/plain", "text": "note todo"}]})
+    );
+    let pixel = read("fixture://pixel.png").await.unwrap();
+    assert!(
+        matches!(&pixel.content[..], [UserBlock::Image(image)] if image.mime_type == "image/png"),
+        "{:?}",
+        pixel.content
+    );
+    let binary = text(&read("fixture://data.bin").await.unwrap());
+    let path = binary
+        .split(" saved to ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{binary}"));
+    assert!(
+        binary.starts_with("[resource fixture://data.bin (application/octet-stream, 8 bytes)"),
+        "{binary}"
+    );
+    assert_eq!(std::fs::read(path).unwrap(), b"\x00\x01binary");
+    let _ = std::fs::remove_file(path);
+    let pair = read("fixture://pair").await.unwrap();
+    assert_eq!(text(&pair), "fixture://pair/a:\nA\nfixture://pair/b:\nB");
+    let pair_details = pair.details.unwrap();
+    assert_eq!(
+        pair_details["structuredContent"]["contents"][1],
+        json!({"uri": "fixture://pair/b", "text": "B"}),
+        "_meta is left out"
+    );
+    assert_eq!(
+        text(&read("fixture://empty").await.unwrap()),
+        "Resource fixture://empty is empty."
+    );
+    let missing = read("fixture://nothing").await.expect_err("not found");
+    assert_eq!(
+        missing.0,
+        "MCP server `docs` rejected the `resources/read` of `fixture://nothing`: MCP error \
+         -32002: Resource not found: fixture://nothing (error -32002)."
+    );
+    for (args, needle) in [
+        (json!({"server": "docs"}), "`uri` must be given."),
+        (json!({"uri": "fixture://pair"}), "`server` must be given."),
+        (json!(["docs"]), "must be a JSON object"),
+    ] {
+        let error = call(&tools, "read_mcp_resource", args.clone())
+            .await
+            .expect_err("refused");
+        assert!(error.0.contains(needle), "{args}: {}", error.0);
+    }
+    tools.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_listing_of_every_server_names_the_one_that_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut broken = with_resources("broken");
+    fields(&mut broken)
+        .2
+        .insert("FIXTURE_RESOURCES".to_string(), "broken".to_string());
+    let tools = connect(&[with_resources("good"), broken], dir.path()).await;
+    let all = json_text(&call(&tools, "list_mcp_resources", json!({})).await.unwrap());
+    assert_eq!(all["resources"].as_array().map(Vec::len), Some(3), "{all}");
+    assert_eq!(
+        all["errors"],
+        json!([{"server": "broken", "error": "MCP server `broken` rejected the \
+            `resources/list` request: MCP error -32603: the listing fails on purpose (error \
+            -32603)."}])
+    );
+    tools.shutdown().await;
+}

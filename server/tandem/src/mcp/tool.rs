@@ -194,7 +194,7 @@ fn resource_block(resource: ResourceContents) -> UserBlock {
 }
 
 /// A text block within pi's output limits (2000 lines or 50 KB, the head kept).
-fn text_block(text: impl Into<String>) -> UserBlock {
+pub(super) fn text_block(text: impl Into<String>) -> UserBlock {
     let text = text.into();
     let cut = truncate_head(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
     let text = if !cut.truncated() {

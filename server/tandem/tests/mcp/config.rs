@@ -344,6 +344,55 @@ fn exposure_hides_tools_and_unsupported_values_are_reported_once() {
     );
 }
 
+/// pi 1.6's resource tools, through the real binary: a server offering resources is listed
+/// and read; one that offers none is not among them.
+#[test]
+fn resources_are_listed_and_read_through_pis_resource_tools() {
+    let run = Run::new();
+    run.user_mcp(json!({
+        "docs": stdio(json!({"FIXTURE_RESOURCES": "1"})),
+        "plain": stdio(json!({})),
+    }));
+    let calls = [
+        ("list_mcp_resources", json!({})),
+        (
+            "read_mcp_resource",
+            json!({"server": "docs", "uri": "fixture://notes/readme"}),
+        ),
+        (
+            "read_mcp_resource",
+            json!({"server": "plain", "uri": "fixture://notes/readme"}),
+        ),
+    ];
+    let out = run.run(&calls, "--approve", &[]);
+    // Calls end in any order.
+    let listing: Value = serde_json::from_str(&out.ok("list_mcp_resources")).unwrap();
+    let servers: Vec<&str> = listing["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["docs", "docs", "docs"], "{listing}");
+    let mut reads: Vec<(bool, &str)> = out
+        .results
+        .iter()
+        .filter(|(name, _, _)| name == "read_mcp_resource")
+        .map(|(_, error, text)| (*error, text.as_str()))
+        .collect();
+    reads.sort();
+    assert_eq!(
+        reads,
+        [
+            (false, "The fixture's notes."),
+            (
+                true,
+                "MCP server `plain` offers no resources. Servers with resources: docs."
+            )
+        ]
+    );
+}
+
 #[test]
 fn streamable_http_servers_with_a_bearer_token_and_failing_ones() {
     let good = HttpFixture::start(&[("FIXTURE_TOKEN", "s3cret")]);
