@@ -90,18 +90,13 @@ impl AcpAgent {
         // The last tasks of the turn let go of the session's file in a moment; the answer waits
         // for that (at most [`SHUTDOWN_WAIT`]), so the file may then be deleted or opened by
         // another program.
-        if let Some(file) = file.filter(|f| f.exists()) {
-            let deadline = tokio::time::Instant::now() + SHUTDOWN_WAIT;
-            while matches!(sessions::claim_file(&file), sessions::Claim::Busy) {
-                if tokio::time::Instant::now() >= deadline {
-                    tracing::warn!(
-                        "session {id}: its file {} is still held {SHUTDOWN_WAIT:?} after \
-                         session/close",
-                        file.display()
-                    );
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        if let Some(file) = file {
+            if !crate::host::turns::file_released(&file, SHUTDOWN_WAIT).await {
+                tracing::warn!(
+                    "session {id}: its file {} is still held {SHUTDOWN_WAIT:?} after \
+                     session/close",
+                    file.display()
+                );
             }
         }
         Ok(CloseSessionResponse::new())

@@ -272,3 +272,21 @@ impl Live {
         tokio::time::timeout(limit, done).await.is_ok()
     }
 }
+
+/// Waits up to `limit` until no handle holds the lock of session file `file` any more: once a
+/// front door has closed a session, the last tasks of its turn let go of the file a moment
+/// later, and a client told the session is closed may open the file at once (or delete it).
+/// Whether the file was released (a missing file counts as released).
+pub async fn file_released(file: &std::path::Path, limit: Duration) -> bool {
+    use tandem_coding::session::{claim_file, Claim};
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if !matches!(claim_file(file), Claim::Busy) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

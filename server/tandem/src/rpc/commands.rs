@@ -79,6 +79,9 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, String> {
 
 async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, Value>) -> Answer {
     let args = Args::new(kind, body);
+    if let Some(answer) = replacing(rpc, id.clone(), kind, &args).await {
+        return answer;
+    }
     let live = rpc.live();
     let session = live.session().clone();
     match kind {
@@ -105,15 +108,6 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
         "clear_queue" => {
             let (steering, follow_up) = session.clear_queue().await;
             ok(id, kind, Some(wire::queue_texts(steering, follow_up)))
-        }
-        "new_session" => {
-            let _parent = args.opt_string("parentSession")?;
-            let choice = match rpc.args.session {
-                SessionChoice::InMemory => SessionChoice::InMemory,
-                _ => SessionChoice::New,
-            };
-            replace(rpc, History::Choice(choice)).await?;
-            ok(id, kind, Some(json!({ "cancelled": false })))
         }
         "get_state" => ok(id, kind, Some(state(&session, live.is_busy()))),
         "set_model" => {
@@ -243,43 +237,6 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
                 kind,
                 Some(json!({ "path": path.display().to_string() })),
             )
-        }
-        "switch_session" => {
-            let path = args.string("sessionPath")?;
-            replace(rpc, History::Choice(SessionChoice::Open(path.to_string()))).await?;
-            ok(id, kind, Some(json!({ "cancelled": false })))
-        }
-        "fork" => {
-            let entry_id = args.string("entryId")?;
-            let (text, manager) = session.with_session(|m| {
-                saved(m)?;
-                let entry = m.entry(entry_id).cloned();
-                let text = entry.as_ref().and_then(user_prompt_text);
-                match (entry, text) {
-                    (Some(entry), Some(text)) => {
-                        let manager = match entry.parent_id.as_deref() {
-                            Some(parent) => m.fork(Some(parent)).map_err(|e| e.to_string()),
-                            None => Ok(fresh_like(m)),
-                        };
-                        Ok((text, manager))
-                    }
-                    _ => Err("Invalid entry ID for forking".to_string()),
-                }
-            })?;
-            replace(rpc, History::Opened(Box::new(manager?))).await?;
-            ok(id, kind, Some(json!({ "text": text, "cancelled": false })))
-        }
-        "clone" => {
-            let manager = session.with_session(|m| match m.leaf() {
-                _ if !m.is_written() => Err(NOT_SAVED.to_string()),
-                None => Err("Cannot clone session: no current entry selected".to_string()),
-                Some(leaf) => {
-                    let leaf = leaf.to_string();
-                    m.fork(Some(&leaf)).map_err(|e| e.to_string())
-                }
-            })?;
-            replace(rpc, History::Opened(Box::new(manager))).await?;
-            ok(id, kind, Some(json!({ "cancelled": false })))
         }
         "get_fork_messages" => ok(
             id,
@@ -458,6 +415,76 @@ async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedRes
         Err(e) => eprintln!(
             "Warning: the folder is trusted, but its configuration could not be loaded: {e:#}"
         ),
+    }
+}
+
+/// The commands that replace the session. They hold no handle of the current session while
+/// the replacement runs, so that its file is free once they answer (see [`Rpc::replace`]).
+/// `None` for other commands.
+async fn replacing(
+    rpc: &Arc<Rpc>,
+    id: Option<Value>,
+    kind: &str,
+    args: &Args<'_>,
+) -> Option<Answer> {
+    match kind {
+        "new_session" | "switch_session" | "fork" | "clone" => {
+            Some(replace_session(rpc, id, kind, args).await)
+        }
+        _ => None,
+    }
+}
+
+/// One of the [`replacing`] commands.
+async fn replace_session(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, args: &Args<'_>) -> Answer {
+    match kind {
+        "new_session" => {
+            let _parent = args.opt_string("parentSession")?;
+            let choice = match rpc.args.session {
+                SessionChoice::InMemory => SessionChoice::InMemory,
+                _ => SessionChoice::New,
+            };
+            replace(rpc, History::Choice(choice)).await?;
+            ok(id, kind, Some(json!({ "cancelled": false })))
+        }
+        "switch_session" => {
+            let path = args.string("sessionPath")?;
+            replace(rpc, History::Choice(SessionChoice::Open(path.to_string()))).await?;
+            ok(id, kind, Some(json!({ "cancelled": false })))
+        }
+        "fork" => {
+            let entry_id = args.string("entryId")?;
+            let (text, manager) = rpc.live().session().with_session(|m| {
+                saved(m)?;
+                let entry = m.entry(entry_id).cloned();
+                let text = entry.as_ref().and_then(user_prompt_text);
+                match (entry, text) {
+                    (Some(entry), Some(text)) => {
+                        let manager = match entry.parent_id.as_deref() {
+                            Some(parent) => m.fork(Some(parent)).map_err(|e| e.to_string()),
+                            None => Ok(fresh_like(m)),
+                        };
+                        Ok((text, manager))
+                    }
+                    _ => Err("Invalid entry ID for forking".to_string()),
+                }
+            })?;
+            replace(rpc, History::Opened(Box::new(manager?))).await?;
+            ok(id, kind, Some(json!({ "text": text, "cancelled": false })))
+        }
+        "clone" => {
+            let manager = rpc.live().session().with_session(|m| match m.leaf() {
+                _ if !m.is_written() => Err(NOT_SAVED.to_string()),
+                None => Err("Cannot clone session: no current entry selected".to_string()),
+                Some(leaf) => {
+                    let leaf = leaf.to_string();
+                    m.fork(Some(&leaf)).map_err(|e| e.to_string())
+                }
+            })?;
+            replace(rpc, History::Opened(Box::new(manager))).await?;
+            ok(id, kind, Some(json!({ "cancelled": false })))
+        }
+        other => Err(format!("`{other}` does not replace the session")),
     }
 }
 

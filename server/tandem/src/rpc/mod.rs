@@ -167,7 +167,20 @@ impl Rpc {
         }
         let new = self.start(history).await?;
         *lock(&self.held) = Arc::new(new);
+        let file = old.live.session().session_file();
         old.close().await;
+        drop(old);
+        // The next command may open the file this session wrote (switch_session back to it):
+        // it must find it free, not continue it in a copy as if another process held it.
+        if let Some(file) = file {
+            if !crate::host::turns::file_released(&file, STOP_LIMIT).await {
+                tracing::warn!(
+                    "the replaced session's file {} is still held {STOP_LIMIT:?} after it was \
+                     closed",
+                    file.display()
+                );
+            }
+        }
         Ok(())
     }
 }
