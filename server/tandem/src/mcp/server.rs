@@ -59,13 +59,8 @@ impl Server {
         let gone = current
             .death()
             .unwrap_or_else(|| "its connection closed".to_string());
-        let timeout = self
-            .config
-            .server
-            .timeout
-            .map(std::time::Duration::from_secs_f64)
-            .unwrap_or(CONNECT_TIMEOUT);
-        match Connection::start(&self.config, &self.cwd, timeout).await {
+        // The server's own `timeout`, when set, bounds the start instead (as at first).
+        match Connection::start(&self.config, &self.cwd, CONNECT_TIMEOUT).await {
             Ok((connection, _tools)) => {
                 let connection = Arc::new(connection);
                 if self.closing.load(Ordering::SeqCst) {
