@@ -8,6 +8,10 @@
 //! dropped. LSP narrows the envelope further: `id` is an integer or a string, `params` an object
 //! or an array.
 //!
+//! JSON nested deeper than [`MAX_DEPTH`] is refused too (-32600 with its id for a request; a
+//! response is dropped): serde_json, which tower-lsp-server decodes with, stops at 128 levels,
+//! and the server's reader would stop with it.
+//!
 //! The check reads the body once as borrowed raw JSON: `params` and `result` are validated as
 //! JSON but never built into a tree, so a 10 MB `didOpen` costs one extra scan, not a copy.
 //! What passes here is exactly what tower-lsp-server's decoder accepts (its reader stops for
@@ -107,6 +111,13 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
+impl Envelope<'_> {
+    /// No method, and a result or an error.
+    fn is_response(&self) -> bool {
+        self.method.is_none() && (self.result.is_some() || self.error.is_some())
+    }
+}
+
 /// An id LSP allows: an integer (within i64, as the protocol crates read it) or a string.
 fn usable_id(raw: &RawValue) -> Option<Value> {
     match serde_json::from_str::<Value>(raw.get()).ok()? {
@@ -119,6 +130,42 @@ fn usable_id(raw: &RawValue) -> Option<Value> {
 /// The first byte of a raw value (`{`, `[`, `"`, a digit, `n`…).
 fn first_byte(raw: &RawValue) -> u8 {
     raw.get().as_bytes().first().copied().unwrap_or(b' ')
+}
+
+/// The deepest nesting of arrays and objects a message may have, the message itself counted:
+/// one level less than serde_json's recursion limit (128), which the protocol crates decode
+/// with.
+pub const MAX_DEPTH: usize = 127;
+
+/// `Some(depth)` when `json` (valid JSON) nests arrays and objects deeper than [`MAX_DEPTH`]:
+/// the depth at which the scan stopped. One pass over the bytes; strings are skipped.
+fn too_deep(json: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in json.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Checks one message body; see the module docs.
@@ -175,6 +222,18 @@ pub fn check(body: &[u8]) -> Verdict {
             ))
         }
     };
+    if let Some(depth) = too_deep(raw.get()) {
+        let why = format!(
+            "the message nests {depth} levels deep or more; at most {MAX_DEPTH} are read: send \
+             flatter JSON"
+        );
+        return if envelope.is_response() {
+            Verdict::Drop(why)
+        } else {
+            let id = envelope.id.and_then(usable_id).unwrap_or(Value::Null);
+            Verdict::Refuse(Refusal::invalid_request(id, why))
+        };
+    }
     check_envelope(&envelope)
 }
 
@@ -189,7 +248,7 @@ fn check_envelope(m: &Envelope) -> Verdict {
     let version = m
         .jsonrpc
         .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-    let is_response = m.method.is_none() && (m.result.is_some() || m.error.is_some());
+    let is_response = m.is_response();
     if version.as_deref() != Some("2.0") {
         let found = m.jsonrpc.map_or("no `jsonrpc` member".to_string(), |raw| {
             format!("`\"jsonrpc\": {}`", excerpt(raw.get()))

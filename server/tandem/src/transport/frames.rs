@@ -11,8 +11,10 @@
 //!   the reader resynchronises;
 //! - a header without a usable `Content-Length` (missing, not a number, negative): the body's
 //!   length is unknown, so the reader resynchronises;
-//! - a body longer than the limit: read and thrown away in chunks (only its first bytes are
-//!   kept, to find its `id`), never held whole.
+//! - a body longer than the limit: refused at once, without waiting for it (a client may
+//!   declare a terabyte and send ten bytes), answered with its `id` when the bytes already
+//!   received show it; then the reader resynchronises, so the body is skipped as it arrives and
+//!   never held, and a frame that follows a lying header is still read.
 //!
 //! Resynchronising means skipping bytes up to the next `Content-Length:` (in any case), wherever
 //! it is, with a constant amount of memory. A body that itself contains that text, after a
@@ -27,8 +29,11 @@ use super::envelope::{id_from_prefix, Refusal};
 /// The longest header line read; a longer one is not a header.
 pub const MAX_HEADER_LINE: usize = 8 * 1024;
 
-/// How much of a refused, too large body is kept to find its `id`.
+/// How much of a refused, too large body is looked at to find its `id`.
 pub const ID_PREFIX: usize = 4 * 1024;
+
+/// How long a refused body's first bytes are waited for when none have arrived with its header.
+const ID_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 const HEADER: &[u8] = b"content-length:";
 
@@ -156,11 +161,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             }
         };
         if length > self.limit {
-            let Some(prefix) = self.discard(length).await? else {
-                return Ok(None);
-            };
+            let id = id_from_prefix(&self.received_prefix().await?);
+            self.resync = true;
             return Ok(Some(Incoming::Refused(Refusal::invalid_request(
-                id_from_prefix(&prefix),
+                id,
                 format!(
                     "a message of {length} bytes is larger than the limit of {} bytes; it was \
                      skipped (the limit is `tandem lsp --max-message-bytes` or \
@@ -252,24 +256,18 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// Reads and drops `length` bytes in chunks, keeping the first [`ID_PREFIX`]; `None` when
-    /// the input ends first.
-    async fn discard(&mut self, length: u64) -> io::Result<Option<Vec<u8>>> {
-        let mut prefix = Vec::new();
-        let mut left = length;
-        while left > 0 {
-            let buf = self.input.fill_buf().await?;
-            if buf.is_empty() {
-                tracing::warn!("the input ended inside a frame of {length} bytes");
-                return Ok(None);
+    /// The first bytes of a body that will not be read (at most [`ID_PREFIX`]), to find its
+    /// `id`: what is buffered already, else what arrives within [`ID_WAIT`]. Nothing is
+    /// consumed: resynchronising skips these bytes.
+    async fn received_prefix(&mut self) -> io::Result<Vec<u8>> {
+        if self.input.buffer().is_empty() {
+            // `fill_buf` keeps what it read when the wait ends first (cancel-safe).
+            if let Ok(filled) = tokio::time::timeout(ID_WAIT, self.input.fill_buf()).await {
+                filled?;
             }
-            let take = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-            let keep = take.min(ID_PREFIX.saturating_sub(prefix.len()));
-            prefix.extend_from_slice(&buf[..keep]);
-            self.input.consume(take);
-            left -= take as u64;
         }
-        Ok(Some(prefix))
+        let buffered = self.input.buffer();
+        Ok(buffered[..buffered.len().min(ID_PREFIX)].to_vec())
     }
 }
 

@@ -239,3 +239,90 @@ fn the_limit_comes_from_the_flag_then_the_default() {
     );
     assert!(MessageLimit::resolve(Some(10)).is_err());
 }
+
+/// A request whose params nest `depth` levels (the message itself is one more).
+fn nested_request(id: &str, depth: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"x","params":{{"a":{}1{}}}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    )
+}
+
+#[test]
+fn json_nested_deeper_than_the_decoder_reads_is_refused_with_its_id() {
+    use super::envelope::MAX_DEPTH;
+    // The message, its params and `depth` arrays: 2 + depth levels.
+    let deepest = nested_request("5", MAX_DEPTH - 2);
+    assert_eq!(
+        check(deepest.as_bytes()),
+        Verdict::Pass(Kind::Request("x".into()))
+    );
+    // What passes is what the protocol crates' decoder (serde_json, limit 128) reads.
+    serde_json::from_str::<Value>(&deepest).expect("serde_json reads the deepest message passed");
+    let too_deep = nested_request("\"d\"", MAX_DEPTH - 1);
+    assert!(serde_json::from_str::<Value>(&too_deep).is_err());
+    match check(too_deep.as_bytes()) {
+        Verdict::Refuse(r) => {
+            assert_eq!((r.code, r.id), (INVALID_REQUEST, json!("d")));
+            assert!(r.message.contains("nests"), "{}", r.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Brackets inside strings (escaped quotes too) are text, not nesting.
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","method":"n","params":{{"t":"\"{}"}}}}"#,
+        "[{".repeat(500)
+    );
+    assert_eq!(
+        check(text.as_bytes()),
+        Verdict::Pass(Kind::Notification("n".into()))
+    );
+    // A notification has no id to answer; a response is dropped, never answered.
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{{"settings":{}1{}}}}}"#,
+        "{\"a\":".repeat(200),
+        "}".repeat(200)
+    );
+    assert!(matches!(check(note.as_bytes()), Verdict::Refuse(r) if r.id == Value::Null));
+    let response = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"result":{}1{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert!(matches!(check(response.as_bytes()), Verdict::Drop(_)));
+}
+
+#[test]
+fn a_content_length_beyond_the_limit_is_refused_at_once_without_its_body() {
+    // A client declares a terabyte, sends the start of a request and waits for the answer: the
+    // reader answers now, then reads the next frame whenever it comes.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let mut reader = FrameReader::new(server, 1024);
+        use tokio::io::AsyncWriteExt;
+        client
+            .write_all(b"Content-Length: 1000000000000\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":42,")
+            .await
+            .expect("write");
+        let first = reader.next().await.expect("read").expect("an answer");
+        assert_eq!(summary(&[first]), [Err((INVALID_REQUEST, json!(42)))]);
+        client
+            .write_all(frame(PING).as_bytes())
+            .await
+            .expect("write");
+        let next = reader.next().await.expect("read").expect("the next frame");
+        assert_eq!(summary(&[next]), [Ok(PING.to_string())]);
+        // Nothing at all after the header: answered without an id, not waited for.
+        client
+            .write_all(b"Content-Length: 99999999999\r\n\r\n")
+            .await
+            .expect("write");
+        let third = reader.next().await.expect("read").expect("an answer");
+        assert_eq!(summary(&[third]), [Err((INVALID_REQUEST, Value::Null))]);
+    });
+}

@@ -24,6 +24,14 @@
 //! 19. `params` a scalar                        → -32600, the request's id
 //! 20. a frame above `--max-message-bytes`      → -32600, the request's id (read from its start)
 //! 21. an endless header line                   → -32700, id null
+//! 22. a request nested 200 deep                → -32600, the request's id (serde_json, which
+//!     tower-lsp-server decodes with, stops at 128 levels and its reader with it)
+//! 23. a notification nested 200 deep           → -32600, id null (as other bad notifications)
+//! 24. a Content-Length of 10^12 with 60 bytes  → -32600, the request's id, at once (the next
+//!     frame is found by resynchronising)
+//!
+//! A client's response nested 200 deep is dropped (a response is never answered) and the
+//! server keeps serving.
 //!
 //! ACP (newline-delimited): a line that is not UTF-8 (-32700, id null), a line above the limit
 //! (-32600 with its id), and invalid JSON (the ACP crate's own -32700).
@@ -81,6 +89,15 @@ fn lsp_classes() -> Vec<Class> {
     let big = json!({"jsonrpc": "2.0", "id": 2020, "method": "tandem/models/list",
         "params": {"padding": "x".repeat(LIMIT * 2)}})
     .to_string();
+    let deep = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    let deep_request = format!(
+        r#"{{"jsonrpc":"2.0","id":2222,"method":"tandem/models/list","params":{{"x":{}}}}}"#,
+        deep(200)
+    );
+    let deep_note = format!(
+        r#"{{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{{"settings":{}}}}}"#,
+        deep(200)
+    );
     let mut endless = vec![b'x'; 100 * 1024];
     endless.extend_from_slice(b"\r\n");
     let v = |v: Value| v.to_string().into_bytes();
@@ -195,6 +212,27 @@ fn lsp_classes() -> Vec<Class> {
             json!(2020),
         ),
         class("an endless header line", endless, -32700, Value::Null),
+        class(
+            "a request nested 200 deep",
+            framed(deep_request.as_bytes()),
+            -32600,
+            json!(2222),
+        ),
+        class(
+            "a notification nested 200 deep",
+            framed(deep_note.as_bytes()),
+            -32600,
+            Value::Null,
+        ),
+        class(
+            "a Content-Length of 10^12",
+            with_length(
+                "1000000000000",
+                br#"{"jsonrpc":"2.0","id":2424,"method":"tandem/models/list","params":{"#,
+            ),
+            -32600,
+            json!(2424),
+        ),
     ]
     .into_iter()
     .map(|mut c| {
@@ -265,6 +303,28 @@ fn every_class_of_malformed_lsp_frame_is_answered_and_the_server_keeps_serving(
         logged >= classes.len(),
         "{logged} refusals logged:\n{stderr}"
     );
+    Ok(())
+}
+
+#[test]
+fn a_response_nested_too_deep_is_dropped_and_the_server_keeps_serving() -> anyhow::Result<()> {
+    let sandbox = Sandbox::with_quick_retries();
+    let mut lsp = sandbox_lsp(&sandbox, json!({}))?;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":"tandem-1","result":{}1{}}}"#,
+        "{\"a\":".repeat(300),
+        "}".repeat(300)
+    );
+    lsp.send_bytes(&framed(deep.as_bytes()))?;
+    let answer = lsp.request("tandem/models/list", json!({}))?;
+    assert!(answer.as_array().is_some_and(|m| !m.is_empty()), "{answer}");
+    assert_eq!(lsp.shutdown()?.code(), Some(0));
+    let stderr = stderr_of(&lsp);
+    assert!(
+        stderr.contains("dropped a malformed response from the client"),
+        "{stderr}"
+    );
+    assert_no_panic(&stderr);
     Ok(())
 }
 
