@@ -735,28 +735,28 @@ fn reconfigure(
 /// The tools of a session whose branch recorded its tools, as pi 1.6 restores them when the
 /// default set is in use: the recorded tools Tandem has, then the MCP tools and language tools
 /// the branch never mentioned (they came after it recorded its tools; a built-in it never
-/// mentioned stays out), then the `+name` / `-name` changes of `selection`. The settings'
-/// plain `defaultTools` names do not apply (they chose the tools the session started with), but
-/// their `-name` entries do: a tool the user's settings (or a trusted project's) remove is never
-/// brought back by a session file's record, which may come from anywhere (`--session PATH`);
-/// only `--tools +name` on this run brings it back. Each tool left out that way is named in
-/// `problems`.
+/// mentioned stays out), then the `+name` / `-name` changes of `selection`.
+///
+/// A session file is data and may come from anywhere (`--session PATH`): its record restores a
+/// built-in tool only when the settings allow it. Without `defaultTools` anywhere every
+/// built-in is allowed; with them, only the tools a new session would get (`fresh`: the
+/// settings' lists and this run's `--tools` changes), so neither `["read", "ls"]` nor
+/// `["-bash"]` lets a record bring bash back, while `--tools +bash` on this run does. The
+/// settings' plain names do not replace the record (they chose the tools a session starts
+/// with). Each recorded tool left out is named in `problems`.
 fn restored_tools(
     recorded: &SystemState,
     offered: &[&str],
     extra_tools: &[Arc<dyn AgentTool>],
     selection: &ToolSelection,
-    settings_lists: &[&[String]],
+    restricted_to: Option<&[String]>,
     problems: &mut Vec<String>,
 ) -> (Vec<String>, Vec<tools::UnknownTool>) {
     let extra: Vec<&str> = extra_tools.iter().map(|t| t.name()).collect();
     let available =
         |n: &str| tools::ALL_TOOLS.contains(&n) || offered.contains(&n) || extra.contains(&n);
-    let denied = |n: &str| {
-        settings_lists
-            .iter()
-            .flat_map(|list| list.iter())
-            .any(|entry| entry.strip_prefix('-') == Some(n))
+    let allowed = |n: &str| {
+        extra.contains(&n) || restricted_to.is_none_or(|fresh| fresh.iter().any(|f| f == n))
     };
     let mentioned = recorded.mentioned_tools();
     let mut base: Vec<&str> = Vec::new();
@@ -764,10 +764,10 @@ fn restored_tools(
         if !available(name) {
             continue;
         }
-        if denied(name) {
+        if !allowed(name) {
             problems.push(format!(
                 "the resumed session recorded the tool `{name}`, which your settings' \
-                 defaultTools remove; it stays off (add it for this run with --tools +{name})"
+                 defaultTools leave out; it stays off (add it for this run with --tools +{name})"
             ));
             continue;
         }
@@ -840,32 +840,38 @@ fn assemble(
     .into_iter()
     .flatten()
     .collect();
+    // The front door's default set and the language tools a source answers, changed by the
+    // settings' `defaultTools` (the user's, then the project's) and `--tools`.
+    let fresh = {
+        let (base, flag): (&[&str], Option<&Vec<String>>) = match &options.tools {
+            ToolSelection::Default => (&DEFAULT_TOOLS, None),
+            ToolSelection::Editor => (&EDITOR_TOOLS, None),
+            ToolSelection::Only(list) => (&DEFAULT_TOOLS, Some(list)),
+            ToolSelection::EditorList(list) => (&EDITOR_TOOLS, Some(list)),
+        };
+        let base: Vec<&str> = base.iter().chain(&offered).copied().collect();
+        let lists: Vec<&[String]> = settings_lists
+            .iter()
+            .copied()
+            .chain(flag.map(Vec::as_slice))
+            .collect();
+        tools::select_tools(&base, &lists)
+    };
     let (chosen, unknown) = match restoring {
-        Some(recorded) => restored_tools(
-            recorded,
-            &offered,
-            &extra_tools,
-            &options.tools,
-            &settings_lists,
-            problems,
-        ),
-        None => {
-            // The front door's default set and the language tools a source answers, changed by
-            // the settings' `defaultTools` (the user's, then the project's) and `--tools`.
-            let (base, flag): (&[&str], Option<&Vec<String>>) = match &options.tools {
-                ToolSelection::Default => (&DEFAULT_TOOLS, None),
-                ToolSelection::Editor => (&EDITOR_TOOLS, None),
-                ToolSelection::Only(list) => (&DEFAULT_TOOLS, Some(list)),
-                ToolSelection::EditorList(list) => (&EDITOR_TOOLS, Some(list)),
-            };
-            let base: Vec<&str> = base.iter().chain(&offered).copied().collect();
-            let lists: Vec<&[String]> = settings_lists
-                .iter()
-                .copied()
-                .chain(flag.map(Vec::as_slice))
-                .collect();
-            tools::select_tools(&base, &lists)
+        Some(recorded) => {
+            let restricted_to = (!settings_lists.is_empty()).then_some(fresh.0.as_slice());
+            let restored = restored_tools(
+                recorded,
+                &offered,
+                &extra_tools,
+                &options.tools,
+                restricted_to,
+                problems,
+            );
+            // Unknown names in the settings are reported once, from the fresh selection.
+            (restored.0, fresh.1)
         }
+        None => fresh,
     };
     problems.extend(unknown.iter().map(|u| format!("defaultTools: {u}")));
     // Named language tools without a source to answer them are left out.

@@ -70,8 +70,8 @@ fn a_resumed_session_keeps_the_tools_its_branch_recorded() {
     assert_eq!(sandbox.offered_tools(usize::MAX), ["read", "grep"]);
 
     // Continued with the default set: the recorded tools, not read/bash/edit/write, and not
-    // the settings' `defaultTools` either.
-    sandbox.write_settings(json!({"defaultTools": ["bash"]}));
+    // the settings' `defaultTools` either (which allow what the record has, and more).
+    sandbox.write_settings(json!({"defaultTools": ["read", "grep", "ls", "bash"]}));
     sandbox.answer(&Turn::text("ok"));
     let run = sandbox.run(&["-c", "-p", "second"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -123,7 +123,7 @@ fn a_resumed_session_never_restores_a_tool_the_settings_remove() {
         assert!(
             run.stderr.contains(&format!(
                 "the resumed session recorded the tool `{tool}`, which your settings' \
-                 defaultTools remove; it stays off (add it for this run with --tools +{tool})"
+                 defaultTools leave out; it stays off (add it for this run with --tools +{tool})"
             )),
             "{}",
             run.stderr
@@ -136,6 +136,43 @@ fn a_resumed_session_never_restores_a_tool_the_settings_remove() {
     let run = sandbox.run(&["--session", path, "--tools", "+bash", "-p", "third"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(sandbox.offered_tools(usize::MAX), ["read", "bash"]);
+}
+
+/// Issue 29: settings that choose the tools outright (`["read", "ls"]`) and a crafted session
+/// file whose recorded system message lists bash: the record does not turn bash back on, and
+/// the model's command does not run.
+#[test]
+fn a_crafted_session_file_cannot_turn_on_a_tool_the_settings_leave_out() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["--tools", "read,bash", "-p", "first"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let session = sandbox.only_session();
+    let path = session.to_str().expect("a UTF-8 path");
+    let recorded = std::fs::read_to_string(&session).expect("session file");
+    assert!(recorded.contains(r#""name":"bash""#), "{recorded}");
+
+    sandbox.write_settings(json!({"defaultTools": ["read", "ls"]}));
+    let marker = sandbox.cwd.join("pwned");
+    sandbox.answer(&Turn::tool_call(
+        "c1",
+        "bash",
+        json!({"command": format!("touch '{}'", marker.display())}),
+    ));
+    sandbox.answer(&Turn::text("ok"));
+    let run = sandbox.run(&["--session", path, "-p", "second"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(sandbox.offered_tools(1), ["read"]);
+    assert!(
+        !marker.exists(),
+        "the recorded bash ran the model's command"
+    );
+    assert!(
+        run.stderr
+            .contains("the resumed session recorded the tool `bash`, which your settings'"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
