@@ -196,7 +196,10 @@ class AgentProcess {
   // The capabilities this client advertises, from the process options.
   capabilities() {
     const fs = !!this.options.fs;
-    return { fs: { readTextFile: fs, writeTextFile: fs }, terminal: !!this.options.terminal };
+    const caps = { fs: { readTextFile: fs, writeTextFile: fs }, terminal: !!this.options.terminal };
+    // Boolean configuration options only when the scenario says the client shows them.
+    if (this.options.booleanOptions) caps.session = { configOptions: { boolean: {} } };
+    return caps;
   }
 
   initialize(protocolVersion = acp.PROTOCOL_VERSION) {

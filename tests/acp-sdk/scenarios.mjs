@@ -153,9 +153,11 @@ export const scenarios = {
   },
 
   // Extra workspace roots on session/new (one good, then a relative and a missing one), and
-  // the configuration options: the boolean auto-compact, a thinking level the model lacks.
+  // the configuration options: the boolean auto-compact (this client declares boolean
+  // options), a thinking level the model lacks. Then a client that declares none gets
+  // auto-compact as a select of on and off.
   async roots_and_options(h) {
-    const p = h.start();
+    const p = h.start({ booleanOptions: true });
     need(await h.step(p, "initialize", () => p.initialize()), "initialize");
     const extra = join(dirname(h.cwd), "extra");
     const newWith = (dirs) => () =>
@@ -168,6 +170,15 @@ export const scenarios = {
       p.agent.request(M.session.setConfigOption, { sessionId, configId, value, ...(type ? { type } : {}) });
     await h.step(p, "set_auto_compact_off", set("auto-compact", false, "boolean"));
     await h.step(p, "set_thinking_high", set("thinking", "high"));
+    const plain = h.start();
+    need(await h.step(plain, "initialize_plain", () => plain.initialize()), "initialize");
+    const other = need(
+      await h.step(plain, "new_plain", () => plain.agent.request(M.session.new, { cwd: h.cwd, mcpServers: [] })),
+      "session/new",
+    );
+    await h.step(plain, "set_plain_auto_compact_off", () =>
+      plain.agent.request(M.session.setConfigOption, { sessionId: other.sessionId, configId: "auto-compact", value: "off" }),
+    );
   },
 
   // The provider refuses the first turn; the second one works.

@@ -1267,7 +1267,7 @@ async fn usage_updates_follow_each_model_call_and_match_the_session_file() {
 }
 
 #[tokio::test]
-async fn model_and_thinking_are_config_options_and_auto_compact_a_boolean() {
+async fn model_and_thinking_are_config_options_and_auto_compact_a_select_without_booleans() {
     let a = json!({"turns": [{"text": "ok"}]});
     let setup = Setup::new(&a, &a);
     let cwd = setup.project();
@@ -1290,8 +1290,9 @@ async fn model_and_thinking_are_config_options_and_auto_compact_a_boolean() {
             options[2]["options"],
             json!([{"value": "off", "name": "off"}])
         );
-        assert_eq!(options[3]["type"], "boolean");
-        assert_eq!(options[3]["currentValue"], true);
+        // This client declared no `session.configOptions.boolean`: a select of on and off.
+        assert_eq!(options[3]["type"], "select");
+        assert_eq!(options[3]["currentValue"], "on");
         let id = created["sessionId"].as_str().unwrap().to_string();
         let set = |config: &str, value: SessionConfigOptionValue| {
             cx.send_request(SetSessionConfigOptionRequest::new(
@@ -1319,17 +1320,20 @@ async fn model_and_thinking_are_config_options_and_auto_compact_a_boolean() {
         let back = serde_json::to_value(back.config_options).unwrap();
         assert_eq!(back[2]["currentValue"], "off");
         assert_eq!(back[2]["options"].as_array().map(Vec::len), Some(1));
-        // The boolean: off, on, and nothing else.
-        let off = set("auto-compact", SessionConfigOptionValue::boolean(false)).await?;
+        // Off, on, and nothing else; a boolean value is taken too.
+        let off = set("auto-compact", SessionConfigOptionValue::value_id("off")).await?;
         let off = serde_json::to_value(off.config_options).unwrap();
-        assert_eq!(off[3]["currentValue"], false);
+        assert_eq!(off[3]["currentValue"], "off");
         // A client that sends every value as an id (acpx 0.19's `set auto-compact true`).
         let on = set("auto-compact", SessionConfigOptionValue::value_id("true")).await?;
         let on = serde_json::to_value(on.config_options).unwrap();
-        assert_eq!(on[3]["currentValue"], true);
+        assert_eq!(on[3]["currentValue"], "on");
+        let off = set("auto-compact", SessionConfigOptionValue::boolean(false)).await?;
+        let off = serde_json::to_value(off.config_options).unwrap();
+        assert_eq!(off[3]["currentValue"], "off");
         let wrong = set("auto-compact", SessionConfigOptionValue::value_id("no"))
             .await
-            .expect_err("a boolean option");
+            .expect_err("on or off");
         assert_eq!(wrong.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
         let wrong = set("model", SessionConfigOptionValue::boolean(true))
             .await
@@ -1764,9 +1768,9 @@ async fn session_delete_removes_only_a_session_file_of_this_client() {
             assert_eq!(code(&e), -32602, "{e:?}");
             let data = e.data.clone().unwrap_or_default().to_string();
             assert!(data.contains(needle), "{needle}: {data}");
+            // The reason is in the message too: many clients show nothing else.
+            assert!(e.message.contains(needle), "{needle}: {}", e.message);
         };
-        // Open in this connection: close it first.
-        refused(delete(&doomed).await.expect_err("live"), "session/close");
         for hostile in ["../../precious", "a/b", "..", "", "x\u{0}y"] {
             refused(
                 delete(hostile).await.expect_err(hostile),
@@ -1782,25 +1786,40 @@ async fn session_delete_removes_only_a_session_file_of_this_client() {
             delete("no-such-session").await.expect_err("unknown"),
             "no session",
         );
-        cx.send_request(CloseSessionRequest::new(doomed.clone()))
+        // Another process holding the file (session/close answered once Tandem let go of it).
+        let held = new_session(&cx, &cwd).await?;
+        cx.send_request(prompt(&held, "hold me"))
             .block_task()
             .await?;
-        // Another process holding the file (session/close answered once Tandem let go of it).
-        let file = session_file(&setup, &doomed);
+        cx.send_request(CloseSessionRequest::new(held.clone()))
+            .block_task()
+            .await?;
+        let held_file = session_file(&setup, &held);
         let holder = std::fs::OpenOptions::new()
             .append(true)
-            .open(&file)
+            .open(&held_file)
             .unwrap();
         holder.try_lock().unwrap_or_else(|e| {
             panic!(
                 "tandem still holds {} after session/close: {e}",
-                file.display()
+                held_file.display()
             )
         });
-        refused(delete(&doomed).await.expect_err("held"), "another process");
+        refused(delete(&held).await.expect_err("held"), "another process");
         drop(holder);
+        delete(&held).await?;
+        assert!(!held_file.exists());
+        // Issue 29: the session open in this connection (the thread the user is in) is closed,
+        // then deleted.
+        let file = session_file(&setup, &doomed);
         delete(&doomed).await?;
         assert!(!file.exists());
+        let gone = cx
+            .send_request(prompt(&doomed, "still there?"))
+            .block_task()
+            .await
+            .expect_err("the deleted session is closed");
+        assert!(format!("{gone:?}").contains(&doomed), "{gone:?}");
         refused(
             delete(&doomed).await.expect_err("deleted already"),
             "no session",

@@ -991,6 +991,15 @@ fn additional_roots_and_config_options() {
     let off = report.result("set_auto_compact_off")["configOptions"].clone();
     assert_eq!(off[3]["currentValue"], false, "{off}");
     assert_eq!(report.error("set_thinking_high")["code"], -32602);
+    // A client that declares no boolean options (CodeCompanion declares none) gets a select.
+    let plain = report.result("new_plain")["configOptions"][3].clone();
+    assert_eq!(
+        (&plain["id"], &plain["type"], &plain["currentValue"]),
+        (&json!("auto-compact"), &json!("select"), &json!("on")),
+        "{plain}"
+    );
+    let off = report.result("set_plain_auto_compact_off")["configOptions"][3].clone();
+    assert_eq!(off["currentValue"], "off", "{off}");
     report.expect_valid();
 }
 

@@ -21,14 +21,23 @@ pub fn reply<T: Serialize>(responder: Responder, result: Result<T, Error>) {
     }
 }
 
-/// -32602 with the reason.
+/// -32602 with the reason, in the message (what clients show) and the data.
 pub fn invalid_params(message: impl Into<String>) -> Error {
-    Error::invalid_params().data(Value::String(message.into()))
+    with_reason(Error::invalid_params(), message.into())
 }
 
-/// -32603 with the reason.
+/// -32603 with the reason, in the message and the data.
 pub fn internal(message: impl Into<String>) -> Error {
-    Error::internal_error().data(Value::String(message.into()))
+    with_reason(Error::internal_error(), message.into())
+}
+
+/// `error` whose message says the reason after the code's own words ("Invalid params: …"):
+/// many clients show only the message, never the data.
+fn with_reason(error: Error, reason: String) -> Error {
+    let message = format!("{}: {reason}", error.message);
+    let mut error = error.data(Value::String(reason));
+    error.message = message;
+    error
 }
 
 /// The protocol's "session not found".

@@ -4,9 +4,9 @@
 //!
 //! `session/delete` removes only a session file that `session/list` shows for a folder this
 //! client used (in `session/new`, `load`, `resume` or `list`): the id must match the header of a
-//! regular `*.jsonl` file (not a symbolic link) directly in that folder's session directory, the
-//! session must not be open in this connection (close it first) and no other process may hold
-//! the file. Anything else is refused with -32602 naming the reason.
+//! regular `*.jsonl` file (not a symbolic link) directly in that folder's session directory,
+//! and no other process may hold the file. A session open in this connection is closed first,
+//! as `session/close` would. Anything else is refused with -32602 naming the reason.
 //!
 //! `logout` never touches the keys (environment variables, pi's auth.json and models.json stay as
 //! they are): it closes this connection's sessions and refuses new ones (-32000, "authentication
@@ -85,6 +85,12 @@ impl AcpAgent {
         let session = lock(&self.sessions)
             .remove(&id)
             .ok_or_else(|| unknown_session(&id))?;
+        self.close(&id, session).await;
+        Ok(CloseSessionResponse::new())
+    }
+
+    /// Ends `session` (already out of the map) and waits until its file is free.
+    async fn close(&self, id: &str, session: Arc<AcpSession>) {
         let file = session.session.session_file();
         self.end_sessions(vec![session]).await;
         // The last tasks of the turn let go of the session's file in a moment; the answer waits
@@ -99,7 +105,6 @@ impl AcpAgent {
                 );
             }
         }
-        Ok(CloseSessionResponse::new())
     }
 
     /// Ends `sessions` (already out of the map): cancels their turns, waits (at most
@@ -141,11 +146,11 @@ impl AcpAgent {
     ) -> Result<DeleteSessionResponse, Error> {
         let id = request.session_id.0.to_string();
         check_id(&id)?;
-        if lock(&self.sessions).contains_key(&id) {
-            return Err(invalid_params(format!(
-                "session {id} is open in this connection: send session/close for it first, then \
-                 session/delete"
-            )));
+        // A user deleting the thread they are in expects it gone: it is closed first (its turn
+        // cancelled, what it said saved), then deleted.
+        let open = lock(&self.sessions).remove(&id);
+        if let Some(session) = open {
+            self.close(&id, session).await;
         }
         let cwds: Vec<PathBuf> = lock(&self.cwds).iter().cloned().collect();
         let options = self.options.clone();

@@ -127,6 +127,7 @@ impl AcpSession {
             &model,
             thinking,
             self.session.auto_compaction_enabled(),
+            self.workspace.caps().boolean_options,
         )
     }
 

@@ -235,6 +235,9 @@ impl AcpAgent {
             terminal: c.terminal,
             compaction: session.is_some_and(|s| s.compaction.is_some()),
             notices: session.is_some_and(|s| s.notices.is_some()),
+            boolean_options: session
+                .and_then(|s| s.config_options.as_ref())
+                .is_some_and(|o| o.boolean.is_some()),
         };
         let capabilities = AgentCapabilities::new()
             .load_session(true)

@@ -11,9 +11,10 @@
 //!
 //! The configuration options are the mode (again, for clients that only show options), the
 //! model (every model with a key, as `provider/id`), the thinking level (only the levels the
-//! current model has) and one boolean, automatic compaction (pi's `compaction.enabled`, for
-//! this session). The model is chosen here only: ACP v1's stable schema has no
-//! `session/set_model`.
+//! current model has) and automatic compaction (pi's `compaction.enabled`, for this session):
+//! a boolean for clients that declare `session.configOptions.boolean` (the schema allows
+//! `type: "boolean"` options only for them), else a select of `on` and `off`. The model is
+//! chosen here only: ACP v1's stable schema has no `session/set_model`.
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
@@ -86,8 +87,22 @@ pub const MODE_OPTION: &str = "mode";
 pub const MODEL_OPTION: &str = "model";
 /// The id of the thinking level option.
 pub const THINKING_OPTION: &str = "thinking";
-/// The id of the automatic compaction option (a boolean).
+/// The id of the automatic compaction option (a boolean, or a select of [`ON`] and [`OFF`]).
 pub const AUTO_COMPACT_OPTION: &str = "auto-compact";
+/// The auto-compact select's value for on.
+pub const ON: &str = "on";
+/// The auto-compact select's value for off.
+pub const OFF: &str = "off";
+
+/// A value id that means on or off: the select's `on` / `off`, or `true` / `false` from a
+/// client that sends every value as an id (acpx 0.19 does).
+pub fn switch_from_id(id: &str) -> Option<bool> {
+    match id {
+        ON | "true" => Some(true),
+        OFF | "false" => Some(false),
+        _ => None,
+    }
+}
 
 /// `provider/id`, the model option's value.
 pub fn model_value(model: &Model) -> String {
@@ -95,13 +110,14 @@ pub fn model_value(model: &Model) -> String {
 }
 
 /// The configuration options for a session in `mode` with `model` at `thinking`, compacting
-/// automatically or not.
+/// automatically or not; `boolean`: the client takes boolean options.
 pub fn config_options(
     mode: Mode,
     registry: &ModelRegistry,
     model: &Model,
     thinking: ThinkingLevel,
     auto_compact: bool,
+    boolean: bool,
 ) -> Vec<SessionConfigOption> {
     let modes: Vec<SessionConfigSelectOption> = Mode::ALL
         .iter()
@@ -136,11 +152,26 @@ pub fn config_options(
         SessionConfigOption::select(THINKING_OPTION, "Thinking", thinking.as_str(), levels)
             .category(SessionConfigOptionCategory::ThoughtLevel)
             .description("How much the model reasons before answering".to_string()),
-        SessionConfigOption::boolean(AUTO_COMPACT_OPTION, "Auto-compact", auto_compact)
-            .description(
-                "Summarize older messages when the context nears the model's window".to_string(),
-            ),
+        auto_compact_option(auto_compact, boolean).description(
+            "Summarize older messages when the context nears the model's window".to_string(),
+        ),
     ]
+}
+
+fn auto_compact_option(on: bool, boolean: bool) -> SessionConfigOption {
+    if boolean {
+        return SessionConfigOption::boolean(AUTO_COMPACT_OPTION, "Auto-compact", on);
+    }
+    let choices = vec![
+        SessionConfigSelectOption::new(ON, "On"),
+        SessionConfigSelectOption::new(OFF, "Off"),
+    ];
+    SessionConfigOption::select(
+        AUTO_COMPACT_OPTION,
+        "Auto-compact",
+        if on { ON } else { OFF },
+        choices,
+    )
 }
 
 fn display_name(model: &Model) -> String {
@@ -180,6 +211,30 @@ mod tests {
         assert_eq!(state["currentModeId"], "accept-edits");
         assert_eq!(state["availableModes"][0]["id"], "ask");
         assert_eq!(state["availableModes"].as_array().map(Vec::len), Some(3));
+    }
+
+    #[test]
+    fn auto_compact_is_a_boolean_only_for_clients_that_declare_boolean_options() {
+        let as_json = |on, boolean| serde_json::to_value(auto_compact_option(on, boolean)).unwrap();
+        let boolean = as_json(true, true);
+        assert_eq!(
+            (boolean["type"].as_str(), &boolean["currentValue"]),
+            (Some("boolean"), &serde_json::json!(true))
+        );
+        let select = as_json(false, false);
+        assert_eq!(select["type"], "select");
+        assert_eq!(select["currentValue"], OFF);
+        let values: Vec<&str> = select["options"]
+            .as_array()
+            .expect("options")
+            .iter()
+            .filter_map(|o| o["value"].as_str())
+            .collect();
+        assert_eq!(values, [ON, OFF]);
+        for (id, on) in [(ON, true), ("true", true), (OFF, false), ("false", false)] {
+            assert_eq!(switch_from_id(id), Some(on));
+        }
+        assert_eq!(switch_from_id("maybe"), None);
     }
 
     #[test]

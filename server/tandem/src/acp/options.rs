@@ -12,7 +12,9 @@ use agent_client_protocol::Error;
 use tandem_ai::registry::AgentDir;
 
 use super::errors::{internal, invalid_params, setup_error};
-use super::modes::{self, Mode, AUTO_COMPACT_OPTION, MODEL_OPTION, MODE_OPTION, THINKING_OPTION};
+use super::modes::{
+    self, Mode, AUTO_COMPACT_OPTION, MODEL_OPTION, MODE_OPTION, OFF, ON, THINKING_OPTION,
+};
 use super::{AcpAgent, AUTH_METHOD};
 use crate::host::setup::{decide_trust, prepare, switch_model, SessionRequest, SetupError};
 use crate::host::Origin;
@@ -87,18 +89,14 @@ impl AcpAgent {
         let session = self.get(&request.session_id.0)?;
         let id = request.config_id.0.as_ref();
         if id == AUTO_COMPACT_OPTION {
-            // A client that sends every value as an id (acpx 0.19 does) says "true"/"false".
             let on = match &request.value {
-                SessionConfigOptionValue::ValueId { value } => match value.0.as_ref() {
-                    "true" => Some(true),
-                    "false" => Some(false),
-                    _ => None,
-                },
+                SessionConfigOptionValue::ValueId { value } => modes::switch_from_id(&value.0),
                 other => other.as_bool(),
             };
             let Some(on) = on else {
                 return Err(invalid_params(format!(
-                    "option `{AUTO_COMPACT_OPTION}` is a boolean: send true or false"
+                    "option `{AUTO_COMPACT_OPTION}` is on or off: send the value `{ON}` or \
+                     `{OFF}` (or a boolean, for a client that declared boolean options)"
                 )));
             };
             session.session.set_auto_compaction(on);

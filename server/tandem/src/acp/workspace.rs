@@ -80,6 +80,8 @@ pub struct ClientCaps {
     pub compaction: bool,
     /// `session.notices`: `notice` updates may be sent.
     pub notices: bool,
+    /// `session.configOptions.boolean`: configuration options may be `type: "boolean"`.
+    pub boolean_options: bool,
 }
 
 /// How long a question the turn no longer waits for (the turn was cancelled) is left to the
