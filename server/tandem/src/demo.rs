@@ -148,7 +148,7 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
                 execute(started.session, vec![(task, Vec::new())], mode).await
             });
         }
-        eprintln!(
+        crate::eprintln_safe!(
             "Demo workspace: {} (removed when the demo ends)",
             workspace.display()
         );
@@ -170,7 +170,7 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
     match outcome {
         Ok(end) => end.exit_code(),
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -250,7 +250,7 @@ fn drive(workspace: &Path, agent_dir: Option<&Path>, task: &str) -> anyhow::Resu
             answer(&mut client, &mut docs, &msg)?;
         } else if msg.method == "window/showMessage" {
             printer.end_line();
-            eprintln!("{}", msg.params["message"].as_str().unwrap_or_default());
+            crate::eprintln_safe!("{}", msg.params["message"].as_str().unwrap_or_default());
         }
     }
     client.shutdown()?;
@@ -394,7 +394,7 @@ impl Printer {
             }
             "error" => {
                 self.end_line();
-                eprintln!("Error: {}", text("message"));
+                crate::eprintln_safe!("Error: {}", text("message"));
                 return false;
             }
             _ => {}

@@ -24,7 +24,7 @@ pub fn main() -> ExitCode {
         }
     };
     for warning in &parsed.warnings {
-        eprintln!("Warning: {warning}");
+        crate::eprintln_safe!("Warning: {warning}");
     }
     // pi's rule: without -p or --mode, a run at a terminal (stdin and stdout both) is
     // interactive; the messages and @files given become its first prompt.
@@ -43,7 +43,7 @@ pub fn main() -> ExitCode {
         _ => "warn",
     };
     if let Err(e) = logging::init(&parsed.log, default_level) {
-        eprintln!("Warning: {e}");
+        crate::eprintln_safe!("Warning: {e}");
     }
     match parsed.command {
         Command::ListModels { search } => list_models(search.as_deref()),
@@ -69,7 +69,7 @@ fn export(input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
         Err(e) => {
-            eprintln!("Error: cannot read the current directory: {e}");
+            crate::eprintln_safe!("Error: cannot read the current directory: {e}");
             return ExitCode::from(1);
         }
     };
@@ -79,7 +79,7 @@ fn export(input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -94,7 +94,7 @@ fn undo(
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             return ExitCode::from(1);
         }
     };
@@ -115,7 +115,7 @@ fn trust(dir: Option<std::path::PathBuf>, action: cli::TrustAction) -> ExitCode 
     let agent_dir = match AgentDir::from_env() {
         Ok(dir) => dir,
         Err(err) => {
-            eprintln!("Error: {err}");
+            crate::eprintln_safe!("Error: {err}");
             return ExitCode::from(1);
         }
     };
@@ -143,7 +143,7 @@ fn list_models(search: Option<&str>) -> ExitCode {
     let dir = match AgentDir::from_env() {
         Ok(dir) => dir,
         Err(err) => {
-            eprintln!("Error: {err}");
+            crate::eprintln_safe!("Error: {err}");
             return ExitCode::from(1);
         }
     };
@@ -157,7 +157,7 @@ fn list_models(search: Option<&str>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("Error: could not write the model list: {err}");
+            crate::eprintln_safe!("Error: could not write the model list: {err}");
             ExitCode::from(1)
         }
     }
@@ -181,7 +181,7 @@ fn run_demo(real: bool, mode: OutputMode, run: RunArgs) -> ExitCode {
 /// The message size limit from `--max-message-bytes` or the environment; the error to print.
 fn message_limit(command: &str, flag: Option<u64>) -> Result<MessageLimit, ExitCode> {
     MessageLimit::resolve(flag).map_err(|e| {
-        eprintln!("tandem {command}: {e}");
+        crate::eprintln_safe!("tandem {command}: {e}");
         ExitCode::from(2)
     })
 }
@@ -195,7 +195,7 @@ fn run_lsp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
         Err(code) => return code,
     };
     if std::io::stdin().is_terminal() {
-        eprintln!(
+        crate::eprintln_safe!(
             "tandem lsp: a language server, speaking LSP on stdin/stdout: start it from your \
              editor (cmd = {{\"tandem\", \"lsp\"}}), or try `tandem demo`. Ctrl-C ends it."
         );
@@ -203,7 +203,7 @@ fn run_lsp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             return ExitCode::from(1);
         }
     };
@@ -221,7 +221,7 @@ fn run_acp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
         Err(code) => return code,
     };
     if std::io::stdin().is_terminal() {
-        eprintln!(
+        crate::eprintln_safe!(
             "tandem acp: an Agent Client Protocol agent on stdin/stdout: start it from an ACP \
              client (e.g. Zed's agent settings). Ctrl-C ends it."
         );
@@ -229,7 +229,7 @@ fn run_acp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
     let rt = match run::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             return ExitCode::from(1);
         }
     };
@@ -239,7 +239,7 @@ fn run_acp(options: SessionOptions, limit: Option<u64>) -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("tandem acp: {e}");
+            crate::eprintln_safe!("tandem acp: {e}");
             ExitCode::from(1)
         }
     }

@@ -16,6 +16,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod rpc;
 pub mod run;
+pub mod terminal_text;
 pub mod transport;
 pub mod tui;
 pub mod uri;

@@ -13,6 +13,7 @@
 //! The language server also shows its warnings and errors to the user: [`set_mirror`] hands
 //! them to a channel the server forwards as `window/logMessage`.
 
+use crate::terminal_text::Sanitizing;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -119,8 +120,10 @@ enum Writer {
 impl Writer {
     fn handle(&'static self) -> Box<dyn Write> {
         match self {
-            Writer::Stderr => Box::new(std::io::stderr()),
-            Writer::File(file) => Box::new(FileHandle(file)),
+            // Log lines quote file names, server names and error bodies: stand-ins for
+            // escapes, whether the log is read on a terminal now or from a file later.
+            Writer::Stderr => Box::new(Sanitizing(std::io::stderr())),
+            Writer::File(file) => Box::new(Sanitizing(FileHandle(file))),
         }
     }
 }

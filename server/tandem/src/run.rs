@@ -140,7 +140,7 @@ pub async fn setup(
         prepared.build(workspace, BashPolicy::Allow)?
     };
     for p in &started.problems {
-        eprintln!("Warning: {p}");
+        crate::eprintln_safe!("Warning: {p}");
     }
     if let Some(name) = &run.name {
         started
@@ -167,7 +167,7 @@ fn trust_for_run(
     let (trusted, source) = decision.or_untrusted();
     match (trusted, &source) {
         (true, _) | (false, TrustSource::CommandLine) => {}
-        (false, TrustSource::Saved(path)) => eprintln!(
+        (false, TrustSource::Saved(path)) => crate::eprintln_safe!(
             "Note: {} is not trusted (saved in trust.json for {}); its project configuration is \
              ignored. Pass --approve to use it for one run.",
             cwd.display(),
@@ -176,7 +176,7 @@ fn trust_for_run(
         (false, _) => {
             let resources =
                 resources.unwrap_or_else(|| ProtectedResources::find(cwd, home().as_deref()));
-            eprintln!("Note: {}", untrusted_note(cwd, &resources));
+            crate::eprintln_safe!("Note: {}", untrusted_note(cwd, &resources));
         }
     }
     TrustDecision::Decided { trusted, source }
@@ -250,7 +250,7 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
     match outcome {
         Ok(end) => end.exit_code(),
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -406,7 +406,7 @@ pub async fn execute(
             }
         };
         for notice in live.take_notices() {
-            eprintln!("Warning: {notice}");
+            crate::eprintln_safe!("Warning: {notice}");
         }
         result.map_err(|_| anyhow!("a turn is already running"))??;
         interrupted |= aborted;
@@ -430,12 +430,20 @@ pub async fn execute(
     match mode {
         OutputMode::Text => match text_output::final_text(&last) {
             Ok(text) => {
+                // On a terminal the answer is shown with stand-ins for escapes (a model or the
+                // files it read could otherwise drive the terminal); a pipe gets it byte for
+                // byte, as pi prints it.
+                let text = if std::io::stdout().is_terminal() {
+                    crate::terminal_text::sanitize(&text)
+                } else {
+                    std::borrow::Cow::Borrowed(text.as_str())
+                };
                 print!("{text}");
                 let _ = std::io::stdout().flush();
                 Ok(RunEnd::Completed)
             }
             Err(e) => {
-                eprintln!("{e}");
+                crate::eprintln_safe!("{e}");
                 Ok(RunEnd::Failed)
             }
         },

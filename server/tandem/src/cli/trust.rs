@@ -13,6 +13,7 @@ use tandem_coding::trust::{canonical, ProtectedResources, TrustDecision, TrustSo
 
 use super::TrustAction;
 use crate::host::setup::decide_trust;
+use crate::terminal_text::Sanitizing;
 
 /// Runs `tandem trust` for `dir`; the report goes to `out`, errors to `err`. Returns false on
 /// failure.
@@ -23,6 +24,9 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> bool {
+    // Folder names and what the project would run come from the repository: shown with
+    // stand-ins for escapes and controls, so the report cannot rewrite what the user reads.
+    let (out, err) = (&mut Sanitizing(out), &mut Sanitizing(err));
     if !dir.is_dir() {
         let _ = writeln!(err, "Error: {} is not a directory", dir.display());
         return false;

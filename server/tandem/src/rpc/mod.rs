@@ -207,7 +207,7 @@ async fn start(
     ));
     let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
     for p in &started.problems {
-        eprintln!("Warning: {p}");
+        crate::eprintln_safe!("Warning: {p}");
     }
     let emitted_before = started.session.emitted_events();
     let (count, written) = watch::channel(0);
@@ -278,7 +278,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             ExitCode::from(1)
         }
     }

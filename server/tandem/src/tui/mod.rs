@@ -48,7 +48,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            crate::eprintln_safe!("Error: {e:#}");
             ExitCode::from(1)
         }
     }

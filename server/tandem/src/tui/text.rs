@@ -3,88 +3,19 @@
 //! Answers, tool output, diffs and file names come from a model or a repository, so they may
 //! hold escape sequences that would move the cursor, retitle the window, write the clipboard
 //! (OSC 52) or reorder what the user reads (bidirectional overrides, "Trojan source").
-//! [`sanitize`] turns every such character into a visible stand-in before a line is built, and
-//! expands tabs so that widths are known. [`wrap`] and its variants then cut styled lines to the
+//! [`sanitize`] (from [`crate::terminal_text`], which every other path to a terminal uses too)
+//! turns every such character into a visible stand-in before a line is built, and expands tabs
+//! so that widths are known. [`wrap`] and its variants then cut styled lines to the
 //! screen's width by display columns (unicode-width), never splitting a wide character.
 //!
 //! Everything here is linear in the text's length: `sanitize` is one pass, and wrapping looks
 //! back at most one screen line for a space before it breaks.
 
-use std::borrow::Cow;
-
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-/// Columns between tab stops.
-pub const TAB_WIDTH: usize = 4;
-
-/// Replaces characters that are unsafe to print.
-///
-/// - A line feed is kept; `\r\n` becomes `\n`, and a lone `\r` also ends the line (as CommonMark
-///   reads it), so it can never return the cursor over text already printed.
-/// - A tab becomes spaces up to the next multiple of [`TAB_WIDTH`] columns from the line start.
-/// - Other C0 controls become their Control Pictures stand-ins (ESC is `␛`, BEL `␇`), DEL is
-///   `␡`, and C1 controls (U+0080–U+009F, which some terminals read as CSI or OSC) become U+FFFD.
-/// - Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) become
-///   U+FFFD, so text is shown in the order it is stored.
-///
-/// Text with none of these is returned borrowed.
-pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_care) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut column = 0usize;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => {
-                out.push('\n');
-                column = 0;
-            }
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                out.push('\n');
-                column = 0;
-            }
-            '\t' => {
-                let spaces = TAB_WIDTH - column % TAB_WIDTH;
-                out.extend(std::iter::repeat_n(' ', spaces));
-                column += spaces;
-            }
-            c => {
-                let shown = visible(c);
-                out.push(shown);
-                column += shown.width().unwrap_or(0);
-            }
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// Whether `c` is changed by [`sanitize`].
-fn needs_care(c: char) -> bool {
-    (c < ' ' && c != '\n') || ('\u{7f}'..='\u{9f}').contains(&c) || is_bidi_control(c)
-}
-
-fn is_bidi_control(c: char) -> bool {
-    ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c)
-}
-
-/// The character shown for `c` (itself when it is safe).
-fn visible(c: char) -> char {
-    match c {
-        // Control Pictures: U+2400 + code for C0, U+2421 for DEL.
-        '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
-        '\u{7f}' => '\u{2421}',
-        '\u{80}'..='\u{9f}' => '\u{fffd}',
-        c if is_bidi_control(c) => '\u{fffd}',
-        c => c,
-    }
-}
+pub use crate::terminal_text::{sanitize, TAB_WIDTH};
 
 /// Display width of `s` in terminal columns.
 pub fn width(s: &str) -> usize {

@@ -481,3 +481,49 @@ fn lsp_an_editor_without_dialogs_is_told_how_to_trust_the_folder() -> anyhow::Re
     assert_eq!(servers_that_ran(&sandbox), Vec::<String>::new());
     Ok(())
 }
+
+/// Issue 29: a cloned repository names its MCP server with escape sequences (a new window
+/// title, a cleared screen). Whatever prints it for a person — the untrusted-folder note on
+/// stderr, `tandem trust --status` (the command a user runs to see what a repository would
+/// run) — shows stand-ins, so the repository cannot rewrite the line the user reads.
+#[test]
+fn a_repositorys_escape_sequences_reach_the_terminal_only_as_stand_ins() {
+    let sandbox = sandbox(&json!({"turns": [{"text": "done"}]}));
+    use_script_model(&sandbox, json!({}));
+    let pi = sandbox.cwd.join(".pi");
+    std::fs::create_dir_all(&pi).unwrap();
+    let evil = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}1m\u{202e}";
+    std::fs::write(
+        pi.join("mcp.json"),
+        json!({"mcpServers": {evil: {"command": "echo\u{1b}[8m", "args": ["hidden\u{7}"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let raw = |text: &str| {
+        text.chars()
+            .any(|c| matches!(c, '\u{1b}' | '\u{7}' | '\u{9b}' | '\u{202e}'))
+    };
+    let status = cli(&sandbox, &["trust", "--status"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    assert!(
+        status
+            .stdout
+            .contains("evil\u{241b}]0;pwned\u{2407}\u{241b}[2J"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        !raw(&status.stdout) && !raw(&status.stderr),
+        "{:?}\n{:?}",
+        status.stdout,
+        status.stderr
+    );
+    let run = cli(&sandbox, &["-p", "go"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("evil\u{241b}]0;pwned"),
+        "{}",
+        run.stderr
+    );
+    assert!(!raw(&run.stderr), "{:?}", run.stderr);
+}
