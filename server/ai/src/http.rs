@@ -105,8 +105,9 @@ async fn guarded<T>(
 /// `text` with every secret in `secrets` replaced by `***`. Only values that can be secrets are
 /// replaced ([`can_be_secret`]): a key that is a plain word (`"apiKey": "ollama"`, `"none"`)
 /// or a short flag would otherwise blank out that word wherever it appears. Nothing that is
-/// (part of) the `provider`'s name is ever replaced, so messages still say who failed.
-pub(crate) fn redact(text: &str, secrets: &[String], provider: &str) -> String {
+/// (part of) the `provider`'s name (any other service's name, for other callers: an MCP
+/// server's) is ever replaced, so messages still say who failed.
+pub fn redact(text: &str, secrets: &[String], provider: &str) -> String {
     let mut out = text.to_string();
     for secret in secrets {
         if can_be_secret(secret) && !provider.contains(secret.as_str()) {
@@ -119,7 +120,7 @@ pub(crate) fn redact(text: &str, secrets: &[String], provider: &str) -> String {
 /// Whether `value` can be a secret worth hiding: at least 8 characters, not a plain lowercase
 /// word (real keys and tokens carry digits, capitals or punctuation) and not a date or version
 /// number (`2023-06-01`, an API version header).
-pub(crate) fn can_be_secret(value: &str) -> bool {
+pub fn can_be_secret(value: &str) -> bool {
     let value = value.trim();
     value.chars().count() >= 8
         && !value.chars().all(|c| c.is_ascii_lowercase())

@@ -4,7 +4,6 @@
 //! the server's per-request timeout, and shutdown.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -100,6 +99,8 @@ pub(super) struct Connection {
     http: Option<HttpClient>,
     /// How long one request may take.
     request_timeout: Duration,
+    /// Values its messages must never show (see `Endpoint::secrets`).
+    secrets: Vec<String>,
 }
 
 /// A server's configuration with `~/`, `${VAR}` and `!command` resolved.
@@ -114,6 +115,35 @@ enum Endpoint {
         url: String,
         headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
     },
+}
+
+impl Endpoint {
+    /// The values that must never be shown: an HTTP server's header values (tokens, `${ENV}`
+    /// expanded), a stdio server's environment values. A server may echo them back in an
+    /// error body or on stderr.
+    fn secrets(&self) -> Vec<String> {
+        match self {
+            Endpoint::Http { headers, .. } => headers
+                .values()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| {
+                    // `Bearer <token>`: the token alone is what a body echoes most often.
+                    let token = v.split_once(' ').map(|(_, t)| t.trim().to_string());
+                    std::iter::once(v.to_string()).chain(token)
+                })
+                .collect(),
+            Endpoint::Stdio { env, .. } => env.iter().map(|(_, v)| v.clone()).collect(),
+        }
+    }
+}
+
+/// `text` with `secrets` replaced by `***` (see `tandem_ai::http::redact`); the server's name
+/// itself is kept.
+fn redact(text: &str, secrets: &[String], name: &str) -> String {
+    if secrets.is_empty() {
+        return text.to_string();
+    }
+    tandem_ai::http::redact(text, secrets, name)
 }
 
 /// `~` or a leading `~/` names the home directory (as pi does for `command`, `args`, `cwd`).
@@ -204,9 +234,30 @@ impl Connection {
                 .await
                 .map_err(|e| format!("MCP server `{name}` was not started: {e}."))??
         };
+        let secrets = endpoint.secrets();
+        Connection::start_endpoint(name, endpoint, timeout, request_timeout, secrets.clone())
+            .await
+            .map_err(|e| redact(&e, &secrets, name))
+    }
+
+    async fn start_endpoint(
+        name: &String,
+        endpoint: Endpoint,
+        timeout: Duration,
+        request_timeout: Duration,
+        secrets: Vec<String>,
+    ) -> Result<(Connection, Vec<Tool>), String> {
         let (command, args, env, cwd) = match endpoint {
             Endpoint::Http { url, headers } => {
-                return Connection::start_http(name, url, headers, timeout, request_timeout).await
+                return Connection::start_http(
+                    name,
+                    url,
+                    headers,
+                    timeout,
+                    request_timeout,
+                    secrets,
+                )
+                .await
             }
             Endpoint::Stdio {
                 command,
@@ -236,8 +287,9 @@ impl Connection {
         // Each line to our stderr, prefixed with the server's name (never stdout: the protocol
         // channel; a closed stderr is no reason to stop).
         let prefix = format!("[mcp {name}]");
+        let (shown, server) = (secrets.clone(), name.clone());
         let tail = StderrTail::read(stderr, TAIL_LINES, MAX_EXCERPT, move |text| {
-            let _ = writeln!(std::io::stderr(), "{prefix} {text}");
+            crate::eprintln_safe!("{prefix} {}", redact(text, &shown, &server));
         });
         let (exit_rx, reaper) = reap(child);
         let process = Process {
@@ -275,6 +327,7 @@ impl Connection {
             process: Some(process),
             http: None,
             request_timeout,
+            secrets,
         };
         Ok((connection, tools))
     }
@@ -286,6 +339,7 @@ impl Connection {
         headers: HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
         timeout: Duration,
         request_timeout: Duration,
+        secrets: Vec<String>,
     ) -> Result<(Connection, Vec<Tool>), String> {
         let client =
             HttpClient::new().map_err(|e| format!("MCP server `{name}` was not started: {e}."))?;
@@ -323,6 +377,7 @@ impl Connection {
             process: None,
             http: Some(http),
             request_timeout,
+            secrets,
         };
         Ok((connection, tools))
     }
@@ -366,6 +421,17 @@ impl Connection {
     /// last progress report; when `cancel` fires, stops waiting at once and tells the server
     /// (`notifications/cancelled`). `Err` is the message for the model.
     pub(super) async fn request(
+        &self,
+        what: Asked<'_>,
+        request: ClientRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ServerResult, String> {
+        self.send(what, request, cancel)
+            .await
+            .map_err(|e| redact(&e, &self.secrets, &self.name))
+    }
+
+    async fn send(
         &self,
         what: Asked<'_>,
         request: ClientRequest,

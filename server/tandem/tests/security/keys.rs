@@ -191,3 +191,72 @@ fn the_leak_check_finds_a_key() {
     assert!(partial.is_err());
     let _: Value = json!(null);
 }
+
+/// Issue 29: an HTTP MCP server's header values (from mcp.json, `${ENV}` expanded) echoed back
+/// in its 401 body never reach stderr or the editor (`window/logMessage`, `showMessage`), in
+/// print mode or the language server.
+#[test]
+fn mcp_header_values_echoed_by_a_server_are_redacted_everywhere() -> anyhow::Result<()> {
+    const TOKEN: &str = "mcpTok-SECRET-31337";
+    const API_KEY: &str = "xk-Literal-SECRET-4242";
+    let server = crate::support::mcp::HttpFixture::start(&[
+        ("FIXTURE_TOKEN", "the-right-one"),
+        ("FIXTURE_ECHO_AUTH", "1"),
+    ]);
+    let sandbox = sandbox(&json!({"turns": [{"text": "done"}]}));
+    sandbox.write_agent_file(
+        "mcp.json",
+        &json!({"mcpServers": {"careless": {"url": server.url, "headers": {
+            "Authorization": "Bearer ${TANDEM_TEST_MCP_TOKEN}", "X-Api-Key": API_KEY}}}})
+        .to_string(),
+    );
+    let clean = |what: &str, text: &str| {
+        for secret in [TOKEN, API_KEY] {
+            assert!(!text.contains(secret), "{what} holds {secret}: {text}");
+        }
+    };
+    let mut run = command(&sandbox, &["--model", "script/t", "-p", "hi"]);
+    let output = run
+        .env("TANDEM_TEST_MCP_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    // The server's refusal is reported, with what it echoed blanked out.
+    assert!(
+        stderr.contains("`careless`") && stderr.contains("401") && stderr.contains("***"),
+        "{stderr}"
+    );
+    clean("print mode's stderr", &stderr);
+    clean("print mode's stdout", &stdout);
+
+    // The language server with the token written literally (its environment is the test's).
+    sandbox.write_agent_file(
+        "mcp.json",
+        &json!({"mcpServers": {"careless": {"url": server.url, "headers": {
+            "Authorization": format!("Bearer {TOKEN}"), "X-Api-Key": API_KEY}}}})
+        .to_string(),
+    );
+    let mut lsp = lsp(&sandbox, json!({"model": "script/t"}), answers(lsp_deny))?;
+    let session = lsp_run(&mut lsp, "script", "t", "hello")?;
+    lsp.request("tandem/state", json!({"session": session}))?;
+    lsp.shutdown()?;
+    let told: Vec<String> = lsp
+        .log()
+        .iter()
+        .filter(|m| m["method"] == "window/logMessage" || m["method"] == "window/showMessage")
+        .map(|m| m["params"]["message"].to_string())
+        .collect();
+    assert!(
+        told.iter()
+            .any(|m| m.contains("`careless`") && m.contains("401")),
+        "{told:#?}"
+    );
+    for message in lsp.log() {
+        clean("an LSP message", &message.to_string());
+    }
+    clean("tandem lsp's stderr", &stderr_of(&lsp));
+    Ok(())
+}

@@ -29,7 +29,8 @@ pub struct HttpFixture {
 }
 
 impl HttpFixture {
-    /// Starts it with `env` (`FIXTURE_TOKEN`, `FIXTURE_STATUS`, `FIXTURE_HANG`: see the script)
+    /// Starts it with `env` (`FIXTURE_TOKEN`, `FIXTURE_STATUS`, `FIXTURE_HANG`,
+    /// `FIXTURE_ECHO_AUTH`: see the script)
     /// and waits until it listens.
     pub fn start(env: &[(&str, &str)]) -> HttpFixture {
         let mut child = Command::new("node")
