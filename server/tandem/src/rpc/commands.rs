@@ -125,7 +125,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             switch_announced(&session, &registry, model.clone())
                 .await
                 .map_err(|e| format!("{e:#}"))?;
-            ok(id, kind, Some(to_json(&model)?))
+            ok(id, kind, Some(wire::model(&model)))
         }
         "cycle_model" => {
             let data = cycle_model(rpc, &session).await?;
@@ -133,8 +133,8 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
         }
         "get_available_models" => {
             let registry = rpc.held().registry.clone();
-            let models: Vec<&Model> = registry.available();
-            ok(id, kind, Some(json!({ "models": to_json(&models)? })))
+            let models: Vec<Value> = registry.available().into_iter().map(wire::model).collect();
+            ok(id, kind, Some(json!({ "models": models })))
         }
         "set_thinking_level" => {
             let allowed: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
@@ -345,10 +345,10 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
     let kept = prompt.clone();
     let started = live.spawn_turn(prompt, before, move |result| {
         if let Err(e) = result {
-            eprintln!("Error: the prompt failed: {e}");
+            crate::eprintln_safe!("Error: the prompt failed: {e}");
         }
         for notice in notices.take_notices() {
-            eprintln!("Warning: {notice}");
+            crate::eprintln_safe!("Warning: {notice}");
         }
     });
     if started.is_err() {
@@ -375,12 +375,12 @@ async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedRes
     match choice.as_deref() {
         Some(ALWAYS) => {
             if let Err(e) = TrustStore::new(rpc.agent_dir.path()).save(&resources.dir, true) {
-                eprintln!("Warning: {e}");
+                crate::eprintln_safe!("Warning: {e}");
             }
         }
         Some(ONCE) => {}
         _ => {
-            eprintln!(
+            crate::eprintln_safe!(
                 "Note: {}",
                 tandem_coding::trust::untrusted_note(&rpc.cwd, &resources)
             );
@@ -408,11 +408,11 @@ async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedRes
     match applied {
         Ok(trusted) => {
             for p in &trusted.problems {
-                eprintln!("Warning: {p}");
+                crate::eprintln_safe!("Warning: {p}");
             }
             held.replace_servers(trusted.mcp, trusted.languages).await;
         }
-        Err(e) => eprintln!(
+        Err(e) => crate::eprintln_safe!(
             "Warning: the folder is trusted, but its configuration could not be loaded: {e:#}"
         ),
     }
@@ -573,7 +573,7 @@ async fn cycle_model(rpc: &Rpc, session: &AgentSession) -> Result<Value, String>
     }
     let level = session.agent().with_state(|s| s.thinking_level);
     Ok(json!({
-        "model": to_json(&model)?,
+        "model": wire::model(&model),
         "thinkingLevel": level,
         "isScoped": rpc.args.options.models.is_some(),
     }))
@@ -593,10 +593,7 @@ fn state(session: &AgentSession, busy: bool) -> Value {
         )
     });
     let mut state = Map::new();
-    state.insert(
-        "model".into(),
-        serde_json::to_value(&model).unwrap_or(Value::Null),
-    );
+    state.insert("model".into(), wire::model(&model));
     state.insert("thinkingLevel".into(), json!(level));
     state.insert("isStreaming".into(), (busy || running).into());
     state.insert("isCompacting".into(), session.is_compacting().into());

@@ -242,3 +242,13 @@ pub fn queue_texts(steering: Vec<String>, follow_up: Vec<String>) -> Value {
 #[cfg(test)]
 #[path = "wire_tests.rs"]
 mod tests;
+
+/// A model as RPC answers show it: pi's model object without `headers`, whose values are
+/// credentials more often than not (models.json's custom auth headers).
+pub fn model(model: &tandem_ai::Model) -> Value {
+    let mut value = serde_json::to_value(model).unwrap_or(Value::Null);
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("headers");
+    }
+    value
+}

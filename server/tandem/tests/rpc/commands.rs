@@ -180,9 +180,13 @@ fn models_and_thinking_levels() {
         "api": "openai-completions",
         "apiKey": "test-key",
         "models": [{"id": "mock-model"}, {"id": "deep", "reasoning": true}],
+        // A custom auth header: a credential, never shown in a model object (issue 29).
+        "headers": {"x-gateway-token": "gw-SECRET-HEADER-777"},
     }}}));
     let mut rpc = Rpc::start(&sandbox, &[]);
     let models = rpc.data(json!({"type": "get_available_models"}));
+    assert!(!models.to_string().contains("gw-SECRET"), "{models}");
+    assert!(models["models"][0].get("headers").is_none(), "{models}");
     let ids: Vec<&str> = models["models"]
         .as_array()
         .expect("models")
@@ -200,6 +204,7 @@ fn models_and_thinking_levels() {
     );
 
     let deep = rpc.data(json!({"type": "set_model", "provider": "mock", "modelId": "deep"}));
+    assert!(!deep.to_string().contains("gw-SECRET"), "{deep}");
     assert_eq!(
         (&deep["id"], &deep["reasoning"]),
         (&json!("deep"), &json!(true))
@@ -219,10 +224,9 @@ fn models_and_thinking_levels() {
         before,
         [json!({"type": "thinking_level_changed", "level": "high"})]
     );
-    assert_eq!(
-        rpc.data(json!({"type": "get_state"}))["thinkingLevel"],
-        "high"
-    );
+    let state = rpc.data(json!({"type": "get_state"}));
+    assert_eq!(state["thinkingLevel"], "high");
+    assert!(!state.to_string().contains("gw-SECRET"), "{state}");
     assert_eq!(
         rpc.data(json!({"type": "cycle_thinking_level"})),
         json!({"level": "off"})
