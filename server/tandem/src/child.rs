@@ -14,6 +14,11 @@ use tokio::task::JoinHandle;
 /// Longest stderr line read at once; longer lines are split.
 const MAX_LINE: u64 = 8 * 1024;
 
+/// How much of a server's stderr is handed on (to our stderr or the log) per start: a server
+/// that writes hundreds of megabytes must not flood the user's terminal or stall on a slowly
+/// read stderr. The rest is read and counted, and its last lines kept for error messages.
+pub const FORWARD_BUDGET: u64 = 64 * 1024;
+
 /// The last lines a server wrote to stderr.
 pub struct StderrTail {
     lines: Mutex<VecDeque<String>>,
@@ -25,8 +30,10 @@ pub struct StderrTail {
 
 impl StderrTail {
     /// Reads `stderr` (when there is one) in a task, keeping its last `keep` non-blank lines,
-    /// and handing every line to `each` (the log, or our stderr: never stdout, the protocol
-    /// channel). Excerpts are cut to their last `max_excerpt` characters.
+    /// and handing lines to `each` (the log, or our stderr: never stdout, the protocol
+    /// channel) until [`FORWARD_BUDGET`] bytes were handed on; then `each` gets one line saying
+    /// the rest is not shown, and at the end one counting what was not. Excerpts are cut to
+    /// their last `max_excerpt` characters.
     pub fn read(
         stderr: Option<ChildStderr>,
         keep: usize,
@@ -87,6 +94,8 @@ impl StderrTail {
 async fn drain(stderr: ChildStderr, tail: Arc<StderrTail>, each: impl Fn(&str)) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
+    let mut forwarded = 0u64;
+    let (mut hidden_lines, mut hidden_bytes) = (0u64, 0u64);
     loop {
         line.clear();
         match (&mut reader)
@@ -99,10 +108,27 @@ async fn drain(stderr: ChildStderr, tail: Arc<StderrTail>, each: impl Fn(&str)) 
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end_matches(['\n', '\r']);
-        each(text);
+        if forwarded < FORWARD_BUDGET {
+            forwarded += line.len() as u64;
+            each(text);
+            if forwarded >= FORWARD_BUDGET {
+                each(&format!(
+                    "(more stderr is not shown: {FORWARD_BUDGET} bytes were; the last lines are \
+                     kept for error messages)"
+                ));
+            }
+        } else {
+            hidden_lines += 1;
+            hidden_bytes += line.len() as u64;
+        }
         if !text.trim().is_empty() {
             tail.push(text.to_string());
         }
+    }
+    if hidden_lines > 0 {
+        each(&format!(
+            "({hidden_lines} more lines, {hidden_bytes} bytes, of stderr were not shown)"
+        ));
     }
     tail.done.send_replace(true);
 }

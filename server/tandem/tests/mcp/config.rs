@@ -618,3 +618,51 @@ fn home_and_relative_paths_resolve_like_pi() {
         canonical(run.project.clone())
     );
 }
+
+/// Issue 29: a server that writes hundreds of megabytes to stderr. What it writes is handed on
+/// to Tandem's stderr only up to a budget, then summarised (one line saying more is not shown,
+/// one counting it at the end), and its calls still work; the escapes in it are stand-ins.
+#[test]
+fn a_servers_flood_of_stderr_is_capped_and_summarised() {
+    let run = Run::new();
+    // 30 MB of 100-character lines on stderr, an escape sequence first, then the fixture.
+    let script = format!(
+        "printf 'flood \\033]0;title\\007 starts\\n' >&2; \
+         head -c 30000000 /dev/zero | tr '\\0' x | fold -w 100 >&2; \
+         exec node '{}'",
+        fixtures().join("server.mjs").display()
+    );
+    run.user_mcp(json!({"noisy": {"command": "sh", "args": ["-c", script]}}));
+    let out = run.run(
+        &[("mcp__noisy__add", json!({"a": 2, "b": 3}))],
+        "--approve",
+        &[],
+    );
+    assert_eq!(out.ok("mcp__noisy__add"), "5");
+    let noisy: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[mcp noisy]"))
+        .collect();
+    let shown: usize = noisy.iter().map(|l| l.len() + 1).sum();
+    assert!(
+        shown < 200 * 1024,
+        "{shown} bytes of the server's stderr were copied"
+    );
+    assert!(
+        noisy[0].contains("flood \u{241b}]0;title\u{2407} starts"),
+        "{:?}",
+        noisy[0]
+    );
+    assert!(
+        noisy.iter().any(|l| l.contains("more stderr is not shown")),
+        "{noisy:?}"
+    );
+    assert!(
+        noisy
+            .iter()
+            .any(|l| l.contains("more lines") && l.contains("were not shown")),
+        "{:?}",
+        &noisy[noisy.len().saturating_sub(3)..]
+    );
+}
