@@ -6,52 +6,19 @@
 //! text `resource` (the client already read the file, maybe an unsaved buffer) is attached after
 //! the text in a `<file>` block, so the model has it without a tool call. Images go with the
 //! message; an image embedded as a blob resource too. An image is checked first, since it
-//! stays in every later request of the session: valid base64, at most [`MAX_IMAGE_BYTES`], and
+//! stays in every later request of the session: valid base64, at most `images::MAX_IMAGE_BYTES`, and
 //! bytes of the type it claims, one of the four every provider takes (PNG, JPEG, GIF, WebP).
 //! Audio is refused: Tandem does not announce it.
 
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
-use base64::Engine as _;
 use tandem_ai::ImageContent;
-use tandem_coding::tools::image_mime;
-
-/// The largest image a prompt may carry, decoded (providers take 5 to 20 MB).
-pub const MAX_IMAGE_BYTES: usize = 20 * 1024 * 1024;
+use tandem_coding::images;
 
 /// `data` (base64) as an image of type `mime`, checked; the error names prompt block `i`.
 fn checked_image(i: usize, data: &str, mime: &str) -> Result<ImageContent, String> {
-    let bad = |why: String| format!("prompt block {i}: {why}");
-    // Base64 is 4 characters for 3 bytes: a block this long cannot be small enough.
-    if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
-        return Err(bad(format!(
-            "the image is larger than {} MB; send a smaller one",
-            MAX_IMAGE_BYTES / (1024 * 1024)
-        )));
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .map_err(|e| bad(format!("the image data is not valid base64 ({e})")))?;
-    if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(bad(format!(
-            "the image is larger than {} MB; send a smaller one",
-            MAX_IMAGE_BYTES / (1024 * 1024)
-        )));
-    }
-    match image_mime(&bytes) {
-        Some(actual) if actual == mime => Ok(ImageContent {
-            data: data.to_string(),
-            mime_type: mime.to_string(),
-        }),
-        Some(actual) => Err(bad(format!(
-            "the image is declared {mime} but its bytes are {actual}"
-        ))),
-        None => Err(bad(format!(
-            "{mime:?} is not an image type Tandem can send (PNG, JPEG, GIF or WebP), or the \
-             bytes are not such an image"
-        ))),
-    }
+    images::checked_image(data, mime).map_err(|why| format!("prompt block {i}: {why}"))
 }
 
 /// The prompt's text and images.
@@ -259,7 +226,7 @@ mod tests {
         );
         let e = refused("IyEvYmluL3NoCg==", "image/png");
         assert!(e.contains("not an image type"), "{e}");
-        let big = "A".repeat((MAX_IMAGE_BYTES / 3 + 8) * 4);
+        let big = "A".repeat((tandem_coding::images::MAX_IMAGE_BYTES / 3 + 8) * 4);
         let e = refused(&big, "image/png");
         assert!(e.contains("larger than 20 MB"), "{e}");
         // The same checks for an image embedded as a blob resource.

@@ -521,14 +521,23 @@ fn user_prompt_text(entry: &SessionEntry) -> Option<String> {
     }
 }
 
-/// `images`: pi's image blocks.
+/// `images`: pi's image blocks, each checked (valid base64, a PNG, JPEG, GIF or WebP of the
+/// type it claims) before it joins the session, as ACP's are.
 fn images(args: &Args<'_>) -> Result<Vec<ImageContent>, String> {
-    Ok(args
+    let images = args
         .opt_typed::<Vec<ImageContent>>(
             "images",
             "an array of {\"type\": \"image\", \"data\": base64, \"mimeType\"}",
         )?
-        .unwrap_or_default())
+        .unwrap_or_default();
+    images
+        .iter()
+        .enumerate()
+        .map(|(i, image)| {
+            tandem_coding::images::checked_image(&image.data, &image.mime_type)
+                .map_err(|why| format!("images[{i}]: {why}"))
+        })
+        .collect()
 }
 
 /// Sets the thinking level, clamped to the model's; recorded and reported only when it

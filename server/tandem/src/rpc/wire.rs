@@ -30,7 +30,12 @@ pub enum Incoming {
 pub fn incoming(line: Line) -> Incoming {
     match line {
         Line::Text(text) => parse(&text),
-        Line::Refused(refusal) => Incoming::Refused(parse_failure(&refusal.message)),
+        // A line too long to read whole still answers its id when its start shows one.
+        Line::Refused(refusal) => {
+            let id = Some(refusal.id).filter(|id| !id.is_null());
+            let reason = format!("Failed to parse command: {}", refusal.message);
+            Incoming::Refused(failure(id, Some("parse"), &reason))
+        }
     }
 }
 

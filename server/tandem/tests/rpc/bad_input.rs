@@ -47,6 +47,33 @@ fn malformed_lines_get_pis_errors_and_serving_goes_on() {
             .is_some_and(|e| e.starts_with("prompt: `images` must be")),
         "{images}"
     );
+    // Images are checked before they join the session (issue 29), as ACP's are: base64 of a
+    // PNG, JPEG, GIF or WebP of the type claimed.
+    for (data, mime, why) in [
+        (
+            "%%% not base64",
+            "image/png",
+            "images[0]: the image data is not valid base64",
+        ),
+        (
+            "aGVsbG8=",
+            "text/plain",
+            "images[0]: \"text/plain\" is not an image type",
+        ),
+        (
+            "aGVsbG8=",
+            "image/png",
+            "images[0]: \"image/png\" is not an image type",
+        ),
+    ] {
+        let bad = rpc.call(json!({"type": "prompt", "message": "x",
+            "images": [{"type": "image", "data": data, "mimeType": mime}]}));
+        assert!(
+            bad["error"].as_str().is_some_and(|e| e.contains(why)),
+            "{why}: {bad}"
+        );
+    }
+    assert!(sandbox.requests().is_empty());
     // A number id is echoed as a number.
     rpc.send(&json!({"id": 7, "type": "get_available_thinking_levels"}));
     assert_eq!(rpc.next()["id"], 7);
@@ -108,6 +135,8 @@ fn a_line_over_the_size_limit_is_refused_and_skipped() {
     rpc.write_raw(huge.as_bytes());
     let refused = rpc.next();
     assert_eq!(refused["success"], false);
+    // Its id, read from the line's start, goes with the refusal (issue 29).
+    assert_eq!(refused["id"], "big", "{refused}");
     assert!(
         refused["error"]
             .as_str()
