@@ -201,8 +201,9 @@ pub fn resolve(raw: &str, cwd: &Path, roots: &[PathBuf]) -> Result<ResolvedPath,
 }
 
 /// Directories whose files make tools run code or shape the agent, and what writing there
-/// risks. Matched on any component of the path inside its root, case-insensitively (a
-/// case-insensitive file system treats `.GIT` as `.git`).
+/// risks. Matched on any component of the path inside its root (a `/`-separated entry on that
+/// many consecutive components), case-insensitively (a case-insensitive file system treats
+/// `.GIT` as `.git`).
 const PROTECTED_DIRS: &[(&str, &str)] = &[
     (
         ".git",
@@ -255,6 +256,24 @@ const PROTECTED_DIRS: &[(&str, &str)] = &[
         ".cursor",
         "files under .cursor/ configure Cursor: rules and MCP servers",
     ),
+    (
+        ".gemini",
+        "files under .gemini/ configure Gemini CLI: MCP servers and commands it runs",
+    ),
+    (
+        ".cargo",
+        "files under .cargo/ configure cargo: runners, linkers and aliases run on the next \
+         build, test or run",
+    ),
+    (
+        ".mise",
+        "files under .mise/ are mise tasks and hooks run when a shell enters the folder",
+    ),
+    (
+        ".github/workflows",
+        "files under .github/workflows/ are CI jobs that run with the repository's secrets \
+         once pushed",
+    ),
 ];
 
 /// Single files that run code when a tool or editor meets them.
@@ -287,6 +306,44 @@ const PROTECTED_FILES: &[(&str, &str)] = &[
         ".pre-commit-config.yaml",
         ".pre-commit-config.yaml says which programs run on every commit",
     ),
+    (
+        "mise.toml",
+        "mise.toml sets environment, hooks and tasks mise runs when a shell enters the folder",
+    ),
+    (
+        ".mise.toml",
+        ".mise.toml sets environment, hooks and tasks mise runs when a shell enters the folder",
+    ),
+    (
+        "mise.local.toml",
+        "mise.local.toml sets environment, hooks and tasks mise runs when a shell enters the \
+         folder",
+    ),
+    (
+        ".npmrc",
+        ".npmrc configures npm: script-shell, node-options and registries used by the next npm \
+         command",
+    ),
+    (
+        ".yarnrc",
+        ".yarnrc configures yarn: the yarn binary and registries used by the next yarn command",
+    ),
+    (
+        ".yarnrc.yml",
+        ".yarnrc.yml configures yarn: yarnPath names a script the next yarn command runs",
+    ),
+    (
+        ".pnpmfile.cjs",
+        ".pnpmfile.cjs is code pnpm runs on every install",
+    ),
+    (
+        "bunfig.toml",
+        "bunfig.toml configures bun: preload scripts run by the next bun command",
+    ),
+    (
+        ".gitlab-ci.yml",
+        ".gitlab-ci.yml is CI jobs that run with the repository's secrets once pushed",
+    ),
 ];
 
 /// Why writing `real` (a resolved path) needs the user's consent whatever the edit mode: it is
@@ -307,8 +364,12 @@ pub fn protected_reason(real: &Path, roots: &[PathBuf]) -> Option<&'static str> 
         })
         .collect();
     // The name itself counts too: a `.git` *file* points git at another directory.
-    for name in &names {
-        if let Some((_, why)) = PROTECTED_DIRS.iter().find(|(dir, _)| dir == name) {
+    for (dir, why) in PROTECTED_DIRS {
+        let parts: Vec<&str> = dir.split('/').collect();
+        if names
+            .windows(parts.len())
+            .any(|window| window.iter().zip(&parts).all(|(name, part)| name == part))
+        {
             return Some(why);
         }
     }

@@ -126,6 +126,22 @@ fn protected_paths_name_their_risk() {
     assert!(why(".tandem/anything").is_some());
     assert!(why("deep/dir/.envrc").is_some());
     assert!(why(".nvim.lua").is_some());
+    // Configuration that makes the next build, install or shell run code (issue 29).
+    for path in [
+        ".cargo/config.toml",
+        "mise.toml",
+        ".mise.toml",
+        ".yarnrc.yml",
+        ".npmrc",
+        "web/.npmrc",
+        ".gemini/settings.json",
+        ".github/workflows/ci.yml",
+        ".GitHub/Workflows/release.yaml",
+    ] {
+        assert!(why(path).is_some(), "{path}");
+    }
+    assert_eq!(why(".github/ISSUE_TEMPLATE/bug.md"), None);
+    assert_eq!(why("docs/workflows/ci.yml"), None);
     assert_eq!(why("src/main.rs"), None);
     assert_eq!(why("docs/git/config"), None);
     assert_eq!(why("pi/settings.json"), None);

@@ -327,6 +327,49 @@ fn acp_protected_paths_ask_in_accept_edits_mode() {
         .contains("fsmonitor"));
 }
 
+/// Issue 29: configuration that makes the next build, install, shell or CI run code is
+/// protected too, so accept-edits asks before writing it.
+#[test]
+fn acp_accept_edits_asks_before_writing_build_package_and_ci_configuration() {
+    let files = [
+        ".cargo/config.toml",
+        "mise.toml",
+        ".yarnrc.yml",
+        ".npmrc",
+        ".gemini/settings.json",
+        ".github/workflows/ci.yml",
+    ];
+    let sandbox = sandbox(&script_of(
+        files
+            .iter()
+            .map(|f| write_call(f, "pwned = true\n"))
+            .collect(),
+    ));
+    let (mut acp, session) = acp_session(&sandbox, Box::new(acp_reject), "accept-edits");
+    acp.prompt(&session, "go");
+    let asked: Vec<String> = acp
+        .permission_requests()
+        .iter()
+        .map(|r| {
+            r["toolCall"]["title"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(asked.len(), files.len(), "{asked:?}");
+    for (file, title) in files.iter().zip(&asked) {
+        assert!(
+            title.ends_with(&format!("{file} (it can make tools run code)")),
+            "{title}"
+        );
+    }
+    acp.close();
+    for file in files {
+        assert!(!sandbox.cwd.join(file).exists(), "{file} was written");
+    }
+}
+
 #[test]
 fn print_mode_asks_nobody_and_writes_protected_paths_like_pi() {
     let sandbox = sandbox(&protected_script());
