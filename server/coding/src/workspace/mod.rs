@@ -193,6 +193,33 @@ impl PermissionRequest {
     }
 }
 
+impl PermissionRequest {
+    /// The question a front door that asks in words puts: the title, with a protected path's
+    /// risk after it.
+    pub fn question(&self) -> String {
+        match self {
+            PermissionRequest::ProtectedPath { risk, .. } => format!("{}: {risk}?", self.title()),
+            _ => format!("{}?", self.title()),
+        }
+    }
+
+    /// The answers to offer, in order, with what each decides: once, for the rest of the
+    /// session (never for a protected path: each such write asks), refuse.
+    pub fn choices(&self) -> Vec<(&'static str, PermissionDecision)> {
+        let mut choices = vec![("Allow once", PermissionDecision::AllowOnce)];
+        if !matches!(self, PermissionRequest::ProtectedPath { .. }) {
+            choices.push(("Allow for this session", PermissionDecision::AllowAlways));
+        }
+        choices.push((
+            "Refuse",
+            PermissionDecision::Reject {
+                reason: Some("the user refused".to_string()),
+            },
+        ));
+        choices
+    }
+}
+
 /// The user's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {

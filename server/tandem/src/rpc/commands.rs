@@ -395,10 +395,7 @@ async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedRes
             agent_dir: &rpc.agent_dir,
             cwd: &rpc.cwd,
             options: &rpc.args.options,
-            workspace: Arc::new(tandem_coding::DiskWorkspace::new(
-                [rpc.cwd.clone()],
-                tandem_coding::PermissionPolicy::AllowAll,
-            )),
+            workspace: held.workspace.clone(),
             bash_policy: tandem_coding::BashPolicy::Allow,
             servers: &[],
             intel: None,

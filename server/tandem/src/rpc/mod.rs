@@ -12,7 +12,8 @@
 //!   A `prompt`, `bash` or `compact` runs in a task of its own, so `abort`, `abort_bash` and
 //!   the queries keep answering meanwhile; the other commands answer in order.
 //! - [`dialogs`]: questions to the client as `extension_ui_request`s (the folder's trust before
-//!   the first prompt), resolved to "no" when not answered in time.
+//!   the first prompt; through [`workspace`], a path outside the folder and a file that makes
+//!   tools run code), resolved to "no" when not answered in time.
 //! - Sessions are replaced whole (`new_session`, `switch_session`, `fork`, `clone`): the running
 //!   turn is aborted, the new session is set up like the first (same options), and the old one
 //!   is dropped once the new one stands, so a failure leaves the old session in place.
@@ -25,6 +26,7 @@
 mod commands;
 mod dialogs;
 mod wire;
+mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,7 +39,7 @@ use tandem_ai::sync::lock;
 use tandem_coding::agent_session::AgentSessionEvent;
 use tandem_coding::session::SessionManager;
 use tandem_coding::trust::ProtectedResources;
-use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
+use tandem_coding::BashPolicy;
 use tokio::sync::watch;
 
 use crate::cli::command::SessionChoice;
@@ -53,6 +55,7 @@ use crate::transport::lines::LineReader;
 use crate::transport::MessageLimit;
 
 use dialogs::Dialogs;
+use workspace::RpcWorkspace;
 
 /// How long a running turn may take to stop when the process or its session ends.
 const STOP_LIMIT: Duration = Duration::from_secs(10);
@@ -69,6 +72,8 @@ struct Held {
     languages: Mutex<Option<Arc<LanguageServers>>>,
     /// The folder's trust question, until it was asked (before the first prompt).
     pending_trust: Mutex<Option<ProtectedResources>>,
+    /// The session's workspace (kept for a reconfiguration once the folder is trusted).
+    workspace: Arc<RpcWorkspace>,
 }
 
 impl Held {
@@ -137,7 +142,7 @@ pub(crate) struct Rpc {
     cwd: PathBuf,
     agent_dir: AgentDir,
     held: Mutex<Arc<Held>>,
-    dialogs: Dialogs,
+    dialogs: Arc<Dialogs>,
 }
 
 impl Rpc {
@@ -153,7 +158,14 @@ impl Rpc {
 
     /// A session from `history` with the command line's options.
     async fn start(&self, history: History) -> anyhow::Result<Held> {
-        start(&self.args, &self.cwd, &self.agent_dir, history).await
+        start(
+            &self.args,
+            &self.cwd,
+            &self.agent_dir,
+            history,
+            self.dialogs.clone(),
+        )
+        .await
     }
 
     /// Replaces the current session with one from `history`: the running turn is stopped
@@ -193,6 +205,7 @@ async fn start(
     cwd: &Path,
     agent_dir: &AgentDir,
     history: History,
+    dialogs: Arc<Dialogs>,
 ) -> anyhow::Result<Held> {
     let history = match history {
         History::Choice(choice) => {
@@ -201,11 +214,10 @@ async fn start(
         History::Opened(manager) => setup::History::Opened(manager),
     };
     let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?;
-    let workspace = Arc::new(DiskWorkspace::new(
-        [cwd.to_path_buf()],
-        PermissionPolicy::AllowAll,
-    ));
-    let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
+    let workspace = Arc::new(RpcWorkspace::new(cwd, dialogs));
+    let started = prepared
+        .start(workspace.clone(), BashPolicy::Allow, &[])
+        .await?;
     for p in &started.problems {
         crate::eprintln_safe!("Warning: {p}");
     }
@@ -225,6 +237,7 @@ async fn start(
         mcp: Mutex::new(started.mcp),
         languages: Mutex::new(started.languages),
         pending_trust: Mutex::new(started.pending),
+        workspace,
     })
 }
 
@@ -295,11 +308,13 @@ enum Ending {
 async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Result<ExitCode> {
     use tokio::signal::unix::{signal, SignalKind};
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
+    let dialogs = Arc::new(Dialogs::new(Box::new(commands::write_now)));
     let first = start(
         &args,
         &cwd,
         &agent_dir,
         History::Choice(args.session.clone()),
+        dialogs.clone(),
     )
     .await?;
     if let Some(name) = &args.name {
@@ -314,7 +329,7 @@ async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Resu
         cwd,
         agent_dir,
         held: Mutex::new(Arc::new(first)),
-        dialogs: Dialogs::new(Box::new(commands::write_now)),
+        dialogs,
     });
     let mut term = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;

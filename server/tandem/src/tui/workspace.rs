@@ -122,23 +122,12 @@ impl Workspace for TuiWorkspace {
         request: PermissionRequest,
     ) -> BoxFuture<'a, PermissionDecision> {
         Box::pin(async move {
-            let always = !matches!(request, PermissionRequest::ProtectedPath { .. });
-            let mut title = request.title();
-            if let PermissionRequest::ProtectedPath { risk, .. } = &request {
-                title = format!("{title}: {risk}");
-            }
-            let choices: &[&str] = if always {
-                &["Allow once", "Allow for this session", "Refuse"]
-            } else {
-                &["Allow once", "Refuse"]
-            };
-            match self.ask(format!("{title}?"), None, choices).await {
-                Some(0) => PermissionDecision::AllowOnce,
-                Some(1) if always => PermissionDecision::AllowAlways,
-                _ => PermissionDecision::Reject {
-                    reason: Some("the user refused".to_string()),
-                },
-            }
+            let choices = request.choices();
+            let labels: Vec<&str> = choices.iter().map(|(label, _)| *label).collect();
+            let answer = self.ask(request.question(), None, &labels).await;
+            // Dismissed: the last choice, the refusal.
+            let at = answer.unwrap_or(choices.len() - 1).min(choices.len() - 1);
+            choices[at].1.clone()
         })
     }
 

@@ -129,3 +129,98 @@ fn an_unanswered_question_blocks_neither_commands_nor_shutdown() {
     // The prompt is not lost: it is in the session file.
     assert_prompt_kept(&sandbox, "hi");
 }
+
+/// The `extension_ui_request`s among `lines`.
+fn questions(lines: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "extension_ui_request")
+        .cloned()
+        .collect()
+}
+
+/// Issue 29: RPC mode asks its client, as the editors ask, before writing a file that makes
+/// tools run code (`.git/hooks/pre-commit`, `.envrc`) or a path outside the folder; a refusal
+/// (or no answer) writes nothing and the model is told. "Allow once" writes.
+#[test]
+fn protected_and_outside_writes_are_asked_through_extension_ui_and_a_refusal_writes_nothing() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let outside = sandbox.home.join("outside.txt");
+    let write = |id: &str, path: &str| {
+        Turn::tool_call(
+            id,
+            "write",
+            json!({"path": path, "content": "touch pwned\n"}),
+        )
+    };
+    sandbox.answer(&write("c1", ".git/hooks/pre-commit"));
+    sandbox.answer(&write("c2", ".envrc"));
+    sandbox.answer(&write("c3", &outside.display().to_string()));
+    sandbox.answer(&Turn::text("refused"));
+    sandbox.answer(&write("c4", ".envrc"));
+    sandbox.answer(&Turn::text("written"));
+    let mut rpc = Rpc::start(&sandbox, &[]);
+    rpc.call(json!({"type": "prompt", "message": "plant hooks"}));
+    let mut asked = Vec::new();
+    for answer in ["Refuse", "cancelled", "Refuse"] {
+        let question = loop {
+            let line = rpc.next();
+            if line["type"] == "extension_ui_request" {
+                break line;
+            }
+        };
+        let reply = if answer == "cancelled" {
+            json!({"type": "extension_ui_response", "id": question["id"], "cancelled": true})
+        } else {
+            json!({"type": "extension_ui_response", "id": question["id"], "value": answer})
+        };
+        rpc.send(&reply);
+        asked.push(question);
+    }
+    let rest = rpc.until("agent_settled");
+    assert!(questions(&rest).is_empty(), "{rest:?}");
+    assert_eq!(asked[0]["method"], "select");
+    let titles: Vec<&str> = asked
+        .iter()
+        .map(|q| q["title"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        titles[0].contains(".git/hooks/pre-commit (it can make tools run code)")
+            && titles[0].contains("hooks"),
+        "{titles:?}"
+    );
+    assert!(
+        titles[1].contains(".envrc") && titles[1].contains("direnv"),
+        "{titles:?}"
+    );
+    assert!(titles[2].contains("(outside the workspace)"), "{titles:?}");
+    // A protected path is asked every time: no "for this session".
+    assert_eq!(asked[0]["options"], json!(["Allow once", "Refuse"]));
+    assert_eq!(
+        asked[2]["options"],
+        json!(["Allow once", "Allow for this session", "Refuse"])
+    );
+    let ends: Vec<&serde_json::Value> = rest
+        .iter()
+        .filter(|l| l["type"] == "tool_execution_end")
+        .collect();
+    assert!(ends.iter().all(|e| e["isError"] == true), "{ends:?}");
+    assert!(!sandbox.cwd.join(".git/hooks/pre-commit").exists());
+    assert!(!sandbox.cwd.join(".envrc").exists());
+    assert!(!outside.exists());
+
+    // Allowed once, the write happens.
+    rpc.call(json!({"type": "prompt", "message": "again"}));
+    let question = loop {
+        let line = rpc.next();
+        if line["type"] == "extension_ui_request" {
+            break line;
+        }
+    };
+    rpc.send(
+        &json!({"type": "extension_ui_response", "id": question["id"], "value": "Allow once"}),
+    );
+    rpc.until("agent_settled");
+    assert_eq!(sandbox.read(".envrc"), "touch pwned\n");
+    assert!(rpc.finish().success());
+}
