@@ -1,7 +1,8 @@
 //! Fault injection against the real `tandem` binary (issue 9, part 2): the provider (the mock
 //! LLM) cuts, stalls, rate-limits, fails and sends garbage; the LSP client never answers,
 //! names unknown documents and sessions, and goes away mid-run; an ACP client goes away
-//! mid-turn; an MCP server crashes mid-call. Every case ends in a clear error or a clean
+//! mid-turn; an MCP server crashes mid-call; an aborted command's processes that left its
+//! process group (`faults/processes.rs`). Every case ends in a clear error or a clean
 //! recovery: the process never hangs (hang guards only, no timing assertions), never panics
 //! (stderr is checked), and the session file still loads with every entry written before the
 //! fault (it is re-opened with Tandem's own loader).
@@ -25,6 +26,8 @@ mod harness;
 mod lsp;
 #[path = "faults/mcp.rs"]
 mod mcp;
+#[path = "faults/processes.rs"]
+mod processes;
 #[path = "faults/provider.rs"]
 mod provider;
 #[path = "faults/transport.rs"]

@@ -3,7 +3,10 @@
 //!
 //! Why a process group: a command line starts grandchildren (`make` → compilers, `cmd &`,
 //! `bash -c '…'`); killing only the shell would leave them running and, worse, holding the output
-//! pipe open. Killing the whole group takes them all down at once.
+//! pipe open. Killing the whole group takes them all down at once. A grandchild may leave the
+//! group (`setsid cmd &`) or be orphaned by a double fork; so the shell is also made a child
+//! subreaper (Linux), which keeps every orphan below it, and a kill ends its whole tree
+//! (`process_group::kill_tree`), not only the group.
 //!
 //! Why one pipe for both streams: the model should see output in the order it was written.
 //! Reading two pipes can only guess that order when both have data; handing the child the same
@@ -79,6 +82,11 @@ impl GroupProcess {
                 .stdout(Stdio::from(write_end.try_clone()?))
                 .stderr(Stdio::from(write_end))
                 .process_group(0);
+            // SAFETY: the hook makes one system call (prctl), async-signal-safe as the time
+            // between fork and exec requires.
+            unsafe {
+                command.pre_exec(process_group::adopt_orphans);
+            }
             command.spawn()?
         };
         let pgid = child
@@ -119,13 +127,17 @@ impl GroupProcess {
         }
     }
 
-    /// Kills every process of the group with SIGKILL (as pi does: no grace period, since the
-    /// user or the timeout already decided the command must stop).
+    /// Kills the shell and every process it started — its group, and those that left it —
+    /// with SIGKILL (as pi does: no grace period, since the user or the timeout already decided
+    /// the command must stop).
     pub(crate) fn kill_group(&mut self) {
-        let group_gone = !process_group::signal(self.pgid, process_group::Signal::Kill);
-        if group_gone && self.exit.is_none() {
-            // Cannot happen while the leader lives, but never leave the shell running.
+        if self.exit.is_none() {
+            process_group::kill_tree(self.pgid);
+            // Never leave the shell running, whatever the tree walk found.
             let _ = self.child.start_kill();
+        } else {
+            // The shell is gone (its orphans went to init): what is left of its group.
+            process_group::signal(self.pgid, process_group::Signal::Kill);
         }
     }
 }
