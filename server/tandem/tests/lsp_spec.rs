@@ -251,6 +251,10 @@ fn entries_give_the_fork_points_and_hide_the_editor_context() -> anyhow::Result<
     // The user's own text is what the listing shows.
     let listed = lsp.request("tandem/sessions/list", json!({}))?;
     assert_eq!(listed[0]["firstMessage"], "what does it print?", "{listed}");
+    // One session, one message count (issue 29): its `message` entries, in both requests.
+    let now = state(&mut lsp, &session)?;
+    assert_eq!(listed[0]["messageCount"], 3, "{listed}");
+    assert_eq!(now["messageCount"], listed[0]["messageCount"], "{now}");
     // Fork at the user message: its history ends there.
     let forked = lsp.request(
         "tandem/sessions/fork",
@@ -263,6 +267,10 @@ fn entries_give_the_fork_points_and_hide_the_editor_context() -> anyhow::Result<
         Some(5),
         "{forked_entries}"
     );
+    // As the spec says: forked at the first prompt, the system record and the prompt are its
+    // `message` entries (the hidden editor context is a `custom_message`).
+    let forked_state = state(&mut lsp, &forked)?;
+    assert_eq!(forked_state["messageCount"], 2, "{forked_state}");
     let r = lsp.request_response("tandem/sessions/entries", json!({"session": "nope"}))?;
     assert_eq!(error_of(&r).0, -32001, "{r}");
     Ok(())

@@ -481,12 +481,16 @@ impl Sessions {
     pub fn state(&self, id: &SessionId) -> Result<StateResult, TandemError> {
         let entry = self.get(id)?;
         let s = &entry.session;
-        let (model, thinking, count) = s.agent().with_state(|st| {
-            (
-                model_info(&st.model),
-                st.thinking_level,
-                st.messages.len() as u64,
-            )
+        let (model, thinking) = s
+            .agent()
+            .with_state(|st| (model_info(&st.model), st.thinking_level));
+        // What `tandem/sessions/list` counts for the same session: its `message` entries, every
+        // branch (not the hidden editor context, a `custom_message`, nor summaries).
+        let count = s.with_session(|m| {
+            m.entries()
+                .iter()
+                .filter(|e| matches!(e.kind, EntryKind::Message { .. }))
+                .count() as u64
         });
         let queued = lock(&entry.queue).clone();
         Ok(StateResult {

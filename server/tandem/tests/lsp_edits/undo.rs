@@ -104,8 +104,8 @@ fn undo_after_user_edits_elsewhere_in_the_file() -> anyhow::Result<()> {
     assert_eq!(
         edits_for(&edit, &uri),
         json!([{"range": {"start": {"line": 2, "character": 0},
-                          "end": {"line": 3, "character": 0}},
-                "newText": "line 2\n"}])
+                          "end": {"line": 2, "character": 8}},
+                "newText": "line 2"}])
     );
     let result = lsp.response(id)?["result"].take();
     assert_eq!(result["status"], "applied", "{result}");

@@ -3,8 +3,10 @@
 //!
 //! Two steps. [`plan`] works out *what* changes: for an edit, the tool's exact byte ranges
 //! (valid only if the buffer still holds the text the tool read); for a whole-file write, a
-//! line diff (`rebase::line_hunks`) between the current text and the new one, so only changed lines are
-//! replaced and the editor keeps cursors, folds and undo granularity elsewhere. Byte offsets
+//! line diff (`rebase::line_hunks`) between the current text and the new one. Either way the
+//! edits are made minimal ([`minimal`], [`trim`]): only the changed lines, without the text
+//! they keep at their start and end, so the editor keeps cursors, marks, folds and undo
+//! granularity on everything that stays. Byte offsets
 //! become LSP positions here, in the negotiated encoding, through [`crate::lsp::position`].
 //! [`workspace_edit`] then chooses the *shape* the client understands: versioned
 //! `documentChanges` for open documents, a `CreateFile` operation for new files, a plain
@@ -146,7 +148,7 @@ pub fn plan(
             }
             previous_end = end;
             count_lines(shown, start..end, &edit.new_text, &mut planned);
-            edits.push((start..end, edit.new_text.clone()));
+            edits.extend(minimal(shown, start..end, &edit.new_text));
         }
         edits
     };
@@ -161,8 +163,8 @@ pub fn plan(
     Ok(planned)
 }
 
-/// Line-level replacements turning `old` into `new` (each run of changed lines is one edit),
-/// counted into `planned`.
+/// The replacements turning `old` into `new` (each run of changed lines is one edit, trimmed
+/// as [`minimal`] trims), counted into `planned`.
 fn line_diff(
     old: &str,
     new: &str,
@@ -173,9 +175,81 @@ fn line_diff(
         .map(|hunk| {
             planned.removed += old[hunk.range.clone()].lines().count();
             planned.added += hunk.new_text.lines().count();
-            (hunk.range, hunk.new_text)
+            trim(old, hunk.range, &hunk.new_text)
         })
         .collect()
+}
+
+/// The edits that turn `range` of `old` into `new_text`, as small as they can be: only the
+/// lines that change (a line diff inside the range), each without the text it keeps at its
+/// start and end. The editor then keeps cursors, marks and folds on everything that stays,
+/// inside the tool's range too (`hello world` → `hello there` replaces `world` only).
+fn minimal(
+    old: &str,
+    range: std::ops::Range<usize>,
+    new_text: &str,
+) -> Vec<(std::ops::Range<usize>, String)> {
+    let segment = &old[range.clone()];
+    let hunks = rebase::line_hunks(segment, new_text);
+    if hunks.is_empty() && segment != new_text {
+        // The diff gave up (its time limit): the range whole.
+        return vec![trim(old, range, new_text)];
+    }
+    hunks
+        .into_iter()
+        .map(|hunk| {
+            let (at, text) = trim(segment, hunk.range, &hunk.new_text);
+            (range.start + at.start..range.start + at.end, text)
+        })
+        .collect()
+}
+
+/// `range` of `old` replaced by `new_text`, without the common start and end: cut on
+/// character boundaries only, and never between a `\r` and its `\n` (editors count a line
+/// break as one).
+fn trim(
+    old: &str,
+    range: std::ops::Range<usize>,
+    new_text: &str,
+) -> (std::ops::Range<usize>, String) {
+    let replaced = &old[range.clone()];
+    let splits_crlf = |text: &str, at: usize| {
+        at > 0
+            && text.as_bytes().get(at - 1) == Some(&b'\r')
+            && text.as_bytes().get(at) == Some(&b'\n')
+    };
+    let mut head = replaced
+        .bytes()
+        .zip(new_text.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while head > 0
+        && (!replaced.is_char_boundary(head)
+            || !new_text.is_char_boundary(head)
+            || splits_crlf(replaced, head)
+            || splits_crlf(new_text, head))
+    {
+        head -= 1;
+    }
+    let (old_rest, new_rest) = (&replaced[head..], &new_text[head..]);
+    let mut tail = old_rest
+        .bytes()
+        .rev()
+        .zip(new_rest.bytes().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while tail > 0 && {
+        let (o, n) = (old_rest.len() - tail, new_rest.len() - tail);
+        !old_rest.is_char_boundary(o)
+            || !new_rest.is_char_boundary(n)
+            || splits_crlf(old_rest, o)
+            || splits_crlf(new_rest, n)
+    } {
+        tail -= 1;
+    }
+    let start = range.start + head;
+    let end = range.end - tail;
+    (start..end, new_rest[..new_rest.len() - tail].to_string())
 }
 
 /// Adds the lines replacing `range` of `old` with `new_text` removes and adds, counted over

@@ -37,7 +37,7 @@ async fn whole_file_write_sends_only_the_changed_lines() {
     let path = f.open("abc.txt", 3, "a\nb\nc\nd\n");
     let change = write_change(&path, Some("a\nb\nc\nd\n"), "a\nB\nc\nd\ne\n");
     assert_eq!(f.propose(change).await, ChangeOutcome::Applied);
-    let expected = vec![te(1, 0, 2, 0, "B\n"), te(4, 0, 4, 0, "e\n")];
+    let expected = vec![te(1, 0, 1, 1, "B"), te(4, 0, 4, 0, "e\n")];
     assert_eq!(
         f.client.edits(),
         vec![versioned(uri(&path), Some(3), expected)]
@@ -49,6 +49,49 @@ async fn whole_file_write_sends_only_the_changed_lines() {
     assert_eq!(
         g.client.edits(),
         vec![versioned(uri(&path), Some(1), vec![te(1, 0, 1, 1, "c")])]
+    );
+}
+
+/// The spec's worked example: `hello world` → `hello there` replaces `world` only, so the
+/// user's cursor and marks on `hello ` stay where they are; a multi-line edit sends only the
+/// lines that change, each trimmed.
+#[tokio::test]
+async fn an_edit_sends_only_what_changes_inside_the_tools_range() {
+    let f = auto(VERSIONED);
+    let text = "hello world\nsecond line\n";
+    let path = f.open("hello.txt", 1, text);
+    f.propose(edit(&path, text, &[("hello world", "hello there")]))
+        .await;
+    assert_eq!(
+        f.client.edits(),
+        vec![versioned(
+            uri(&path),
+            Some(1),
+            vec![te(0, 6, 0, 11, "there")]
+        )]
+    );
+    let g = auto(VERSIONED);
+    let text = "fn a() {\n    one();\n    two();\n    three();\n}\n";
+    let path = g.open("block.rs", 1, text);
+    let old = "fn a() {\n    one();\n    two();\n    three();\n}";
+    let new = "fn a() {\n    uno();\n    two();\n    tres();\n}";
+    g.propose(edit(&path, text, &[(old, new)])).await;
+    assert_eq!(
+        g.client.edits(),
+        vec![versioned(
+            uri(&path),
+            Some(1),
+            vec![te(1, 4, 1, 7, "uno"), te(3, 5, 3, 9, "res")]
+        )]
+    );
+    // Multi-byte characters are never cut: é and è share their first byte.
+    let h = auto(VERSIONED);
+    let text = "café\n";
+    let path = h.open("cafe.txt", 1, text);
+    h.propose(edit(&path, text, &[("café", "cafè")])).await;
+    assert_eq!(
+        h.client.edits(),
+        vec![versioned(uri(&path), Some(1), vec![te(0, 3, 0, 4, "è")])]
     );
 }
 
@@ -178,11 +221,7 @@ async fn a_buffer_changed_since_the_read_gets_the_edit_where_its_text_is() {
     assert_eq!(f.text(&path), "// typed\nlet x = 1;\nlet y = 3;\n");
     assert_eq!(
         f.client.edits(),
-        vec![versioned(
-            uri(&path),
-            Some(2),
-            vec![te(2, 4, 2, 9, "y = 3")]
-        )]
+        vec![versioned(uri(&path), Some(2), vec![te(2, 8, 2, 9, "3")])]
     );
 }
 
@@ -247,7 +286,7 @@ async fn read_prefers_the_open_buffer() {
 }
 
 #[tokio::test]
-async fn crlf_lines_are_replaced_whole_with_their_line_breaks() {
+async fn crlf_line_breaks_are_never_split() {
     let f = auto(VERSIONED);
     let old = "a\r\nb\r\nc\r\n";
     let path = f.open("crlf.txt", 2, old);
@@ -255,10 +294,15 @@ async fn crlf_lines_are_replaced_whole_with_their_line_breaks() {
         .await;
     assert_eq!(
         f.client.edits(),
-        vec![versioned(
-            uri(&path),
-            Some(2),
-            vec![te(1, 0, 2, 0, "B\r\n")]
-        )]
+        vec![versioned(uri(&path), Some(2), vec![te(1, 0, 1, 1, "B")])]
+    );
+    // A line break changed from CRLF to LF: the whole break is replaced, never half of it.
+    let g = auto(VERSIONED);
+    let path = g.open("crlf2.txt", 2, old);
+    g.propose(write_change(&path, Some(old), "a\r\nb\nc\r\n"))
+        .await;
+    assert_eq!(
+        g.client.edits(),
+        vec![versioned(uri(&path), Some(2), vec![te(1, 1, 2, 0, "\n")])]
     );
 }

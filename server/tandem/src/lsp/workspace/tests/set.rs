@@ -52,8 +52,8 @@ async fn several_documents_and_a_deletion_go_as_one_edit() {
     assert_eq!(
         first.edits,
         vec![OneOf::Left(lsp::TextEdit::new(
-            lsp::Range::new(lsp::Position::new(1, 0), lsp::Position::new(2, 0)),
-            "two\n".into()
+            lsp::Range::new(lsp::Position::new(1, 0), lsp::Position::new(1, 3)),
+            "two".into()
         ))]
     );
     assert!(
