@@ -48,6 +48,8 @@ pub struct SessionDeps {
     pub editor: Arc<dyn EditorClient>,
     /// The documents Tandem's applied edits changed and the editor has not saved.
     pub unsaved: Arc<UnsavedEdits>,
+    /// The edits the editor has not answered yet, by document.
+    pub inflight: Arc<super::workspace::InFlight>,
 }
 
 impl ServerConfig {

@@ -100,6 +100,7 @@ impl TandemServer {
             documents: docs.clone(),
             editor: Arc::new(LspEditor::new(client.clone(), edit_capabilities.clone())),
             unsaved: Arc::new(UnsavedEdits::new()),
+            inflight: Arc::new(super::workspace::InFlight::new()),
         };
         TandemServer {
             client: client.clone(),

@@ -248,7 +248,8 @@ impl Sessions {
                 self.deps.editor.clone(),
                 self.config.workspace_handle(),
             )
-            .with_unsaved(self.deps.unsaved.clone()),
+            .with_unsaved(self.deps.unsaved.clone())
+            .with_inflight(self.deps.inflight.clone()),
         );
         let intel = self.editor_intel(workspace.roots().to_vec());
         // The workspace decides, following `bashPermission` as it is now.

@@ -69,6 +69,7 @@ async fn fork_at_an_entry_holds_the_path_to_it() {
         documents: Arc::new(Mutex::new(DocumentStore::new(PositionEncoding::Utf16))),
         editor: Arc::new(NoEditor),
         unsaved: Arc::new(crate::lsp::workspace::UnsavedEdits::new()),
+        inflight: Arc::new(crate::lsp::workspace::InFlight::new()),
     };
     let sessions = Sessions::new(Arc::new(NoEvents), config, deps, project);
     let id = sessions.create(Origin::New, None).await.unwrap();

@@ -132,7 +132,19 @@ impl Endpoint {
                     std::iter::once(v.to_string()).chain(token)
                 })
                 .collect(),
-            Endpoint::Stdio { env, .. } => env.iter().map(|(_, v)| v.clone()).collect(),
+            // Environment values are often tokens too, but also plain settings: a value is
+            // kept secret when it has no whitespace (tokens have none) or its name says so.
+            Endpoint::Stdio { env, .. } => env
+                .iter()
+                .filter(|(name, value)| {
+                    let name = name.to_ascii_uppercase();
+                    !value.contains(char::is_whitespace)
+                        || ["KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CRED"]
+                            .iter()
+                            .any(|word| name.contains(word))
+                })
+                .map(|(_, value)| value.clone())
+                .collect(),
         }
     }
 }

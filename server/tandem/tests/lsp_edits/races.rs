@@ -212,3 +212,81 @@ fn typing_inside_the_region_is_a_conflict_the_model_is_told_about() -> anyhow::R
     assert_eq!(buffer.text, "hello wo!!rld\nsecond line\n");
     Ok(())
 }
+
+/// Issue 29: an editor without version checks answers an edit after `editTimeoutMs`, and the
+/// model, told the edit timed out, makes the same insertion again. The second edit waits for
+/// the first one's answer instead of going out beside it; the answer says it was applied, so
+/// the same change is not sent again. The insertion is in the document once, and the text the
+/// server reads is the editor's.
+#[test]
+fn a_late_answer_and_a_repeated_insertion_insert_once_and_the_views_agree() -> anyhow::Result<()> {
+    let insert = json!({"name": "edit", "arguments": {"path": "a.txt",
+        "edits": [{"oldText": "hello world\n", "newText": "hello world\ninserted\n"}]}});
+    let script = json!({"turns": [
+        {"toolCalls": [insert.clone()]},
+        {"toolCalls": [insert]},
+        {"toolCalls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": "Done."}]});
+    let mut lsp = started(
+        &script,
+        UNVERSIONED,
+        json!({"editMode": "auto", "editTimeoutMs": 1000}),
+    )?;
+    let mut buffer = opened(&mut lsp)?;
+    let session = prompt(&mut lsp, json!({"text": "insert a line"}))?;
+    let first = lsp.server_request("workspace/applyEdit")?;
+    // The first edit times out; the model repeats it (its second call starts).
+    let s = session.clone();
+    lsp.wait_until("the second edit call", |client| {
+        client
+            .events(&s)
+            .iter()
+            .filter(|e| e["event"]["type"] == "tool_start" && e["event"]["name"] == "edit")
+            .count()
+            >= 2
+    })?;
+    // Only now does the editor answer the first edit: it applied it.
+    apply(&mut lsp, &mut buffer, &first)?;
+    // Whatever else it was or is sent, it applies in order, as an editor of its shape does: at
+    // the edit's positions.
+    let s = session.clone();
+    loop {
+        let next = lsp.wait_for("an edit or the end of the run", |m| {
+            (m.method == "workspace/applyEdit" && m.is_request())
+                || (m.method == "tandem/event"
+                    && m.params["session"] == s
+                    && m.params["event"]["type"] == "settled")
+        })?;
+        if next.method != "workspace/applyEdit" {
+            break;
+        }
+        apply(&mut lsp, &mut buffer, &next)?;
+    }
+    let events = lsp.wait_settled(&session, 1)?;
+    let text = buffer.text.clone();
+    assert_eq!(
+        text, "hello world\ninserted\nsecond line\n",
+        "inserted once"
+    );
+    // The server's text (what `read` gave the model) is the editor's.
+    let read = tool_end(&events, "read")["event"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(read.matches("inserted").count(), 1, "{read}");
+    assert!(
+        read.contains("hello world\ninserted\nsecond line"),
+        "{read}"
+    );
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "tool_end")
+        .collect();
+    assert!(
+        ends.iter().any(|e| e["event"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("applied by the editor after all"))),
+        "{ends:?}"
+    );
+    Ok(())
+}

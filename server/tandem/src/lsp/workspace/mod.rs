@@ -23,6 +23,7 @@ pub mod buffers;
 pub mod client;
 pub mod confirm;
 pub mod edits;
+pub mod inflight;
 pub mod propose;
 pub mod saving;
 pub(crate) mod set;
@@ -42,6 +43,7 @@ use tandem_protocol::config::{BashPermission, EditMode};
 
 pub use buffers::OpenDocuments;
 pub use client::EditorClient;
+pub use inflight::InFlight;
 pub use saving::UnsavedEdits;
 
 use edits::Base;
@@ -98,6 +100,8 @@ pub struct LspWorkspace {
     /// How long a document must rest before a refused change is placed again
     /// ([`propose::QUIET`]; shorter in tests).
     quiet: Duration,
+    /// The edits the editor has not answered, by document (shared by the server's sessions).
+    inflight: Arc<InFlight>,
 }
 
 impl std::fmt::Debug for LspWorkspace {
@@ -128,6 +132,7 @@ impl LspWorkspace {
             notices: Arc::new(Mutex::new(Vec::new())),
             unsaved: Arc::new(UnsavedEdits::new()),
             quiet: propose::QUIET,
+            inflight: Arc::new(InFlight::new()),
         }
     }
 
@@ -141,6 +146,12 @@ impl LspWorkspace {
     /// Shares `unsaved` (the server's list of documents edited and not saved).
     pub fn with_unsaved(mut self, unsaved: Arc<UnsavedEdits>) -> Self {
         self.unsaved = unsaved;
+        self
+    }
+
+    /// Shares `inflight` (the server's unanswered edits, by document).
+    pub fn with_inflight(mut self, inflight: Arc<InFlight>) -> Self {
+        self.inflight = inflight;
         self
     }
 

@@ -34,6 +34,7 @@ use tower_lsp_server::ls_types::{self as lsp, ApplyWorkspaceEditResponse, Worksp
 use super::client::{ClientError, EditorClient, APPLY_EDIT};
 use super::confirm::{Consent, NOT_APPLIED, REJECTED_BY_USER};
 use super::edits::{self, Base, PlannedChange};
+use super::inflight::{self, Late, Slot};
 use super::LspWorkspace;
 use crate::lsp::position::{self, PositionEncoding};
 
@@ -107,6 +108,42 @@ impl LspWorkspace {
         let mut next = (!consent.asked).then_some(first);
         let mut skipped = false;
         for _ in 0..MAX_SENDS {
+            // One unanswered edit per document: an earlier one that timed out may still land.
+            let timeout = self.settings().timeout;
+            let Some(mut slot) = self.inflight.acquire(&path, timeout).await else {
+                return Ok(ChangeOutcome::Refused {
+                    reason: format!(
+                        "an earlier change to {shown} is still waiting for the editor's answer \
+                         ({} s), so this one was not sent: the two could both land. Read the \
+                         file before changing it again",
+                        timeout.as_secs()
+                    ),
+                });
+            };
+            // Placed before waiting for the slot: place again if the document moved meanwhile
+            // (another session's edit landed).
+            if let Some(placed) = &next {
+                if self.moved_now(&path, placed).await {
+                    next = None;
+                }
+            }
+            if let Some(late) = slot.take() {
+                // The document moved under the placement: place again on what it is now.
+                next = None;
+                if late.applied {
+                    self.wait_for_version_change(&path, late.version).await;
+                    if inflight::same_change(&late.change, &change) {
+                        lock(&self.notices).push(format!(
+                            "Note: this change to {shown} is the one that timed out earlier and \
+                             the editor applied after all, so it was not sent again."
+                        ));
+                        if let Some(doc) = self.documents.find(&path) {
+                            self.unsaved.changed(&doc.uri, &path);
+                        }
+                        return Ok(ChangeOutcome::Applied);
+                    }
+                }
+            }
             let placed = match next.take() {
                 Some(placed) => placed,
                 None => match self.place(&change, &shown).await? {
@@ -126,7 +163,7 @@ impl LspWorkspace {
             let label = consent.label.clone();
             let uri = placed.planned.uri.as_str().to_owned();
             let versioned = caps.document_changes && placed.planned.version.is_some();
-            match self.send(&path, &shown, label, edit).await {
+            match self.send(&path, &shown, label, edit, (slot, &change)).await {
                 Answer::Applied => {
                     let outcome = match self.verify(&change, &placed, &shown, versioned).await {
                         Ok(outcome) => outcome,
@@ -235,15 +272,25 @@ impl LspWorkspace {
         }
     }
 
-    /// Sends `edit` and waits for the answer within the timeout. The request keeps running
-    /// after a timeout: a late answer becomes a notice for the model.
-    async fn send(&self, path: &Path, shown: &str, label: String, edit: WorkspaceEdit) -> Answer {
+    /// Sends `edit` (for `change`, holding its document's `slot` until the editor answers)
+    /// and waits for the answer within the timeout. The request keeps running after a timeout:
+    /// a late answer becomes a notice for the model, and is kept in the slot for the next
+    /// change to the document.
+    async fn send(
+        &self,
+        path: &Path,
+        shown: &str,
+        label: String,
+        edit: WorkspaceEdit,
+        (mut slot, change): (Slot, &FileChange),
+    ) -> Answer {
         let timeout = self.settings().timeout;
         let client: Arc<dyn EditorClient> = self.client.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
         let late = self.notices.clone();
         let shown = shown.to_owned();
         let version = self.documents.find(path).map(|doc| doc.version);
+        let change = change.clone();
         tokio::spawn(async move {
             let answer = client.apply_edit(label, edit).await;
             if let Err(answer) = tx.send(answer) {
@@ -251,7 +298,15 @@ impl LspWorkspace {
                 let what = late_notice(&shown, &answer, version);
                 tracing::warn!("{what}");
                 lock(&late).push(what);
+                let applied = matches!(&answer, Ok(response) if response.applied);
+                *slot = Some(Late {
+                    change,
+                    applied,
+                    version,
+                });
             }
+            // The slot is free once the editor answered, in time or not.
+            drop(slot);
         });
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Ok(ApplyWorkspaceEditResponse { applied: true, .. }))) => Answer::Applied,
@@ -358,6 +413,21 @@ impl LspWorkspace {
                  cannot tell whether it landed where it belongs; check the file"
             ),
         })
+    }
+
+    /// Waits (at most [`ECHO_WAIT`]) until the open document at `path` is no longer at
+    /// `version`: the `didChange` of an edit the editor said it applied late.
+    async fn wait_for_version_change(&self, path: &Path, version: Option<i32>) {
+        let Some(version) = version else { return };
+        let deadline = tokio::time::Instant::now() + ECHO_WAIT;
+        while self
+            .documents
+            .find(path)
+            .is_some_and(|doc| doc.version == version)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(ECHO_POLL).await;
+        }
     }
 
     /// Waits until nobody has changed the document at `path` for [`QUIET`] (at most
@@ -471,7 +541,19 @@ impl LspWorkspace {
         let caps = self.client.capabilities();
         let edit = edits::workspace_edit(fixed.planned, &caps, None);
         let label = format!("Tandem: repair {shown}");
-        match self.send(path, shown, label, edit).await {
+        let Some(slot) = self.inflight.acquire(path, self.settings().timeout).await else {
+            return ChangeOutcome::Refused {
+                reason: format!(
+                    "the editor applied the change at out-of-date positions in {shown} and \
+                     another change was still unanswered, so Tandem could not repair it; check \
+                     the file"
+                ),
+            };
+        };
+        match self
+            .send(path, shown, label, edit, (slot, &fixed.made))
+            .await
+        {
             Answer::Applied => outcome,
             _ => ChangeOutcome::Refused {
                 reason: format!(

@@ -43,6 +43,33 @@ impl LspWorkspace {
         if !can_delete && !set.deletions.is_empty() {
             return Ok(rejected(CANNOT_DELETE));
         }
+        // No document of the set may have an unanswered edit (one that timed out may still
+        // land): wait for their answers, in path order, and hold the slots until this one's.
+        let mut paths: Vec<std::path::PathBuf> = set
+            .changes
+            .iter()
+            .map(|c| c.path.clone())
+            .chain(set.deletions.iter().map(|d| d.path.clone()))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let mut slots = Vec::with_capacity(paths.len());
+        for path in &paths {
+            match self.inflight.acquire(path, self.settings().timeout).await {
+                Some(mut slot) => {
+                    // A late answer changed the text, if anything: the checks below see it.
+                    slot.take();
+                    slots.push(slot);
+                }
+                None => {
+                    return Ok(rejected(format!(
+                        "an earlier change to {} is still waiting for the editor's answer; \
+                         try the undo again once it was answered",
+                        path.display()
+                    )))
+                }
+            }
+        }
         let encoding = self.documents.encoding();
         let mut planned = Vec::new();
         for change in set.changes {
