@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! session_gen <file> [entries] [--compact-every N] [--cwd DIR]
+//! session_gen --resume <file> [runs]      # time SessionManager::open + build_context
 //! ```
 //!
 //! The session is one linear conversation as pi and Tandem write it: the model and thinking
@@ -10,7 +11,11 @@
 //! page, now and then a 15 KB read), about 330 bytes per entry on average. With `--compact-every N` (default
 //! 2000; 0 for none) a compaction follows every N entries, keeping the latest ~200 entries from a
 //! user prompt on, as a long session that reached the model's window would hold. Deterministic
-//! (a fixed xorshift seed). Default: 1,000,000 entries (about 330 MB).
+//! (a fixed xorshift seed). Default: 1,000,000 entries.
+//!
+//! `--resume` opens the file `runs` times (default 5), building the model's context each time,
+//! and prints each run's milliseconds (freeing excluded), the fastest and the median, and the
+//! process's peak resident memory (`VmHWM`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -58,12 +63,24 @@ impl Rng {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: session_gen <file> [entries] [--compact-every N] [--cwd DIR]");
+    eprintln!(
+        "usage: session_gen <file> [entries] [--compact-every N] [--cwd DIR]\n       \
+         session_gen --resume <file> [runs]"
+    );
     std::process::exit(2)
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
+    if std::env::args().nth(1).as_deref() == Some("--resume") {
+        args.next();
+        let path = args.next().map(PathBuf::from).unwrap_or_else(|| usage());
+        let runs = args
+            .next()
+            .map_or(5, |n| n.parse().unwrap_or_else(|_| usage()));
+        resume(&path, runs);
+        return;
+    }
     let Some(path) = args.next().map(PathBuf::from) else {
         usage()
     };
@@ -86,6 +103,39 @@ fn main() {
         eprintln!("cannot write {}: {e}", path.display());
         std::process::exit(1);
     }
+}
+
+fn resume(path: &PathBuf, runs: usize) {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let start = std::time::Instant::now();
+        let session = match tandem_coding::session::SessionManager::open(path) {
+            Ok(session) => session,
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+        };
+        let context = session.build_context();
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        println!("resume: {ms:.1} ms ({} messages)", context.messages.len());
+        times.push(ms);
+        drop((session, context));
+    }
+    times.sort_by(f64::total_cmp);
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l["VmHWM:".len()..].trim().to_string())
+        })
+        .unwrap_or_default();
+    println!(
+        "fastest {:.1} ms, median {:.1} ms over {runs} runs; peak RSS {peak}",
+        times[0],
+        times[times.len() / 2]
+    );
 }
 
 /// What the turn in progress needs to be continued.
