@@ -281,7 +281,7 @@ impl AgentSession {
             let Some(leaf) = s.leaf().map(str::to_string) else {
                 return false;
             };
-            let left = compaction::entries_left(|e| s.path_to(e), &leaf, position.as_deref());
+            let left = s.entries_left(&leaf, position.as_deref());
             !compaction::prepare_branch(&left, 0).messages.is_empty()
         })
     }
@@ -302,7 +302,7 @@ impl AgentSession {
         let (position, prompt) = self.navigation_target(id)?;
         let preparation = self.with_session(|s| {
             let leaf = s.leaf()?.to_string();
-            let left = compaction::entries_left(|e| s.path_to(e), &leaf, position.as_deref());
+            let left = s.entries_left(&leaf, position.as_deref());
             Some(left)
         });
         let (model, options) = self.summary_options(instructions)?;

@@ -143,6 +143,30 @@ impl SessionManager {
         }
     }
 
+    /// The entries left behind when the leaf moves from `old_leaf` to `target` (`None`: before
+    /// the first entry), oldest first: `old_leaf`'s path back to, not including, the deepest
+    /// entry both paths share (as [`crate::compaction::entries_left`] finds them). Only those
+    /// are read.
+    pub fn entries_left(&self, old_leaf: &str, target: Option<&str>) -> Vec<SessionEntry> {
+        let Some(old) = self.index.find(old_leaf) else {
+            return Vec::new();
+        };
+        let old_path = self.index.path(old);
+        let target_path = target
+            .and_then(|t| self.index.find(t))
+            .map(|n| self.index.path(n))
+            .unwrap_or_default();
+        let shared = old_path
+            .iter()
+            .zip(&target_path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.read_all(&old_path[shared..])
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect()
+    }
+
     /// The entries from the root to the current leaf (read back from the file before the
     /// context part: [`SessionManager::active_branch`] is what is in memory).
     pub fn branch_path(&self) -> Vec<Cow<'_, SessionEntry>> {
@@ -175,12 +199,15 @@ impl SessionManager {
     /// The current branch's entries of type `type_name` (`"custom"`, `"message"`, …), oldest
     /// first, each with its position on the branch (0 = the root). Only those are read.
     pub fn branch_entries_of_type(&self, type_name: &str) -> Vec<(usize, Cow<'_, SessionEntry>)> {
-        self.active
-            .path()
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| tag_type(self.index.tag(n)) == Some(type_name))
-            .filter_map(|(at, &n)| self.entry_at(n).map(|e| (at, e)))
+        let path = self.active.path();
+        let wanted: Vec<usize> = (0..path.len())
+            .filter(|&at| tag_type(self.index.tag(path[at])) == Some(type_name))
+            .collect();
+        let numbers: Vec<u32> = wanted.iter().map(|&at| path[at]).collect();
+        wanted
+            .into_iter()
+            .zip(self.read_each(&numbers))
+            .filter_map(|(at, e)| Some((at, e?)))
             .filter(|(_, e)| e.kind.type_name() == type_name)
             .collect()
     }
@@ -188,9 +215,14 @@ impl SessionManager {
     /// Entries `path`, in order; those off the context part are read from the file, a buffer
     /// at a time. An entry that cannot be read back is left out (and logged).
     fn read_all(&self, path: &[u32]) -> Vec<Cow<'_, SessionEntry>> {
+        self.read_each(path).into_iter().flatten().collect()
+    }
+
+    /// Entries `path`, in order, each `None` when it cannot be read back (logged).
+    fn read_each(&self, path: &[u32]) -> Vec<Option<Cow<'_, SessionEntry>>> {
         let mut reader = self.index.reader();
         path.iter()
-            .filter_map(|&n| match self.active.get(n) {
+            .map(|&n| match self.active.get(n) {
                 Some(entry) => Some(Cow::Borrowed(entry)),
                 None => match reader.read(n) {
                     Ok(entry) => Some(Cow::Owned(entry)),

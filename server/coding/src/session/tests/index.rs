@@ -326,3 +326,33 @@ fn a_new_session_reads_its_lines_back_from_its_own_file_once_written() {
     std::fs::write(&path, "").expect("emptied by another program");
     assert!(s.entry(&u).is_none(), "read from the file, which changed");
 }
+
+#[test]
+fn the_entries_a_move_leaves_are_read_from_the_index_as_the_compaction_helper_finds_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write(dir.path(), "s.jsonl", &linear(3000, 1000));
+    let mut s = SessionManager::open(&path).expect("opens");
+    s.branch("00000064").expect("branch");
+    s.append_message(user("a side trip", 1)).expect("append");
+    let leaf = s.leaf().expect("leaf").to_string();
+    for target in [
+        None,
+        Some("00000001"),
+        Some("00000063"),
+        Some("00000bb8"),
+        Some(leaf.as_str()),
+    ] {
+        let expected: Vec<String> =
+            crate::compaction::entries_left(|e| s.path_to(e), &leaf, target)
+                .into_iter()
+                .map(|e| e.id)
+                .collect();
+        let left: Vec<String> = s
+            .entries_left(&leaf, target)
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(left, expected, "{target:?}");
+    }
+    assert_eq!(s.entries_left(&leaf, Some("00000063")).len(), 2);
+}
