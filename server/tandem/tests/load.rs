@@ -11,9 +11,14 @@
 //! - the server's copy of the document after the 1000 changes equals the client's: a session
 //!   on the scripted model `read`s the document, and the read tool answers from the server's
 //!   buffer (an open document wins over the disk, which still holds the original text).
+//!
+//! `big_session.rs` (issue 29): resuming a 120,000-entry session file peaks below twice the
+//! file's size (measured with `wait4`'s `ru_maxrss`), and the turn is appended correctly.
 
 mod support;
 
+#[path = "load/big_session.rs"]
+mod big_session;
 #[path = "load/typing.rs"]
 mod typing;
 

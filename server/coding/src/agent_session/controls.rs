@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use serde::Serialize;
 use tandem_agent::{AgentMessage, QueueMode};
 use tandem_ai::sync::lock;
-use tandem_ai::{AssistantBlock, CancellationToken, Message, ThinkingLevel, Usage};
+use tandem_ai::{AssistantBlock, CancellationToken, Message, ThinkingLevel};
 
 use super::{user_text, AgentSession, AgentSessionEvent, SessionError, SessionEvent};
 use crate::compaction;
@@ -281,7 +281,7 @@ impl AgentSession {
             let Some(leaf) = s.leaf().map(str::to_string) else {
                 return false;
             };
-            let left = compaction::entries_left(|e| s.path_to(e), &leaf, position.as_deref());
+            let left = s.entries_left(&leaf, position.as_deref());
             !compaction::prepare_branch(&left, 0).messages.is_empty()
         })
     }
@@ -302,7 +302,7 @@ impl AgentSession {
         let (position, prompt) = self.navigation_target(id)?;
         let preparation = self.with_session(|s| {
             let leaf = s.leaf()?.to_string();
-            let left = compaction::entries_left(|e| s.path_to(e), &leaf, position.as_deref());
+            let left = s.entries_left(&leaf, position.as_deref());
             Some(left)
         });
         let (model, options) = self.summary_options(instructions)?;
@@ -361,7 +361,7 @@ impl AgentSession {
         id: &str,
     ) -> Result<(Option<String>, Option<String>), SessionError> {
         self.with_session(|s| {
-            let entry = s.entries().iter().find(|e| e.id == id).ok_or_else(|| {
+            let entry = s.entry(id).ok_or_else(|| {
                 SessionError::Persistence(format!("no entry {id} in the session"))
             })?;
             Ok(match &entry.kind {
@@ -388,44 +388,19 @@ impl AgentSession {
             cost: 0.0,
             context_usage: None,
         });
-        let (messages, usages): (Vec<AgentMessage>, Vec<Usage>) = self.with_session(|s| {
-            let entries = s.entries();
-            let messages = entries
-                .iter()
-                .filter_map(|e| match &e.kind {
-                    EntryKind::Message { message } => Some(message.clone()),
-                    _ => None,
-                })
-                .collect();
-            (
-                messages,
-                entries.iter().filter_map(|e| e.recorded_usage()).collect(),
-            )
-        });
-        for message in &messages {
-            stats.total_messages += 1;
-            match message {
-                AgentMessage::Llm(Message::User(_)) => stats.user_messages += 1,
-                AgentMessage::Llm(Message::ToolResult(_)) => stats.tool_results += 1,
-                AgentMessage::Llm(Message::Assistant(a)) => {
-                    stats.assistant_messages += 1;
-                    stats.tool_calls += a
-                        .content
-                        .iter()
-                        .filter(|b| matches!(b, AssistantBlock::ToolCall(_)))
-                        .count() as u64;
-                }
-                _ => {}
-            }
-        }
+        // Counted as the entries were read and appended: nothing is read back here.
+        let totals = self.with_session(|s| s.totals().clone());
+        stats.total_messages = totals.messages;
+        stats.user_messages = totals.user_messages;
+        stats.tool_results = totals.tool_results;
+        stats.assistant_messages = totals.assistant_messages;
+        stats.tool_calls = totals.tool_calls;
         // Every model call of the file: answers, summaries and usage entries (pi 1.6).
-        for u in &usages {
-            stats.tokens.input += u.input;
-            stats.tokens.output += u.output;
-            stats.tokens.cache_read += u.cache_read;
-            stats.tokens.cache_write += u.cache_write;
-            stats.cost += u.cost.total;
-        }
+        stats.tokens.input = totals.usage.input;
+        stats.tokens.output = totals.usage.output;
+        stats.tokens.cache_read = totals.usage.cache_read;
+        stats.tokens.cache_write = totals.usage.cache_write;
+        stats.cost = totals.usage.cost.total;
         let t = &mut stats.tokens;
         t.total = t.input + t.output + t.cache_read + t.cache_write;
         let (window, tokens) = self.agent.with_state(|s| {

@@ -464,11 +464,7 @@ impl AgentSession {
             return;
         }
         let (turn, text) = self.with_session(|s| {
-            let path = s.branch_path();
-            let from = start
-                .and_then(|id| path.iter().position(|e| e.id == id))
-                .map_or(0, |i| i + 1);
-            path[from.min(path.len())..]
+            s.branch_since(start)
                 .iter()
                 .find_map(|e| {
                     e.message()
@@ -706,8 +702,8 @@ impl AgentSession {
         // out of what the model is sent when the session is resumed.
         let omitted = self.with_session(|m| {
             let id = m
-                .branch_path()
-                .into_iter()
+                .active_branch()
+                .iter()
                 .rev()
                 .find(|e| e.message() == Some(&failed))
                 .map(|e| e.id.clone())?;
@@ -906,7 +902,9 @@ impl AgentSession {
         cancel: &CancellationToken,
     ) -> Result<CompactionSummaryInfo, SessionError> {
         let settings = self.compaction_settings();
-        let path: Vec<_> = self.with_session(|s| s.branch_path().into_iter().cloned().collect());
+        // The context part is all a compaction looks at (from the previous compaction's kept
+        // entries on).
+        let path: Vec<_> = self.with_session(|s| s.active_branch().to_vec());
         let preparation = compaction::prepare_compaction(&path, &settings).ok_or_else(|| {
             SessionError::Compaction(
                 "Nothing to compact: the conversation is already short enough".into(),

@@ -174,19 +174,19 @@ pub fn pending_checkpoints(
     session: &SessionManager,
     back_to: Option<&str>,
 ) -> Result<Vec<(String, Checkpoint)>, UndoError> {
-    let path = session.branch_path();
+    // Only the branch's `custom` entries are read (a long branch stays on disk).
+    let customs = session.branch_entries_of_type("custom");
     let mut undone = std::collections::HashSet::new();
-    for entry in &path {
+    for (_, entry) in &customs {
         if let Some(record) = data_of::<UndoRecord>(&entry.kind, UNDO_TYPE) {
             undone.extend(record.checkpoints);
         }
     }
-    let checkpoints: Vec<(usize, String, Checkpoint)> = path
+    let checkpoints: Vec<(usize, String, Checkpoint)> = customs
         .iter()
-        .enumerate()
         .filter(|(_, e)| !undone.contains(&e.id))
         .filter_map(|(i, e)| {
-            data_of::<Checkpoint>(&e.kind, CHECKPOINT_TYPE).map(|c| (i, e.id.clone(), c))
+            data_of::<Checkpoint>(&e.kind, CHECKPOINT_TYPE).map(|c| (*i, e.id.clone(), c))
         })
         .filter(|(_, _, c)| c.version <= DATA_VERSION)
         .collect();
@@ -198,18 +198,16 @@ pub fn pending_checkpoints(
             .into_iter()
             .collect(),
         Some(target) => {
-            let at = path
-                .iter()
-                .position(|e| e.id == target)
+            let at = session
+                .branch_position(target)
                 .ok_or_else(|| UndoError::UnknownTurn(target.to_string()))?;
             // A named prompt keeps its own checkpoint: only later turns go.
-            let cutoff = path
+            let cutoff = customs
                 .iter()
-                .enumerate()
                 .filter_map(|(i, e)| {
                     data_of::<Checkpoint>(&e.kind, CHECKPOINT_TYPE)
                         .filter(|c| c.turn.as_deref() == Some(target))
-                        .map(|_| i)
+                        .map(|_| *i)
                 })
                 .next()
                 .unwrap_or(at);

@@ -7,6 +7,8 @@
 //! first until the token budget is spent, and gathers the files they read and changed (a
 //! branch summary written earlier carries its own lists); [`summarize_branch`] asks the model.
 
+use std::borrow::Cow;
+
 use tandem_agent::{AgentMessage, StreamFn};
 use tandem_ai::{CancellationToken, Model, Usage};
 
@@ -45,7 +47,7 @@ pub struct BranchSummary {
 /// entry), oldest first: `old_leaf`'s path back to, not including, the deepest entry on both
 /// paths. `path_to` gives an entry's path from the root (as the session's tree does).
 pub fn entries_left<'a>(
-    path_to: impl Fn(&str) -> Vec<&'a SessionEntry>,
+    path_to: impl Fn(&str) -> Vec<Cow<'a, SessionEntry>>,
     old_leaf: &str,
     target: Option<&str>,
 ) -> Vec<SessionEntry> {
@@ -56,7 +58,11 @@ pub fn entries_left<'a>(
         .zip(&target_path)
         .take_while(|(a, b)| a.id == b.id)
         .count();
-    old_path[shared..].iter().map(|e| (*e).clone()).collect()
+    old_path
+        .into_iter()
+        .skip(shared)
+        .map(Cow::into_owned)
+        .collect()
 }
 
 /// The messages of `entries` worth summarizing, newest first until `token_budget` estimated
@@ -162,12 +168,14 @@ mod tests {
         entries
     }
 
-    fn path_in<'a>(entries: &'a [SessionEntry]) -> impl Fn(&str) -> Vec<&'a SessionEntry> + 'a {
+    fn path_in<'a>(
+        entries: &'a [SessionEntry],
+    ) -> impl Fn(&str) -> Vec<Cow<'a, SessionEntry>> + 'a {
         move |id: &str| {
             let mut path = Vec::new();
             let mut at = entries.iter().find(|e| e.id == id);
             while let Some(entry) = at {
-                path.push(entry);
+                path.push(Cow::Borrowed(entry));
                 at = entry
                     .parent_id
                     .as_deref()

@@ -69,7 +69,7 @@ impl SessionManager {
         let timestamp = iso_now();
         let millis = parse_iso(&timestamp).unwrap_or_default().max(0) as u64;
         let system_message = SystemState::replay(&self.build_context().messages).checkpoint(millis);
-        let parent = self.leaf.clone();
+        let parent = self.leaf().map(str::to_string);
         let kind = EntryKind::Compaction {
             summary: summary.into(),
             first_kept_entry_id: first_kept_entry_id.into(),
@@ -110,9 +110,7 @@ impl SessionManager {
             }
             _ => return Err(not_editable("it gives the model no editable message")),
         };
-        let on_branch = self
-            .leaf()
-            .is_some_and(|leaf| self.path_to(leaf).iter().any(|e| e.id == target_id));
+        let on_branch = self.branch_position(target_id).is_some();
         if !on_branch {
             return Err(not_editable("it is not on the current branch"));
         }
@@ -192,7 +190,7 @@ impl SessionManager {
         target_id: &str,
         label: Option<String>,
     ) -> Result<String, SessionError> {
-        if !self.index.contains_key(target_id) {
+        if !self.index.contains(target_id) {
             return Err(SessionError::EntryNotFound {
                 id: target_id.to_string(),
             });

@@ -56,7 +56,7 @@ pub struct SessionContext {
 }
 
 impl SessionContext {
-    fn empty() -> SessionContext {
+    pub(super) fn empty() -> SessionContext {
         SessionContext {
             messages: Vec::new(),
             thinking_level: ThinkingLevel::Off,
@@ -106,39 +106,58 @@ pub fn build_context(
     else {
         return SessionContext::empty();
     };
-    let path = path_indices(entries, index, leaf);
-
-    let mut context = SessionContext::empty();
-    let mut compaction_at = None;
-    for (at, &i) in path.iter().enumerate() {
-        match &entries[i].kind {
-            EntryKind::ThinkingLevelChange { thinking_level } => {
-                context.thinking_level =
-                    ThinkingLevel::parse(thinking_level).unwrap_or(ThinkingLevel::Off);
-            }
-            EntryKind::ModelChange { provider, model_id } => {
-                context.model = Some(ModelRef {
-                    provider: provider.clone(),
-                    model_id: model_id.clone(),
-                });
-            }
-            EntryKind::Message { message } => {
-                if let Some(a) = message.as_assistant() {
-                    context.model = Some(ModelRef {
-                        provider: a.provider.clone(),
-                        model_id: a.model.clone(),
-                    });
-                }
-            }
-            EntryKind::Compaction { .. } => compaction_at = Some(at),
-            _ => {}
-        }
+    let path: Vec<&SessionEntry> = path_indices(entries, index, leaf)
+        .into_iter()
+        .map(|i| &entries[i])
+        .collect();
+    SessionContext {
+        messages: messages_of(&path),
+        thinking_level: path
+            .iter()
+            .rev()
+            .find_map(|e| thinking_level_of(e))
+            .unwrap_or(ThinkingLevel::Off),
+        model: path.iter().rev().find_map(|e| model_of(e)),
     }
+}
 
-    let selected: Vec<usize> = match compaction_at {
-        None => path,
+/// The thinking level `entry` sets, for a `thinking_level_change` (`Off` for a name that is
+/// not a level).
+pub(super) fn thinking_level_of(entry: &SessionEntry) -> Option<ThinkingLevel> {
+    match &entry.kind {
+        EntryKind::ThinkingLevelChange { thinking_level } => {
+            Some(ThinkingLevel::parse(thinking_level).unwrap_or(ThinkingLevel::Off))
+        }
+        _ => None,
+    }
+}
+
+/// The model `entry` sets: a `model_change`'s, or an assistant message's own.
+pub(super) fn model_of(entry: &SessionEntry) -> Option<ModelRef> {
+    match &entry.kind {
+        EntryKind::ModelChange { provider, model_id } => Some(ModelRef {
+            provider: provider.clone(),
+            model_id: model_id.clone(),
+        }),
+        EntryKind::Message { message } => message.as_assistant().map(|a| ModelRef {
+            provider: a.provider.clone(),
+            model_id: a.model.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// The messages of `path` (entries from the root to the leaf, in order). A path may also start
+/// later, anywhere up to the first entry its latest compaction keeps: nothing before that
+/// counts.
+pub(super) fn messages_of(path: &[&SessionEntry]) -> Vec<AgentMessage> {
+    let compaction_at = path
+        .iter()
+        .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));
+    let selected: Vec<&SessionEntry> = match compaction_at {
+        None => path.to_vec(),
         Some(at) => {
-            let first_kept = match &entries[path[at]].kind {
+            let first_kept = match &path[at].kind {
                 EntryKind::Compaction {
                     first_kept_entry_id,
                     ..
@@ -147,40 +166,38 @@ pub fn build_context(
             };
             let kept_from = path[..at]
                 .iter()
-                .position(|&i| entries[i].id == first_kept)
+                .position(|e| e.id == first_kept)
                 .unwrap_or(at);
             std::iter::once(path[at])
                 .chain(
                     path[kept_from..at]
                         .iter()
                         .copied()
-                        .filter(|&i| !entries[i].message().is_some_and(is_system_message)),
+                        .filter(|e| !e.message().is_some_and(is_system_message)),
                 )
                 .chain(path[at + 1..].iter().copied())
                 .collect()
         }
     };
     let mut edits: HashMap<&str, Option<&ContextReplacement>> = HashMap::new();
-    for &i in &selected {
+    for entry in &selected {
         if let EntryKind::ContextEdit {
             target_id,
             replacement,
-        } = &entries[i].kind
+        } = &entry.kind
         {
             edits.insert(target_id.as_str(), replacement.as_ref());
         }
     }
-    let messages = &mut context.messages;
-    messages.reserve(selected.len());
-    for (n, &i) in selected.iter().enumerate() {
-        let entry = &entries[i];
+    let mut messages = Vec::with_capacity(selected.len());
+    for (n, entry) in selected.iter().enumerate() {
         // Only the latest compaction, placed first, contributes; an older one inside the kept
         // range adds nothing.
         if n > 0 && matches!(entry.kind, EntryKind::Compaction { .. }) {
             continue;
         }
         match edits.get(entry.id.as_str()) {
-            None => push_messages(messages, entry),
+            None => push_messages(&mut messages, entry),
             Some(None) => {}
             Some(Some(replacement)) => {
                 let mut own = Vec::new();
@@ -189,7 +206,7 @@ pub fn build_context(
             }
         }
     }
-    context
+    messages
 }
 
 /// `message` with the content of a `context_edit` (pi's rule): user, assistant, tool-result and

@@ -69,6 +69,22 @@ pub enum SessionError {
     /// A fork was asked of a session with no entries.
     #[error("Cannot fork an empty session: it has no entries yet.")]
     NothingToFork,
+    /// An entry could not be read back from the session file where it was when the file was
+    /// loaded: another program rewrote the file in place (or cut it short) since.
+    #[error("Cannot read entry {id} back from session file {path}: {reason}. The file was changed by another program since it was opened; open the session again.")]
+    Reread {
+        /// The session file.
+        path: PathBuf,
+        /// The entry's id.
+        id: String,
+        /// What was found instead.
+        reason: String,
+    },
+    /// The session has more entries (or bytes of ids) than fit the index (4 billion).
+    #[error(
+        "The session has too many entries to load (more than 4 billion entries or 4 GiB of ids)."
+    )]
+    TooLarge,
     /// An entry could not be serialized (only a non-JSON value inside it can cause this).
     #[error("Cannot serialize a session entry: {0}")]
     Serialize(#[from] serde_json::Error),

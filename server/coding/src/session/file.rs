@@ -1,33 +1,33 @@
-//! Reading a session file and appending to it, never rewriting it.
+//! Reading a session file: strict about the header, forgiving below it.
 //!
-//! Loading is forgiving below the header and strict about the header: a torn or garbage line is
-//! skipped and reported in [`LoadReport`], but a file whose first line is not a session header
-//! is an error, because the only way pi "repairs" such a file is to overwrite it, and the bytes
-//! may be someone's only copy of a conversation.
+//! A torn or garbage line is skipped and reported in [`LoadReport`], but a file whose first
+//! line is not a session header is an error, because the only way pi "repairs" such a file is
+//! to overwrite it, and the bytes may be someone's only copy of a conversation.
 //!
-//! Writing only ever appends. A new file is created with `create_new` (it can never clobber an
-//! existing one) and its first content is written in one `write_all`; each later entry is one
-//! `write_all` of one whole line plus `\n` on a file opened for appending. If the file does not
-//! end with `\n` (a torn last line from a crash), the next entry starts with a `\n`, so the torn
-//! bytes stay untouched and the new entry is a whole line of its own. There is no fsync (as in
-//! pi): a crash may lose the newest entries, and a torn tail is handled as above, but earlier
-//! lines are never at risk. Blocking I/O: this is
-//! startup and per-entry session code, meant for synchronous callers (or `spawn_blocking`).
+//! The file is read through a fixed buffer, one line at a time (`scan.rs`), and each entry is
+//! handed on as soon as it is parsed: [`index_session_file`] keeps an index of where every
+//! entry is plus the last ones parsed (what a session opens with), [`load_session_file`] keeps
+//! every entry (for tools and tests). A version 1 or 2 file is the exception: its entries are
+//! migrated together, in memory (such files are small and rare), and their migrated lines are
+//! kept as text. Writing is `writer.rs`'s. Blocking I/O.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::active::Parsed;
 use super::entry::{EntryKind, SessionEntry, SessionHeader};
 use super::error::SessionError;
+use super::index::{EntryIndex, Loc, Source, Tag};
 use super::json::to_js_line;
 use super::lines::EntryLines;
-use super::lock::lock;
 use super::migrate::migrate_entries;
+use super::scan::{Scanner, MAX_LINE};
+use super::tally::Tally;
 use super::wire::{entry_from_map, parse_entry_line};
+
+pub use super::writer::SessionWriter;
 
 /// A line that was not loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub struct SkippedLine {
 /// What loading found besides the entries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadReport {
-    /// Lines skipped as torn, malformed or id-less.
+    /// Lines skipped as torn, malformed, id-less or too long.
     pub skipped: Vec<SkippedLine>,
     /// Entries kept verbatim because their type is unknown or their shape unreadable.
     pub kept_verbatim: usize,
@@ -49,7 +49,7 @@ pub struct LoadReport {
     pub migrated_from: Option<u32>,
 }
 
-/// A loaded session file.
+/// A session file loaded whole.
 #[derive(Debug, Clone)]
 pub struct LoadedFile {
     /// The header as written in the file.
@@ -68,48 +68,229 @@ pub struct LoadedFile {
     pub len: u64,
 }
 
-/// Reads and parses the session file at `path` (blocking).
+/// Reads and parses the whole session file at `path` (blocking). A session is opened with
+/// [`index_session_file`] instead, which keeps only an index and the last entries.
 pub fn load_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
-    let bytes = std::fs::read(path).map_err(|source| SessionError::Read {
+    let mut entries = Vec::new();
+    let mut lines = EntryLines::default();
+    let end = read_session_file(path, |read| {
+        lines.push_text(read.line);
+        entries.push(read.entry);
+        Ok(())
+    })?;
+    Ok(LoadedFile {
+        header: end.header,
+        entries,
+        lines,
+        report: end.report,
+        ends_with_newline: end.ends_with_newline,
+        len: end.len,
+    })
+}
+
+/// A session file read into an index.
+#[derive(Debug)]
+pub(super) struct IndexedFile {
+    pub header: SessionHeader,
+    pub index: EntryIndex,
+    pub tally: Tally,
+    pub report: LoadReport,
+    pub ends_with_newline: bool,
+    pub len: u64,
+    /// The entries read last, parsed: the branch of the last entry read, from its latest
+    /// compaction's kept entries on. The current branch is built from them without reading
+    /// them again.
+    pub recent: Parsed,
+}
+
+/// Reads the session file at `path` into an index of its entries (blocking): each entry is
+/// parsed once, counted ([`Tally`]) and dropped, except those of the context part of the
+/// branch being read (see [`IndexedFile::recent`]): what the session opens with, unless a
+/// later branch leaves them. The file stays open for reading entries back.
+pub(super) fn index_session_file(path: &Path) -> Result<IndexedFile, SessionError> {
+    let source = std::sync::Arc::new(Source::open(path)?);
+    let mut index = EntryIndex::with_source(Some(source.clone()));
+    let mut tally = Tally::default();
+    let mut recent = Parsed::default();
+    // A parent is the last entry with its id, as if every id were known first: one named
+    // before it is defined (hand-made files only) waits in `pending`, and a repeated id is
+    // noted so that the children of its earlier entries move to its last one at the end.
+    let mut pending: Vec<(u32, String)> = Vec::new();
+    let mut repeated: HashSet<String> = HashSet::new();
+    let end = read_from(path, source.file(), |read| {
+        let entry = read.entry;
+        tally.add(&entry);
+        let loc = match read.span {
+            Some((offset, len)) => Loc::File { offset, len },
+            None => index.keep(read.line.into())?,
+        };
+        let parent = entry.parent_id.as_deref().map(|p| (p, index.find(p)));
+        if index.contains(&entry.id) {
+            repeated.insert(entry.id.clone());
+        }
+        let n = index.push(&entry.id, parent.and_then(|(_, n)| n), Tag::of(&entry), loc)?;
+        if let Some((p, None)) = parent {
+            pending.push((n, p.to_string()));
+        }
+        keep_branch(&mut recent, &index, index.parent(n));
+        if let EntryKind::Compaction {
+            first_kept_entry_id,
+            ..
+        } = &entry.kind
+        {
+            let kept = index.find(first_kept_entry_id).filter(|&k| k < n);
+            recent.drop_before(kept.unwrap_or(n));
+        }
+        recent.push(n, entry);
+        Ok(())
+    })?;
+    for (n, parent) in pending {
+        let parent = index.find(&parent);
+        index.set_parent(n, parent);
+    }
+    if !repeated.is_empty() {
+        for n in 0..index.len() as u32 {
+            let Some(parent) = index.parent(n) else {
+                continue;
+            };
+            if repeated.contains(index.id(parent)) {
+                let last = index.find(index.id(parent));
+                index.set_parent(n, last);
+            }
+        }
+    }
+    Ok(IndexedFile {
+        header: end.header,
+        index,
+        tally,
+        report: end.report,
+        ends_with_newline: end.ends_with_newline,
+        len: end.len,
+        recent,
+    })
+}
+
+/// Before an entry whose parent is `parent` joins `recent` (the branch read so far): when it
+/// does not continue that branch, keeps only the entries its own branch shares. Its ancestors
+/// are looked for a bounded number of steps (a hostile file could make every entry jump
+/// between two long branches); past that the cache is dropped, and what the session needs is
+/// read back from the file instead.
+fn keep_branch(recent: &mut Parsed, index: &EntryIndex, parent: Option<u32>) {
+    const STEPS: usize = 4096;
+    let (Some(first), Some(last)) = (recent.first(), recent.last()) else {
+        return;
+    };
+    let mut at = parent;
+    for _ in 0..STEPS {
+        match at {
+            Some(p) if p == last => return,
+            Some(p) if recent.contains(p) => {
+                recent.drop_after(p);
+                return;
+            }
+            Some(p) if (first..last).contains(&p) => at = index.parent(p),
+            _ => break,
+        }
+    }
+    recent.clear();
+}
+
+/// One entry as read.
+pub(super) struct ReadEntry<'a> {
+    pub entry: SessionEntry,
+    /// The entry's JSON text: its line, or the migrated object of an older file.
+    pub line: &'a str,
+    /// The line's offset and length in the file; `None` for a migrated entry.
+    pub span: Option<(u64, u32)>,
+}
+
+/// What reading found besides the entries.
+pub(super) struct ReadEnd {
+    pub header: SessionHeader,
+    pub report: LoadReport,
+    pub ends_with_newline: bool,
+    pub len: u64,
+}
+
+/// Reads the session file at `path`, giving each entry to `each` in file order.
+pub(super) fn read_session_file(
+    path: &Path,
+    each: impl FnMut(ReadEntry<'_>) -> Result<(), SessionError>,
+) -> Result<ReadEnd, SessionError> {
+    let file = std::fs::File::open(path).map_err(|source| SessionError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let ends_with_newline = bytes.last().is_none_or(|b| *b == b'\n');
-    let len = bytes.len() as u64;
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    read_from(path, &file, each)
+}
+
+fn read_from(
+    path: &Path,
+    file: &std::fs::File,
+    mut each: impl FnMut(ReadEntry<'_>) -> Result<(), SessionError>,
+) -> Result<ReadEnd, SessionError> {
+    let read_err = |source| SessionError::Read {
+        path: path.to_path_buf(),
+        source,
     };
-    // (start offset, 1-based number, trimmed text) of each non-blank line.
-    let mut lines = text
-        .split('\n')
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty());
-    let Some((_, first)) = lines.next() else {
-        return Err(SessionError::Empty {
+    let mut scanner = Scanner::new(file);
+    let header = loop {
+        let Some(line) = scanner.next_line().map_err(read_err)? else {
+            return Err(SessionError::Empty {
+                path: path.to_path_buf(),
+            });
+        };
+        let reason = match line.text.as_deref() {
+            Some("") => continue,
+            Some(text) => match parse_header(text) {
+                Ok(header) => break header,
+                Err(reason) => reason,
+            },
+            None => format!("the first line is longer than {} MiB", MAX_LINE >> 20),
+        };
+        return Err(SessionError::InvalidHeader {
             path: path.to_path_buf(),
+            reason,
         });
     };
-    let header = parse_header(first).map_err(|reason| SessionError::InvalidHeader {
-        path: path.to_path_buf(),
-        reason,
-    })?;
     let mut report = LoadReport::default();
-    let (entries, lines) = if header.format_version() >= super::entry::CURRENT_VERSION {
-        let (entries, spans) = load_current(&text, lines, &mut report);
-        let mut entry_lines = EntryLines::with_buffer(text);
-        spans
-            .into_iter()
-            .for_each(|span| entry_lines.push_span(span));
-        (entries, entry_lines)
+    if header.format_version() >= super::entry::CURRENT_VERSION {
+        while let Some(line) = scanner.next_line().map_err(read_err)? {
+            let Some(text) = line.text.as_deref() else {
+                report.skipped.push(too_long(line.number));
+                continue;
+            };
+            if text.is_empty() {
+                continue;
+            }
+            match parse_entry_line(text) {
+                Ok(entry) => {
+                    if matches!(entry.kind, EntryKind::Unknown(_)) {
+                        report.kept_verbatim += 1;
+                    }
+                    each(ReadEntry {
+                        entry,
+                        line: text,
+                        span: Some((line.start, line.len)),
+                    })?;
+                }
+                Err(e) => report.skipped.push(SkippedLine {
+                    line: line.number,
+                    reason: e.to_string(),
+                }),
+            }
+        }
     } else {
-        load_old(header.format_version(), lines, &mut report)?
-    };
-    report.kept_verbatim = entries
-        .iter()
-        .filter(|e| matches!(e.kind, EntryKind::Unknown(_)))
-        .count();
+        let mut lines = Vec::new();
+        while let Some(line) = scanner.next_line().map_err(read_err)? {
+            match line.text {
+                None => report.skipped.push(too_long(line.number)),
+                Some(text) if text.is_empty() => {}
+                Some(text) => lines.push((line.number, text.into_owned())),
+            }
+        }
+        read_old(header.format_version(), lines, &mut report, &mut each)?;
+    }
     for skipped in &report.skipped {
         tracing::warn!(
             "{}: skipped line {}: {}",
@@ -118,14 +299,19 @@ pub fn load_session_file(path: &Path) -> Result<LoadedFile, SessionError> {
             skipped.reason
         );
     }
-    Ok(LoadedFile {
+    Ok(ReadEnd {
         header,
-        entries,
-        lines,
         report,
-        ends_with_newline,
-        len,
+        ends_with_newline: scanner.ends_with_newline(),
+        len: scanner.bytes_read(),
     })
+}
+
+fn too_long(line: usize) -> SkippedLine {
+    SkippedLine {
+        line,
+        reason: format!("longer than {} MiB", MAX_LINE >> 20),
+    }
 }
 
 fn parse_header(line: &str) -> Result<SessionHeader, String> {
@@ -137,40 +323,16 @@ fn parse_header(line: &str) -> Result<SessionHeader, String> {
     Ok(header)
 }
 
-/// Parses the entry lines of a current file; returns the entries and each one's span in `text`.
-fn load_current<'a>(
-    text: &str,
-    lines: impl Iterator<Item = (usize, &'a str)>,
-    report: &mut LoadReport,
-) -> (Vec<SessionEntry>, Vec<Range<usize>>) {
-    let base = text.as_ptr() as usize;
-    let mut entries = Vec::new();
-    let mut spans = Vec::new();
-    for (number, line) in lines {
-        match parse_entry_line(line) {
-            Ok(entry) => {
-                entries.push(entry);
-                let start = line.as_ptr() as usize - base;
-                spans.push(start..start + line.len());
-            }
-            Err(e) => report.skipped.push(SkippedLine {
-                line: number,
-                reason: e.to_string(),
-            }),
-        }
-    }
-    (entries, spans)
-}
-
 /// Parses, migrates and re-serializes the entry lines of a v1 or v2 file.
-fn load_old<'a>(
+fn read_old(
     version: u32,
-    lines: impl Iterator<Item = (usize, &'a str)>,
+    lines: Vec<(usize, String)>,
     report: &mut LoadReport,
-) -> Result<(Vec<SessionEntry>, EntryLines), SessionError> {
+    each: &mut impl FnMut(ReadEntry<'_>) -> Result<(), SessionError>,
+) -> Result<(), SessionError> {
     let mut objects: Vec<(usize, Map<String, Value>)> = Vec::new();
     for (number, line) in lines {
-        match serde_json::from_str::<Value>(line) {
+        match serde_json::from_str::<Value>(&line) {
             Ok(Value::Object(map)) => objects.push((number, map)),
             Ok(_) => report.skipped.push(SkippedLine {
                 line: number,
@@ -184,14 +346,18 @@ fn load_old<'a>(
     }
     let (numbers, mut maps): (Vec<usize>, Vec<Map<String, Value>>) = objects.into_iter().unzip();
     report.migrated_from = migrate_entries(version, &mut maps);
-    let mut entries = Vec::with_capacity(maps.len());
-    let mut texts = Vec::with_capacity(maps.len());
     for (number, map) in numbers.into_iter().zip(maps) {
         let line = to_js_line(&map)?;
         match entry_from_map(map) {
             Ok(entry) => {
-                entries.push(entry);
-                texts.push(line);
+                if matches!(entry.kind, EntryKind::Unknown(_)) {
+                    report.kept_verbatim += 1;
+                }
+                each(ReadEntry {
+                    entry,
+                    line: &line,
+                    span: None,
+                })?;
             }
             Err(e) => report.skipped.push(SkippedLine {
                 line: number,
@@ -199,153 +365,5 @@ fn load_old<'a>(
             }),
         }
     }
-    let mut lines = EntryLines::default();
-    texts
-        .into_iter()
-        .for_each(|line| lines.push(line.into_boxed_str()));
-    Ok((entries, lines))
-}
-
-/// Appends whole lines to one session file, as its only writer (see `lock.rs`).
-#[derive(Debug)]
-pub struct SessionWriter {
-    path: PathBuf,
-    file: Option<File>,
-    needs_newline: bool,
-    /// Where the file ended after this writer's last write (or when it was read): a different
-    /// length means someone else wrote to it.
-    end: u64,
-}
-
-impl SessionWriter {
-    /// Creates the file at `path` (and its folder) with `lines`, each followed by `\n`, in one
-    /// write, and locks it. Fails if the file exists. If the write fails the half-written file
-    /// is removed, so a retry starts clean.
-    pub fn create(path: &Path, lines: &[&str]) -> Result<SessionWriter, SessionError> {
-        let write_err = |source| SessionError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(write_err)?;
-        }
-        let mut file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|source| match source.kind() {
-                std::io::ErrorKind::AlreadyExists => SessionError::AlreadyExists {
-                    path: path.to_path_buf(),
-                },
-                _ => write_err(source),
-            })?;
-        // A file this process just created: nobody else can hold it yet.
-        let _ = lock(&file);
-        let mut content = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for line in lines {
-            content.push_str(line);
-            content.push('\n');
-        }
-        if let Err(source) = file
-            .write_all(content.as_bytes())
-            .and_then(|_| file.flush())
-        {
-            drop(file);
-            let _ = std::fs::remove_file(path);
-            return Err(write_err(source));
-        }
-        Ok(SessionWriter {
-            path: path.to_path_buf(),
-            file: Some(file),
-            needs_newline: false,
-            end: content.len() as u64,
-        })
-    }
-
-    /// The writer of an existing file that `file` (opened for appending) holds locked; `len`
-    /// and `ends_with_newline` describe the file as it was read after locking.
-    pub(crate) fn locked(path: &Path, file: File, len: u64, ends_with_newline: bool) -> Self {
-        SessionWriter {
-            path: path.to_path_buf(),
-            file: Some(file),
-            needs_newline: !ends_with_newline,
-            end: len,
-        }
-    }
-
-    /// A writer for an existing file that could not be opened for writing now, `len` bytes
-    /// long when read; `ends_with_newline` says whether its last line is whole. The file is
-    /// opened at the first append (which reports why it cannot be written, if it still cannot).
-    pub fn existing(path: &Path, len: u64, ends_with_newline: bool) -> SessionWriter {
-        SessionWriter {
-            path: path.to_path_buf(),
-            file: None,
-            needs_newline: !ends_with_newline,
-            end: len,
-        }
-    }
-
-    /// The file written to.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Checks that the file still ends where this writer last left it: `Err` with
-    /// [`SessionError::ChangedByAnother`] when another program wrote to it (or truncated it)
-    /// since. A file that cannot be inspected is left to the append to report.
-    pub fn check_unchanged(&mut self) -> Result<(), SessionError> {
-        let len = match &self.file {
-            Some(file) => file.metadata(),
-            None => std::fs::metadata(&self.path),
-        };
-        match len {
-            Ok(meta) if meta.len() != self.end => Err(SessionError::ChangedByAnother {
-                path: self.path.clone(),
-                expected: self.end,
-                found: meta.len(),
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    /// Appends `line` and `\n` in one write (preceded by `\n` after a torn last line).
-    pub fn append(&mut self, line: &str) -> Result<(), SessionError> {
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => {
-                let file = OpenOptions::new()
-                    .append(true)
-                    .open(&self.path)
-                    .map_err(|source| SessionError::Write {
-                        path: self.path.clone(),
-                        source,
-                    })?;
-                self.file.insert(file)
-            }
-        };
-        let record = if self.needs_newline {
-            format!("\n{line}\n")
-        } else {
-            format!("{line}\n")
-        };
-        match file.write_all(record.as_bytes()).and_then(|_| file.flush()) {
-            Ok(()) => {
-                self.needs_newline = false;
-                self.end += record.len() as u64;
-                Ok(())
-            }
-            Err(source) => {
-                // Part of the line may be in the file: start the next one on a fresh line, and
-                // count what did land as ours.
-                self.needs_newline = true;
-                if let Ok(meta) = file.metadata() {
-                    self.end = meta.len();
-                }
-                Err(SessionError::Write {
-                    path: self.path.clone(),
-                    source,
-                })
-            }
-        }
-    }
+    Ok(())
 }

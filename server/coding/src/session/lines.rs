@@ -3,8 +3,9 @@
 //! Typed entries drop fields Tandem does not model, so a fork that re-serialized them could lose
 //! data a newer pi wrote. Keeping each line's text avoids that, but a hundred thousand separate
 //! strings cost a hundred thousand allocations and a copy of the whole file on every resume.
-//! So loaded lines are spans of one buffer (the file's text as read), and only entries added
-//! afterwards own their text.
+//! So loaded lines are spans of one buffer, and only entries added afterwards own their text.
+//! (An open session keeps no lines: it reads them back from the file, see `index.rs`; this is
+//! for [`super::load_session_file`].)
 
 use std::ops::Range;
 
@@ -46,6 +47,13 @@ impl EntryLines {
             "line span out of buffer"
         );
         self.lines.push(Line::Span(range));
+    }
+
+    /// Adds a line, copied to the end of the buffer.
+    pub fn push_text(&mut self, text: &str) {
+        let start = self.buffer.len();
+        self.buffer.push_str(text);
+        self.lines.push(Line::Span(start..self.buffer.len()));
     }
 
     /// Adds a line with its own text.

@@ -5,12 +5,12 @@
 //! parent and creation time; the latest `session_info` name; how many `message` entries; the
 //! first user message's text and all user/assistant text; and the last activity (the newest
 //! user/assistant message timestamp, else the header's, else the file's mtime), by which the
-//! list is sorted newest first. Lines are read into a small private struct rather than full
-//! entries, since only a few fields matter. A file that cannot be read or has no header is left
+//! list is sorted newest first. Lines are read one at a time (a listing never holds a file
+//! whole) into a small private struct rather than full entries, since only a few fields
+//! matter; the text kept for searching is capped per session. A file that cannot be read or has no header is left
 //! out with a [`ListWarning`] instead of failing the whole listing. Blocking I/O.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -20,6 +20,7 @@ use tandem_ai::registry::AgentDir;
 
 use super::entry::SessionHeader;
 use super::paths::sessions_root;
+use super::scan::Scanner;
 use super::time::{parse_iso, time_of};
 
 /// A summary of one session file.
@@ -43,7 +44,8 @@ pub struct SessionInfo {
     pub message_count: usize,
     /// The text of the first user message, or `(no messages)`.
     pub first_message: String,
-    /// All user and assistant text, space-separated (for searching).
+    /// User and assistant text, space-separated (for searching): all of it, up to 256 KiB per
+    /// session (then the texts that fit, oldest first).
     pub all_messages_text: String,
 }
 
@@ -137,23 +139,38 @@ fn last_entry_time(path: &Path) -> Option<String> {
     value.get("timestamp")?.as_str().map(str::to_string)
 }
 
-/// Summarizes the session file at `path`.
+/// Summarizes the session file at `path`, reading it a line at a time.
 pub fn session_info(path: &Path) -> Result<SessionInfo, String> {
-    let text = fs::read(path).map_err(|e| e.to_string())?;
-    let mtime = fs::metadata(path)
+    let file = fs::File::open(path).map_err(|e| e.to_string())?;
+    let mtime = file
+        .metadata()
         .and_then(|m| m.modified())
         .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&text);
-    let mut lines = text.split('\n').map(str::trim).filter(|l| !l.is_empty());
-    let header: SessionHeader = lines
-        .next()
-        .and_then(|l| serde_json::from_str(l).ok())
-        .filter(|h: &SessionHeader| h.kind == "session")
-        .ok_or_else(|| "no session header on the first line".to_string())?;
+    let mut scanner = Scanner::new(file);
+    let no_header = || "no session header on the first line".to_string();
+    let header: SessionHeader = loop {
+        let line = scanner
+            .next_line()
+            .map_err(|e| e.to_string())?
+            .ok_or_else(no_header)?;
+        match line.text.as_deref() {
+            Some("") => continue,
+            Some(text) => {
+                break serde_json::from_str(text)
+                    .ok()
+                    .filter(|h: &SessionHeader| h.kind == "session")
+                    .ok_or_else(no_header)?
+            }
+            None => return Err(no_header()),
+        }
+    };
 
     let mut summary = Summary::default();
-    for line in lines {
-        if let Ok(line) = serde_json::from_str::<InfoLine>(line) {
+    while let Some(line) = scanner.next_line().map_err(|e| e.to_string())? {
+        let Some(text) = line.text.as_deref().filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        if let Ok(line) = serde_json::from_str::<InfoLine>(text) {
             summary.add(line);
         }
     }
@@ -179,12 +196,17 @@ pub fn session_info(path: &Path) -> Result<SessionInfo, String> {
     })
 }
 
+/// How much user and assistant text a listing keeps per session for searching: a session of
+/// a million entries holds a hundred megabytes of it, and a picker has no use for all of it.
+const TEXT_BUDGET: usize = 256 << 10;
+
 #[derive(Default)]
 struct Summary {
     name: Option<String>,
     message_count: usize,
     first_message: Option<String>,
     texts: Vec<String>,
+    text_bytes: usize,
     last_activity: Option<i64>,
 }
 
@@ -226,7 +248,10 @@ impl Summary {
                 if self.first_message.is_none() && role == Some("user") {
                     self.first_message = Some(text.clone());
                 }
-                self.texts.push(text);
+                if self.text_bytes + text.len() <= TEXT_BUDGET {
+                    self.text_bytes += text.len() + 1;
+                    self.texts.push(text);
+                }
             }
             _ => {}
         }
@@ -302,11 +327,15 @@ fn has_header(path: &Path) -> bool {
     let Ok(file) = fs::File::open(path) else {
         return false;
     };
-    let mut first = String::new();
-    if BufReader::new(file).read_line(&mut first).is_err() {
+    // The scanner, not `read_line`: a hostile first line must not be read whole.
+    let mut scanner = Scanner::new(file);
+    let Ok(Some(first)) = scanner.next_line() else {
         return false;
-    }
-    serde_json::from_str::<SessionHeader>(first.trim()).is_ok_and(|h| h.kind == "session")
+    };
+    first
+        .text
+        .and_then(|text| serde_json::from_str::<SessionHeader>(&text).ok())
+        .is_some_and(|h| h.kind == "session")
 }
 
 fn sort(list: &mut SessionList) {

@@ -1,4 +1,11 @@
-//! [`SessionManager`]: one session's entries in memory, mirrored append-only to its file.
+//! [`SessionManager`]: one session, mirrored append-only to its file.
+//!
+//! What it holds of the file is an index of every entry (`index.rs`: where its line is, its
+//! id, parent and kind), counts over all of them (`tally.rs`), and, parsed, the current branch
+//! from its latest compaction's kept entries to the leaf (`active.rs`): what the model's
+//! context is built from. Other entries are read back from the file when asked for, so a
+//! session of a million entries opens in memory proportional to its index and its context, not
+//! to its file (issue 29).
 //!
 //! The file's life follows pi's: a new session writes nothing until the first assistant
 //! message arrives (a user who quits before any answer leaves no empty session behind); that
@@ -35,21 +42,24 @@
 //!
 //! All methods that touch the disk block; call them from synchronous code or `spawn_blocking`.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tandem_ai::registry::AgentDir;
 
+use super::active::ActiveBranch;
 use super::entry::{EntryKind, SessionEntry, SessionHeader};
 use super::error::SessionError;
-use super::file::{load_session_file, LoadReport, LoadedFile, SessionWriter};
+use super::file::{index_session_file, IndexedFile, LoadReport};
 use super::ids::{new_entry_id, new_session_id};
+use super::index::{EntryIndex, Loc, Source, Tag};
 use super::json::to_js_line;
-use super::lines::EntryLines;
 use super::list::find_most_recent;
 use super::lock::{claim, Claim};
 use super::paths::{default_session_dir, session_file_name};
+use super::tally::Tally;
 use super::time::iso_now;
+use super::writer::{io, SessionWriter};
 
 /// Where entries go.
 #[derive(Debug)]
@@ -68,14 +78,17 @@ pub struct SessionManager {
     pub(super) cwd: PathBuf,
     pub(super) session_dir: PathBuf,
     pub(super) header: SessionHeader,
-    pub(super) entries: Vec<SessionEntry>,
-    /// Each entry's JSON line, as in (or as it will be written to) the file.
-    pub(super) lines: EntryLines,
-    pub(super) index: HashMap<String, usize>,
-    pub(super) labels: HashMap<String, String>,
-    pub(super) leaf: Option<String>,
-    pub(super) has_assistant: bool,
+    /// Every entry: where its JSON line is (in the file read, or kept as text), id, parent,
+    /// kind.
+    pub(super) index: EntryIndex,
+    /// The current branch, its context part parsed.
+    pub(super) active: ActiveBranch,
+    /// Counts, labels and the name, over every entry.
+    pub(super) tally: Tally,
     pub(super) store: Store,
+    /// Appends go to the file lines are read back from, so an appended entry's line is read
+    /// from there too rather than kept as text.
+    appends_to_source: bool,
     report: LoadReport,
     migrated_from: Option<PathBuf>,
     /// Moves to a new file not yet shown to the user (see the module docs).
@@ -136,8 +149,8 @@ impl SessionManager {
         let path = &absolute(path.as_ref().to_path_buf());
         // Locked before reading, so that what was read is where appends continue.
         let claim = claim(path);
-        let loaded = load_session_file(path)?;
-        Ok(Self::from_loaded(path, loaded, claim))
+        let indexed = index_session_file(path)?;
+        Self::from_indexed(path, indexed, claim)
     }
 
     /// Opens the most recently modified session in `session_dir` (`--continue`), or creates a
@@ -162,24 +175,23 @@ impl SessionManager {
         session_dir: impl Into<PathBuf>,
     ) -> Result<SessionManager, SessionError> {
         let source = &absolute(source.as_ref().to_path_buf());
-        let loaded = load_session_file(source)?;
+        let mut indexed = index_session_file(source)?;
         let mut manager = Self::create(target_cwd, session_dir);
         manager.header.parent_session = Some(source.to_string_lossy().into_owned());
-        manager.lines = loaded.lines;
-        loaded
-            .entries
-            .into_iter()
-            .for_each(|entry| manager.index_entry(entry));
-        manager.leaf = manager.entries.last().map(|e| e.id.clone());
+        manager.take_entries(&mut indexed)?;
         manager.write_pending()?;
         Ok(manager)
     }
 
-    fn from_loaded(path: &Path, loaded: LoadedFile, claim: Claim) -> SessionManager {
-        let cwd = if loaded.header.cwd.is_empty() {
+    fn from_indexed(
+        path: &Path,
+        mut indexed: IndexedFile,
+        claim: Claim,
+    ) -> Result<SessionManager, SessionError> {
+        let cwd = if indexed.header.cwd.is_empty() {
             std::env::current_dir().unwrap_or_default()
         } else {
-            PathBuf::from(&loaded.header.cwd)
+            PathBuf::from(&indexed.header.cwd)
         };
         let session_dir = parent_dir(path);
         let copy = || {
@@ -193,8 +205,9 @@ impl SessionManager {
             (header, new_path)
         };
         let mut notices = Vec::new();
+        let header = indexed.header.clone();
         let (header, store, migrated_from) = match claim {
-            _ if loaded.report.migrated_from.is_some() => {
+            _ if indexed.report.migrated_from.is_some() => {
                 let (header, new_path) = copy();
                 (header, Store::Pending(new_path), Some(path.to_path_buf()))
             }
@@ -213,27 +226,31 @@ impl SessionManager {
             }
             Claim::Held(file) => {
                 let writer =
-                    SessionWriter::locked(path, file, loaded.len, loaded.ends_with_newline);
-                (loaded.header, Store::Open(writer), None)
+                    SessionWriter::locked(path, file, indexed.len, indexed.ends_with_newline);
+                (header, Store::Open(writer), None)
             }
             Claim::Unavailable => {
-                let writer = SessionWriter::existing(path, loaded.len, loaded.ends_with_newline);
-                (loaded.header, Store::Open(writer), None)
+                let writer = SessionWriter::existing(path, indexed.len, indexed.ends_with_newline);
+                (header, Store::Open(writer), None)
             }
         };
+        let appends_to_source = matches!(store, Store::Open(_));
         let mut manager = Self::assemble(cwd, session_dir, header, store);
         manager.notices = notices;
-        manager.entries.reserve(loaded.entries.len());
-        manager.index.reserve(loaded.entries.len());
-        manager.lines = loaded.lines;
-        loaded
-            .entries
-            .into_iter()
-            .for_each(|entry| manager.index_entry(entry));
-        manager.leaf = manager.entries.last().map(|e| e.id.clone());
-        manager.report = loaded.report;
+        manager.take_entries(&mut indexed)?;
+        manager.appends_to_source = appends_to_source;
+        manager.report = std::mem::take(&mut indexed.report);
         manager.migrated_from = migrated_from;
-        manager
+        Ok(manager)
+    }
+
+    /// Takes the entries of `indexed`, with the leaf on its last entry.
+    fn take_entries(&mut self, indexed: &mut IndexedFile) -> Result<(), SessionError> {
+        self.index = std::mem::take(&mut indexed.index);
+        self.tally = std::mem::take(&mut indexed.tally);
+        let leaf = self.index.len().checked_sub(1).map(|n| n as u32);
+        self.active = ActiveBranch::build(&self.index, leaf, std::mem::take(&mut indexed.recent))?;
+        Ok(())
     }
 
     pub(super) fn assemble(
@@ -246,13 +263,11 @@ impl SessionManager {
             cwd,
             session_dir,
             header,
-            entries: Vec::new(),
-            lines: EntryLines::default(),
-            index: HashMap::new(),
-            labels: HashMap::new(),
-            leaf: None,
-            has_assistant: false,
+            index: EntryIndex::default(),
+            active: ActiveBranch::default(),
+            tally: Tally::default(),
             store,
+            appends_to_source: false,
             report: LoadReport::default(),
             migrated_from: None,
             notices: Vec::new(),
@@ -318,7 +333,7 @@ impl SessionManager {
     /// Records a new entry of `kind` as a child of the leaf, writes it (see the module docs),
     /// moves the leaf to it and returns its id. On a write error nothing changes.
     pub(super) fn append_kind(&mut self, kind: EntryKind) -> Result<String, SessionError> {
-        let parent = self.leaf.clone();
+        let parent = self.leaf().map(str::to_string);
         self.append_under(kind, parent)
     }
 
@@ -340,36 +355,36 @@ impl SessionManager {
     ) -> Result<String, SessionError> {
         if let Store::Open(writer) = &mut self.store {
             if let Err(changed) = writer.check_unchanged() {
-                let follows_leaf = parent_id == self.leaf;
+                let follows_leaf = parent_id.as_deref() == self.leaf();
                 self.relocate(parent_id.as_deref(), &changed)?;
                 if follows_leaf {
-                    parent_id = self.leaf.clone();
+                    parent_id = self.leaf().map(str::to_string);
                 }
             }
         }
         let entry = SessionEntry {
-            id: new_entry_id(|id| self.index.contains_key(id)),
+            id: new_entry_id(|id| self.index.contains(id)),
             parent_id,
             timestamp,
             kind,
         };
         let line = to_js_line(&entry)?;
+        let mut offset = None;
         match &mut self.store {
             Store::Memory => {}
-            Store::Open(writer) => writer.append(&line)?,
+            Store::Open(writer) => {
+                let at = writer.append(&line)?;
+                offset = Some(at).filter(|_| self.appends_to_source);
+            }
             Store::Pending(path) => {
-                if self.has_assistant || entry.is_assistant_message() {
-                    let header = to_js_line(&self.header)?;
-                    let mut all: Vec<&str> = Vec::with_capacity(self.lines.len() + 2);
-                    all.push(&header);
-                    all.extend(self.lines.iter());
-                    all.push(&line);
-                    self.store = Store::Open(SessionWriter::create(path, &all)?);
+                if self.tally.has_assistant || entry.is_assistant_message() {
+                    let path = path.clone();
+                    offset = self.write_file(&path, Some(&line))?;
                 }
             }
         }
         let id = entry.id.clone();
-        self.push(entry, line.into());
+        self.push(entry, line, offset)?;
         Ok(id)
     }
 
@@ -377,10 +392,7 @@ impl SessionManager {
     /// answer: pi waits for the first answer, which a client that goes away mid-turn never
     /// gets); whether it wrote it. Nothing for an in-memory session or one without messages.
     pub fn write_started(&mut self) -> Result<bool, SessionError> {
-        let started = self
-            .entries
-            .iter()
-            .any(|e| matches!(e.kind, EntryKind::Message { .. }));
+        let started = self.tally.totals.messages > 0;
         if !started || !matches!(self.store, Store::Pending(_)) {
             return Ok(false);
         }
@@ -437,33 +449,78 @@ impl SessionManager {
     /// Writes the header and all entries now if the file does not exist yet.
     pub(super) fn write_pending(&mut self) -> Result<(), SessionError> {
         if let Store::Pending(path) = &self.store {
-            let header = to_js_line(&self.header)?;
-            let mut all: Vec<&str> = Vec::with_capacity(self.lines.len() + 1);
-            all.push(&header);
-            all.extend(self.lines.iter());
-            self.store = Store::Open(SessionWriter::create(path, &all)?);
+            let path = path.clone();
+            self.write_file(&path, None)?;
         }
         Ok(())
     }
 
-    /// Adds an entry and its line in memory: index, labels, leaf.
-    pub(super) fn push(&mut self, entry: SessionEntry, line: Box<str>) {
-        self.lines.push(line);
-        self.leaf = Some(entry.id.clone());
-        self.index_entry(entry);
+    /// Creates the file at `path` with the header, every entry's line (copied from the file
+    /// it is in, a buffer at a time) and `last` when given, and makes it the session's file:
+    /// appended to, and where lines are read back from (the lines kept as text until now are
+    /// dropped). Returns where `last` starts in it.
+    fn write_file(&mut self, path: &Path, last: Option<&str>) -> Result<Option<u64>, SessionError> {
+        let header = to_js_line(&self.header)?;
+        let mut spans = Vec::with_capacity(self.index.len());
+        let mut last_at = None;
+        let writer = SessionWriter::create_with(path, |out| {
+            let mut at = header.len() as u64 + 1;
+            out.write_all(header.as_bytes()).map_err(io)?;
+            out.write_all(b"\n").map_err(io)?;
+            let mut reader = self.index.reader();
+            for n in 0..self.index.len() as u32 {
+                let line = reader.line(n)?;
+                out.write_all(line.as_bytes()).map_err(io)?;
+                out.write_all(b"\n").map_err(io)?;
+                spans.push((at, u32::try_from(line.len()).unwrap_or(u32::MAX)));
+                at += line.len() as u64 + 1;
+            }
+            if let Some(line) = last {
+                out.write_all(line.as_bytes()).map_err(io)?;
+                out.write_all(b"\n").map_err(io)?;
+                last_at = Some(at);
+            }
+            Ok(())
+        })?;
+        self.store = Store::Open(writer);
+        match Source::open(path) {
+            Ok(source) => {
+                self.index.rebase(Arc::new(source), &spans);
+                self.appends_to_source = true;
+                Ok(last_at)
+            }
+            Err(e) => {
+                // Written, but not readable now: the lines stay where they are.
+                tracing::warn!("{e}");
+                Ok(None)
+            }
+        }
     }
 
-    /// Adds an entry whose line is already in `lines` (the leaf is not moved).
-    fn index_entry(&mut self, entry: SessionEntry) {
-        if let EntryKind::Label { target_id, label } = &entry.kind {
-            match label.as_deref().filter(|l| !l.is_empty()) {
-                Some(label) => self.labels.insert(target_id.clone(), label.to_string()),
-                None => self.labels.remove(target_id),
-            };
+    /// Adds an entry whose `line` was just written at `offset` of the file lines are read
+    /// from (`None`: kept as text): index, counts, leaf.
+    pub(super) fn push(
+        &mut self,
+        entry: SessionEntry,
+        line: String,
+        offset: Option<u64>,
+    ) -> Result<(), SessionError> {
+        let loc = match (offset, u32::try_from(line.len())) {
+            (Some(offset), Ok(len)) => Loc::File { offset, len },
+            _ => self.index.keep(line.into_boxed_str())?,
+        };
+        let parent = entry.parent_id.as_deref().and_then(|p| self.index.find(p));
+        let n = self.index.push(&entry.id, parent, Tag::of(&entry), loc)?;
+        self.tally.add(&entry);
+        if parent.is_some() && parent == self.active.leaf() {
+            self.active.push(&self.index, n, entry);
+        } else {
+            // A new root or a child elsewhere in the tree: the branch is built again.
+            let mut parsed = std::mem::take(&mut self.active).into_parsed();
+            parsed.push(n, entry);
+            self.active = ActiveBranch::build(&self.index, Some(n), parsed)?;
         }
-        self.has_assistant |= entry.is_assistant_message();
-        self.index.insert(entry.id.clone(), self.entries.len());
-        self.entries.push(entry);
+        Ok(())
     }
 }
 

@@ -9,7 +9,10 @@
 //! - [`entry`]: the line types and their pi-exact serialization; `wire` reads them fast.
 //! - [`manager`] ([`SessionManager`]): one open session; appends (`append.rs`), navigation,
 //!   labels, names, context and forks (`tree.rs`).
-//! - [`mod@file`]: loading (forgiving below the header) and the append-only writer.
+//! - [`mod@file`]: loading (forgiving below the header), line by line (`scan`), into an index
+//!   of the entries (`index`; the current branch's context part parsed, `active`; counts,
+//!   labels and the name, `tally`), read back on demand (`iter`); the append-only writer
+//!   (`writer`).
 //! - `lock`: one writer per file (an advisory lock, and a check for writers that take none).
 //! - [`context`]: pi's `buildSessionContext` (compaction, context edits).
 //! - [`system`]: `system` messages, pi 1.6's record of the prompt and tools.
@@ -20,12 +23,16 @@
 //! Invariant: a session file is only ever appended to. Nothing here truncates, rewrites or
 //! deletes a file it did not just create.
 
+mod active;
 mod append;
 pub mod context;
 pub mod entry;
 pub mod error;
 pub mod file;
 pub mod ids;
+mod index;
+mod iter;
+pub use iter::{Entries, EntryIter};
 pub mod json;
 pub mod lines;
 pub mod list;
@@ -33,11 +40,15 @@ mod lock;
 pub mod manager;
 pub mod migrate;
 pub mod paths;
+mod scan;
 pub mod system;
+mod tally;
+pub use tally::SessionTotals;
 pub mod time;
 mod tree;
 pub use tree::TreeLinks;
 pub mod wire;
+mod writer;
 
 pub use context::{build_context, ModelRef, SessionContext};
 pub use entry::{

@@ -584,7 +584,7 @@ impl Sessions {
         let entry = self.get(id)?;
         Ok(entry
             .session
-            .with_session(|s| s.branch_path().into_iter().map(entry_info).collect()))
+            .with_session(|s| s.branch_path().iter().map(|e| entry_info(e)).collect()))
     }
 
     /// Sets the session's thinking level; answers the level in effect (lower than asked when
@@ -843,8 +843,8 @@ fn write_fork(forked: &SessionManager) -> Result<PathBuf, TandemError> {
     for e in forked.entries() {
         let line = forked
             .entry_line(&e.id)
-            .map(str::to_string)
-            .map_or_else(|| serde_json::to_string(e), Ok)
+            .map(|line| line.into_owned())
+            .map_or_else(|| serde_json::to_string(&e), Ok)
             .map_err(internal)?;
         text.push_str(&line);
         text.push('\n');
@@ -861,16 +861,17 @@ fn write_fork(forked: &SessionManager) -> Result<PathBuf, TandemError> {
 /// estimated size of the current context; `None` before the first model call.
 fn token_stats(s: &AgentSession) -> Option<TokenStats> {
     let mut stats = s.with_session(|m| {
-        let mut stats: Option<TokenStats> = None;
-        for usage in m.entries().iter().filter_map(|e| e.recorded_usage()) {
-            let t = stats.get_or_insert_with(TokenStats::default);
-            t.input += usage.input;
-            t.output += usage.output;
-            t.cache_read += usage.cache_read;
-            t.cache_write += usage.cache_write;
-            t.cost += usage.cost.total;
-        }
-        stats
+        // Summed as the entries were read and appended: nothing is read back here.
+        let totals = m.totals();
+        let usage = &totals.usage;
+        (totals.usage_records > 0).then(|| TokenStats {
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+            cost: usage.cost.total,
+            ..TokenStats::default()
+        })
     })?;
     let context = s
         .agent()

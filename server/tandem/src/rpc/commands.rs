@@ -246,7 +246,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
         "get_entries" => {
             let since = args.opt_string("since")?;
             let (entries, leaf) = session.with_session(|m| {
-                let entries = m.entries();
+                let entries = m.entries().to_vec();
                 let from = match since {
                     None => Ok(0),
                     Some(since) => entries
@@ -453,7 +453,7 @@ async fn replace_session(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, args: &A
             let entry_id = args.string("entryId")?;
             let (text, manager) = rpc.live().session().with_session(|m| {
                 saved(m)?;
-                let entry = m.entry(entry_id).cloned();
+                let entry = m.entry(entry_id).map(|e| e.into_owned());
                 let text = entry.as_ref().and_then(user_prompt_text);
                 match (entry, text) {
                     (Some(entry), Some(text)) => {

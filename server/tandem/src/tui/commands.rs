@@ -526,7 +526,7 @@ pub fn picked(app: &mut App, pending: Pending, choice: Option<usize>) {
             let Some(id) = ids.get(i) else { return };
             let session = app.held.live.session().clone();
             let forked = session.with_session(|m| {
-                let entry = m.entries().iter().find(|e| &e.id == id).cloned();
+                let entry = m.entry(id).map(|e| e.into_owned());
                 let text = entry.as_ref().and_then(|e| match &e.kind {
                     tandem_coding::session::EntryKind::Message {
                         message: AgentMessage::Llm(Message::User(u)),

@@ -40,7 +40,10 @@ fn a_torn_last_line_is_skipped_and_the_next_entry_starts_a_new_line() {
     assert_eq!(again.entries().len(), 10);
     assert_eq!(again.load_report().skipped.len(), 1);
     assert_eq!(
-        again.entry(&id).and_then(|e| e.parent_id.as_deref()),
+        again
+            .entry(&id)
+            .and_then(|e| e.parent_id.clone())
+            .as_deref(),
         Some("1388a736")
     );
 }

@@ -170,8 +170,8 @@ fn every_entry_kind_serializes_in_pis_field_order() {
         }
     };
     for (entry, line) in s.entries().iter().zip(&lines[1..]) {
-        assert_eq!(*line, expected(entry));
-        assert_eq!(&parse_entry_line(line).expect("parses"), entry);
+        assert_eq!(*line, expected(&entry));
+        assert_eq!(parse_entry_line(line).expect("parses"), entry);
     }
     // Costs are written as JavaScript writes them.
     assert!(lines[2]

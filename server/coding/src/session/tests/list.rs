@@ -146,3 +146,27 @@ fn continue_tells_files_with_one_mtime_apart_by_their_last_entry() {
     set_mtime(&b_path, now);
     assert_eq!(find_most_recent(dir.path()), Some(a_path));
 }
+
+#[test]
+fn a_listing_reads_a_large_session_line_by_line_and_caps_its_search_text() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path(), "/p", "the first question", 1_000_000);
+    let long = "word ".repeat(1000);
+    for i in 0..200 {
+        s.append_message(user(&format!("{i} {long}"), 1_000_010 + i))
+            .expect("user");
+    }
+    let list = list_sessions(dir.path());
+    let info = &list.sessions[0];
+    assert_eq!(info.message_count, 202);
+    assert_eq!(info.first_message, "the first question");
+    assert!(info
+        .all_messages_text
+        .starts_with("the first question sure thing 0 word"));
+    assert!(
+        info.all_messages_text.len() <= 256 << 10,
+        "{} bytes",
+        info.all_messages_text.len()
+    );
+    assert!(info.all_messages_text.len() > 200 << 10);
+}

@@ -30,7 +30,7 @@ fn a_v1_file_gets_ids_a_chain_and_a_resolved_compaction() {
     assert_eq!(s.load_report().migrated_from, Some(1));
     assert_eq!(s.migrated_from(), Some(path.as_path()));
     assert_eq!(s.cwd(), Path::new("/home/user/old"));
-    let entries = s.entries();
+    let entries = s.entries().to_vec();
     assert_eq!(entries.len(), 8);
     assert_eq!(entries[0].parent_id, None);
     for pair in entries.windows(2) {
@@ -110,7 +110,7 @@ fn appending_to_a_migrated_session_continues_in_a_new_v3_file() {
     // The new file is an ordinary v3 session with the same conversation.
     let again = SessionManager::open(&new_file).expect("reopens");
     assert_eq!(again.load_report().migrated_from, None);
-    assert_eq!(again.entries(), s.entries());
+    assert_eq!(again.entries().to_vec(), s.entries().to_vec());
     assert_eq!(again.build_context(), s.build_context());
 }
 
@@ -122,7 +122,7 @@ fn a_v2_file_renames_hook_messages_to_custom() {
 
     let s = SessionManager::open(&path).expect("opens");
     assert_eq!(s.load_report().migrated_from, Some(2));
-    assert_eq!(s.entries()[2].id, "a0000003", "v2 ids are kept");
+    assert_eq!(s.entries().to_vec()[2].id, "a0000003", "v2 ids are kept");
     let context = s.build_context();
     assert_eq!(context.thinking_level, ThinkingLevel::Medium);
     assert_eq!(

@@ -4,6 +4,7 @@
 mod context;
 mod damage;
 mod format;
+mod index;
 mod list;
 mod migration;
 mod pi16;

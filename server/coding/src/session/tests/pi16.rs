@@ -74,7 +74,7 @@ fn the_pi_16_reference_file_loads_with_its_system_message() {
     // The prompt goes to the model as its system prompt, not as a conversation message.
     assert_eq!(convert_to_llm(&context.messages).len(), 6);
     // The system message is typed as a message entry, and its line is the file's.
-    let entry = &manager.entries()[2];
+    let entry = &manager.entries().to_vec()[2];
     assert_eq!(entry.message().map(|m| m.role()), Some("system"));
     let line = manager.entry_line(&entry.id).expect("line");
     assert_eq!(to_js_line(entry).expect("serializes"), line);
@@ -245,7 +245,9 @@ fn context_edits_omit_or_replace_their_targets() {
     );
     // The edited entries themselves are unchanged.
     assert_eq!(
-        s.entry(&r).and_then(|e| e.message()).map(|m| m.role()),
+        s.entry(&r)
+            .and_then(|e| e.message().map(|m| m.role().to_string()))
+            .as_deref(),
         Some("toolResult")
     );
 }
@@ -377,9 +379,13 @@ fn hostile_pi_16_lines_are_kept_and_never_panic() {
     assert_eq!(s.entries().len(), lines.len() - 1);
     // Every line is kept as written, whether typed or not.
     for (entry, line) in s.entries().iter().zip(&lines[1..]) {
-        assert_eq!(s.entry_line(&entry.id), Some(line.as_str()));
+        assert_eq!(s.entry_line(&entry.id).as_deref(), Some(line.as_str()));
     }
-    let kinds: Vec<&str> = s.entries().iter().map(|e| e.kind.type_name()).collect();
+    let kinds: Vec<String> = s
+        .entries()
+        .iter()
+        .map(|e| e.kind.type_name().to_string())
+        .collect();
     assert_eq!(
         kinds,
         [
@@ -397,14 +403,16 @@ fn hostile_pi_16_lines_are_kept_and_never_panic() {
     );
     // Typed: the edit of a missing target, the well-formed usage. Verbatim: the unknown kind,
     // the edit whose replacement is not pi's shape, the usage without its fields.
-    let unknown: Vec<&str> = s
+    let unknown: Vec<String> = s
         .entries()
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Unknown(_)))
-        .map(|e| e.id.as_str())
+        .map(|e| e.id)
         .collect();
     assert_eq!(unknown, ["a0000003", "a0000005", "a0000007"]);
-    assert!(matches!(&s.entries()[5].kind, EntryKind::Usage { kind, .. } if kind == "cache_warm"));
+    assert!(
+        matches!(&s.entries().to_vec()[5].kind, EntryKind::Usage { kind, .. } if kind == "cache_warm")
+    );
 
     // The context: the compaction's odd checkpoint is left out, its summary leads; the system
     // message in the kept range is dropped; the edit of a missing target edits nothing; the

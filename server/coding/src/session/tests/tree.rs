@@ -26,12 +26,14 @@ fn branching_moves_the_leaf_and_the_context_follows_the_path() {
 
     assert_eq!(s.leaf(), Some(a3.as_str()));
     assert_eq!(
-        s.entry(&u3).and_then(|e| e.parent_id.as_deref()),
+        s.entry(&u3).and_then(|e| e.parent_id.clone()).as_deref(),
         Some(a1.as_str())
     );
-    let children: Vec<&str> = s.children(&a1).iter().map(|e| e.id.as_str()).collect();
+    let children = s.children(&a1);
+    let children: Vec<&str> = children.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(children, [u2.as_str(), u3.as_str()]);
-    let path: Vec<&str> = s.path_to(&a2).iter().map(|e| e.id.as_str()).collect();
+    let path = s.path_to(&a2);
+    let path: Vec<&str> = path.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(path, [u1.as_str(), a1.as_str(), u2.as_str(), a2.as_str()]);
     assert_eq!(s.branch_path().len(), 4);
     assert_eq!(
@@ -109,10 +111,10 @@ fn fork_writes_the_path_with_its_labels_to_a_new_file() {
     assert_eq!(header["cwd"], "/p");
     // The path, byte for byte, then one label entry per label on it.
     for (line, id) in lines[1..5].iter().zip([&u1, &a1, &u3, &a3]) {
-        assert_eq!(line, s.entry_line(id).expect("line"));
+        assert_eq!(*line, s.entry_line(id).expect("line"));
     }
     assert_eq!(lines.len(), 7);
-    let labels: Vec<(String, Option<String>, Option<String>)> = fork.entries()[4..]
+    let labels: Vec<(String, Option<String>, Option<String>)> = fork.entries().to_vec()[4..]
         .iter()
         .map(|e| match &e.kind {
             EntryKind::Label { target_id, label } => {
@@ -126,7 +128,10 @@ fn fork_writes_the_path_with_its_labels_to_a_new_file() {
     assert_eq!(labels[0].2.as_deref(), Some(a3.as_str()));
     assert_eq!(labels[1].0, u3);
     assert_eq!(labels[1].1.as_deref(), Some("three"));
-    assert_eq!(labels[1].2.as_deref(), Some(fork.entries()[4].id.as_str()));
+    assert_eq!(
+        labels[1].2.as_deref(),
+        Some(fork.entries().to_vec()[4].id.as_str())
+    );
     assert_eq!(fork.label(&u3), Some("three"));
     assert_eq!(fork.label(&u2), None);
     assert_eq!(

@@ -46,8 +46,8 @@ fn a_file_held_by_another_session_is_continued_in_a_copy_that_says_so() {
         Some(original.to_string_lossy().as_ref())
     );
     assert_eq!(
-        second.entries(),
-        first.entries(),
+        second.entries().to_vec(),
+        first.entries().to_vec(),
         "the whole history is copied"
     );
     let notices = second.take_notices();
@@ -121,7 +121,8 @@ fn an_append_by_another_program_is_detected_and_the_branch_moves_to_a_new_file()
     assert!(!lines.iter().any(|l| l.contains("from pi")));
     assert_eq!(
         s.entry(s.leaf().expect("leaf"))
-            .and_then(|e| e.parent_id.as_deref()),
+            .and_then(|e| e.parent_id.clone())
+            .as_deref(),
         Some(leaf.as_str())
     );
 
@@ -130,7 +131,7 @@ fn an_append_by_another_program_is_detected_and_the_branch_moves_to_a_new_file()
     assert_eq!(lines_of(&moved).len(), 5);
     assert!(s.take_notices().is_empty());
     let reread = load_session_file(&moved).expect("reads");
-    assert_eq!(reread.entries, s.entries());
+    assert_eq!(reread.entries, s.entries().to_vec());
 }
 
 #[test]

@@ -98,7 +98,10 @@ fn appends_only_ever_grow_the_file() {
     let again = SessionManager::open(&path).expect("reopens");
     assert_eq!(again.entries().len(), 13);
     assert_eq!(again.leaf(), s.leaf());
-    assert_eq!(again.entries()[8].parent_id.as_deref(), Some("1388a736"));
+    assert_eq!(
+        again.entries().to_vec()[8].parent_id.as_deref(),
+        Some("1388a736")
+    );
 }
 
 #[test]
