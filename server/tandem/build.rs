@@ -54,7 +54,9 @@ fn rustc_links_with_lld() -> bool {
     let Some(version) = text.lines().find_map(|l| l.strip_prefix("release: ")) else {
         return false;
     };
-    let mut parts = version.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut parts = version
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     (major, minor) >= (1, 90)
 }

@@ -487,12 +487,7 @@ impl Sessions {
             .with_state(|st| (model_info(&st.model), st.thinking_level));
         // What `tandem/sessions/list` counts for the same session: its `message` entries, every
         // branch (not the hidden editor context, a `custom_message`, nor summaries).
-        let count = s.with_session(|m| {
-            m.entries()
-                .iter()
-                .filter(|e| matches!(e.kind, EntryKind::Message { .. }))
-                .count() as u64
-        });
+        let count = s.with_session(|m| m.totals().messages);
         let queued = lock(&entry.queue).clone();
         Ok(StateResult {
             session: id.clone(),
