@@ -2,6 +2,8 @@
 //! agent, the demo) does the same way, so each of them is only a translator and a transport.
 //!
 //! - [`options`]: what a session is asked for, as plain data ([`SessionOptions`], [`Origin`]).
+//! - [`asking`]: the disk as the workspace of a front door that asks in words (the terminal
+//!   mode, RPC mode).
 //! - [`models`]: choosing the model and thinking level in pi's order, finding its key.
 //! - [`setup`]: trust, settings, models, history, MCP servers and tools, assembled into an
 //!   `AgentSession`, with one list of problems for the user.
@@ -9,6 +11,7 @@
 //! - [`turns`]: a live session and its turn runner (one turn at a time, late messages, answers
 //!   after the events).
 
+pub mod asking;
 pub mod model_flag;
 pub(crate) mod model_pattern;
 pub mod model_scope;

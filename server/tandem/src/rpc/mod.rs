@@ -55,7 +55,7 @@ use crate::transport::lines::LineReader;
 use crate::transport::MessageLimit;
 
 use dialogs::Dialogs;
-use workspace::RpcWorkspace;
+use workspace::{ClientAsker, RpcWorkspace};
 
 /// How long a running turn may take to stop when the process or its session ends.
 const STOP_LIMIT: Duration = Duration::from_secs(10);
@@ -214,7 +214,7 @@ async fn start(
         History::Opened(manager) => setup::History::Opened(manager),
     };
     let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?;
-    let workspace = Arc::new(RpcWorkspace::new(cwd, dialogs));
+    let workspace = Arc::new(RpcWorkspace::new(cwd, false, ClientAsker(dialogs)));
     let started = prepared
         .start(workspace.clone(), BashPolicy::Allow, &[])
         .await?;

@@ -26,7 +26,7 @@ use super::screen::Screen;
 use super::session::{self, FromSession, Held, History};
 use super::theme::Theme;
 use super::transcript::{tokens, Transcript};
-use super::workspace::{Question, TuiWorkspace};
+use super::workspace::{Question, TerminalAsker, TuiWorkspace};
 use crate::cli::RunArgs;
 use crate::host::turns::Prompt;
 
@@ -855,7 +855,7 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
     let first = crate::cli::input::build_prompts(&args.file_args, &args.messages, None, &cwd)?;
     let (question_tx, questions) = mpsc::unbounded_channel();
-    let workspace = Arc::new(TuiWorkspace::new(&cwd, false, question_tx));
+    let workspace = Arc::new(TuiWorkspace::new(&cwd, false, TerminalAsker(question_tx)));
     let (events_tx, events) = mpsc::channel(1024);
     // `-r` alone: a new session (nothing is written before a prompt) with the picker open.
     let pick = args.session == crate::cli::command::SessionChoice::Pick;
