@@ -72,20 +72,23 @@ fn assert_all_gone(pids: &[u32], what: &str) {
     );
 }
 
-fn pids_file(sandbox: &Sandbox) -> PathBuf {
-    sandbox.home.join("pids")
-}
-
-#[test]
-fn ctrl_c_ends_every_process_the_command_started_even_outside_its_group() {
+/// A sandbox whose model runs [`escaping_command`] and then answers; the file the command's
+/// pids go to.
+fn sandbox_running_escapes() -> (Sandbox, PathBuf) {
     let sandbox = Sandbox::with_quick_retries();
-    let pids = pids_file(&sandbox);
+    let pids = sandbox.home.join("pids");
     sandbox.answer(&Turn::tool_call(
         "c1",
         "bash",
         json!({"command": escaping_command(&pids)}),
     ));
-    sandbox.answer(&Turn::text("unused"));
+    sandbox.answer(&Turn::text("stopped"));
+    (sandbox, pids)
+}
+
+#[test]
+fn ctrl_c_ends_every_process_the_command_started_even_outside_its_group() {
+    let (sandbox, pids) = sandbox_running_escapes();
     let mut child = command(
         &sandbox,
         &["--model", MODEL, "--mode", "json", "-p", "go"],
@@ -105,14 +108,7 @@ fn ctrl_c_ends_every_process_the_command_started_even_outside_its_group() {
 #[test]
 fn tandem_abort_ends_every_process_the_command_started_even_outside_its_group() -> anyhow::Result<()>
 {
-    let sandbox = Sandbox::with_quick_retries();
-    let pids = pids_file(&sandbox);
-    sandbox.answer(&Turn::tool_call(
-        "c1",
-        "bash",
-        json!({"command": escaping_command(&pids)}),
-    ));
-    sandbox.answer(&Turn::text("stopped"));
+    let (sandbox, pids) = sandbox_running_escapes();
     let mut lsp = sandbox_lsp(&sandbox, json!({"bashPermission": "allow"}))?;
     let session = crate::support::lsp::prompt(&mut lsp, json!({"text": "go"}))?;
     let s = session.clone();
