@@ -54,7 +54,8 @@ H.run(function()
   send(B, { type = 'text_delta', contentIndex = 0, delta = 'From B.' })
 
   H.step('back to the first session')
-  send(A, { type = 'tool_end', toolCallId = 't1', isError = true, text = 'Command exited with code 2\nmore' })
+  send(A, { type = 'tool_end', toolCallId = 't1', isError = true,
+    text = 'ls: cannot access \27[1mnope\27[0m\r\n\n\nCommand exited with code 2' })
   send(A, { type = 'turn_end' })
   -- A stale notification is ignored.
   chat.on_event({ session = A, seq = 3, event = { type = 'text_delta', contentIndex = 0, delta = 'STALE' } })

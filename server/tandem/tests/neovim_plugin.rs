@@ -16,6 +16,8 @@ mod support;
 mod agent_language;
 #[path = "neovim_plugin/language.rs"]
 mod language;
+#[path = "neovim_plugin/tui.rs"]
+mod tui;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -442,9 +444,10 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
         "the server's question\n{ctx}"
     );
 
-    // The chat when the question was asked: the edit, what it changes, then the question.
+    // The chat when the question was asked: the edit, what it changes, then the question
+    // (wrapped at a word for the chat's 40 columns in an 80-column Neovim).
     let asked = strings(&selects[1]["chat"]);
-    let tail = asked[asked.len().saturating_sub(9)..].to_vec();
+    let tail = asked[asked.len().saturating_sub(10)..].to_vec();
     assert_eq!(
         tail,
         [
@@ -456,7 +459,8 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
             "  +2 │     return sum(values) / len(values)",
             "  ```",
             "",
-            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+            "**Tandem asks:** Tandem wants to edit",
+            "main.py (+1/-1 lines)",
         ],
         "the chat when the question was asked:\n{}\n{ctx}",
         asked.join("\n")
@@ -480,7 +484,8 @@ async fn fix_code_action_edits_the_buffer_after_confirmation_through_vim_ui_sele
             "  +2 │     return sum(values) / len(values)",
             "  ```",
             "",
-            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+            "**Tandem asks:** Tandem wants to edit",
+            "main.py (+1/-1 lines)",
             "→ Apply",
         ],
         ctx,
@@ -682,7 +687,8 @@ async fn a_rejected_fix_leaves_the_buffer_and_the_chat_marks_the_edit_not_applie
             "  +2 │     return sum(values) / len(values)",
             "  ```",
             "",
-            "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)",
+            "**Tandem asks:** Tandem wants to edit",
+            "main.py (+1/-1 lines)",
             "→ Reject",
         ],
         ctx,
@@ -754,7 +760,8 @@ async fn run_offline(scenario: &str) -> Outcome {
 
 /// The chat renderer fed a synthetic stream (editors/neovim/tests/render.lua): two prompts in a
 /// row (each labelled), 20 000 text deltas appended into 20 long lines, quoted thinking, a failed
-/// tool updated in place (its title without backticks), a second session's events interleaved
+/// command updated in place (its title without backticks, how it ended) and its output shown
+/// sanitized, a second session's events interleaved
 /// (dividers that tell two UUIDv7s with one time prefix apart), a stale notification ignored, a
 /// sequence gap repaired from message_end, an edit whose numbered diff is shown before the
 /// question and then marked rejected in the same place (once), a 429 retried (a neutral line,
@@ -815,6 +822,15 @@ async fn the_chat_renders_a_synthetic_event_stream() {
         "",
         "── session aaaaaaaa: Count ──",
         "",
+        // The failed command's output (its escapes and \r removed), once it ended: under the
+        // divider, as the session's events came after B's.
+        "  ```text",
+        "  ls: cannot access nope",
+        "",
+        "",
+        "  Command exited with code 2",
+        "  ```",
+        "",
         "## Tandem",
         "",
         "ly.",
@@ -827,7 +843,8 @@ async fn the_chat_renders_a_synthetic_event_stream() {
     .to_vec();
     let question = [
         String::new(),
-        "**Tandem asks:** Tandem wants to edit main.py (+1/-1 lines)".into(),
+        "**Tandem asks:** Tandem wants to edit".into(),
+        "main.py (+1/-1 lines)".into(),
     ];
 
     // When the question is asked, the chat already shows what the edit changes, above it.

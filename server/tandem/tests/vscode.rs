@@ -141,10 +141,13 @@ fn vscode_extension_host_starts_this_server_and_forwards_its_events() {
 
 /// Real VS Code: code-server 4.139.1 (VS Code 1.139.1, installed by scripts/install-code-server
 /// into a cache outside the clone) with the platform .vsix of this build installed, driven in
-/// Chromium by `test/e2e/real-vscode.mjs`: chat, "Ask Tandem to fix" applied through the review,
-/// an edit rejected, `definition` and `references` answered by VS Code's TypeScript features, an
-/// edit whose result carries the type error VS Code then reports, an abort, and a folder in
-/// Restricted Mode. Screenshots go to target/vscode-e2e/.
+/// Chromium by `test/e2e/real-vscode.mjs`: in a fresh window, the first Ctrl+. on an error
+/// offers "Ask Tandem to fix" before any Tandem view or command (the extension starts with the
+/// window), applied through the review; chat, an edit rejected, `definition` and `references`
+/// answered by VS Code's TypeScript features, an edit whose result carries the type error VS
+/// Code then reports, an abort; a folder in Restricted Mode and a window without a key, both
+/// without a pop-up at start; an empty window whose first file gets the fix's code action.
+/// Screenshots go to target/vscode-e2e/.
 #[test]
 fn real_vscode_runs_the_packaged_extension_end_to_end() {
     let _guard = lock(&ONE_AT_A_TIME);
@@ -182,12 +185,14 @@ fn real_vscode_runs_the_packaged_extension_end_to_end() {
         "the real VS Code suite did not finish:\n{stdout}"
     );
     for shot in [
+        "02-fix-code-action",
         "03-fix-review",
         "05-chat-answer",
         "07-rejected",
         "07c-typescript-error",
         "08-aborted",
         "09-restricted",
+        "12-empty-window-fix",
     ] {
         assert!(
             out.join(format!("{shot}.png")).is_file(),

@@ -7,7 +7,9 @@
 --   chat/render.lua      the text of every line (pure)
 --   chat/diff.lua        the lines of a change: a numbered diff, or the arguments' text (pure)
 --   chat/proposal.lua    the diff of an edit the server asks about, before it is applied (pure)
---   chat/transcript.lua  writes that text into the buffer as events arrive
+--   chat/output.lua      the lines of a command's output: its end, or all of it (pure)
+--   chat/transcript.lua  writes that text into the buffer as events arrive (Enter on an output
+--                        shows all of it)
 --   chat/window.lua      the buffer's making, its windows, `q`, scrolling
 
 local config = require('tandem.config')
@@ -275,7 +277,7 @@ function M.question(message)
       M.open({ focus = false })
     end
   end
-  transcript.append(render.question(message, config.options.chat.max_diff_lines or 0))
+  transcript.append(render.question(message, config.options.chat.max_diff_lines or 0, window.text_width()))
   -- The picker may take the screen at once (the default vim.ui.select is inputlist()): the
   -- chat must show the change and the question before it does.
   window.scroll_to_end()

@@ -41,7 +41,9 @@ local function on_progress(ev)
     M.progress[params.token] = message
   end
   if config.options.progress == 'echo' then
-    local first = message:match('^[^\n]*')
+    -- The answer's first line (the end's message), a prompt, a tool's title: markdown, shown
+    -- as plain text ("Tandem: done: Quick overview", not "# Quick overview").
+    local first = require('tandem.text').plain(message:match('^[^\n]*'))
     local text = 'Tandem: ' .. first
     if value.kind == 'end' then
       text = 'Tandem: done' .. (first ~= '' and (': ' .. first) or '')

@@ -1,7 +1,7 @@
 -- The language-server side: starting `tandem lsp` once, attaching file buffers, requests that
 -- wait for initialization, and the handlers of this client (tandem/event, window/showMessage,
--- window/showMessageRequest, tandem/saveDocuments, and the language intelligence requests of
--- diagnostics.lua and language.lua).
+-- window/showMessageRequest, workspace/applyEdit, tandem/saveDocuments, and the language
+-- intelligence requests of diagnostics.lua and language.lua).
 
 local config = require('tandem.config')
 
@@ -132,18 +132,23 @@ local function wrap_requests(client)
   end
 end
 
---- How long a question about an edit waits for the events that say what the edit changes.
+--- How long a question about an edit or a command waits for the events that say what it is
+--- about.
 local EXPLAINED_WITHIN_MS = 1000
 
 --- Whether the events that explain `message` have arrived: for an edit or a new file, the call
---- running now with its arguments (tool_start, after toolcall_end).
+--- running now with its arguments (tool_start, after toolcall_end); for a command, its call
+--- running (so the question, its answer and then the output come under the call's line).
 local function explained(message)
   local render = require('tandem.chat.render')
-  if not render.is_change_question(message) then
-    return true
+  local state = require('tandem.chat.state')
+  if render.is_change_question(message) then
+    local change = state.running_change
+    return change ~= nil and change.arguments ~= nil
+  elseif render.is_command_question(message) then
+    return state.running_command ~= nil
   end
-  local change = require('tandem.chat.state').running_change
-  return change ~= nil and change.arguments ~= nil
+  return true
 end
 
 --- `window/showMessageRequest` for this client. The order is what the user needs: the chat
@@ -158,6 +163,7 @@ local function show_message_request(_, params, _)
     return vim.NIL
   end
   local chat = require('tandem.chat')
+  local notify = require('tandem.notify')
   local co, is_main = coroutine.running()
   if co and not is_main then
     -- The events that explain the question (the edit call, its arguments) may still be on
@@ -177,7 +183,7 @@ local function show_message_request(_, params, _)
     vim.cmd.redraw()
     local answered, answer, waiting = false, vim.NIL, false
     vim.ui.select(actions, {
-      prompt = message,
+      prompt = notify.select_prompt(message),
       kind = 'tandem.confirm',
       format_item = function(action)
         return action.title
@@ -206,7 +212,8 @@ local function show_message_request(_, params, _)
   -- Not in a coroutine (older Neovim): ask synchronously.
   chat.question(message)
   vim.cmd.redraw()
-  local lines = { message, '' }
+  local lines = notify.wrap(message)
+  table.insert(lines, '')
   for i, action in ipairs(actions) do
     table.insert(lines, string.format('%d. %s', i, action.title))
   end
@@ -254,6 +261,22 @@ local function show_message(_, params, _)
     require('tandem.chat').note(text)
   end
   return vim.NIL
+end
+
+--- `workspace/applyEdit` for this client: Neovim's own handler, without its
+--- `print('Workspace edit', label)`. That message comes right after the Apply, when
+--- inputlist()'s list may still hold the screen, and the label names the file ("Tandem: edit
+--- <path>"): a path deep in folders makes it longer than the command line. Either way Neovim
+--- stopped at "Press ENTER" after the user confirmed. What the edit is and that it was applied
+--- are in the chat (the edit's line, its diff, "→ Apply").
+---@return table ApplyWorkspaceEditResult
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if type(params) ~= 'table' or type(params.edit) ~= 'table' or not client then
+    return { applied = false, failureReason = 'no workspace edit to apply' }
+  end
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client.offset_encoding)
+  return { applied = ok, failureReason = not ok and tostring(err) or nil }
 end
 
 --- The `tandem/event` notification.
@@ -309,6 +332,7 @@ function M.client_config(root)
   local handlers = {
     ['tandem/event'] = on_event,
     ['window/showMessage'] = show_message,
+    ['workspace/applyEdit'] = apply_edit,
     ['tandem/saveDocuments'] = save_documents,
     ['tandem/diagnostics'] = function(...)
       return require('tandem.diagnostics').handle(...)

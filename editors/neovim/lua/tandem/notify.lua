@@ -14,11 +14,40 @@
 
 local M = {}
 
+--- Whether `fn` is still Neovim's own, defined in `file` (a runtime Lua file).
+---@param fn function
+---@param file string
+---@return boolean
+local function builtin(fn, file)
+  local info = debug.getinfo(fn, 'S')
+  return info ~= nil and info.source ~= nil and vim.endswith(info.source, file)
+end
+
 --- Whether vim.notify is still Neovim's own, which echoes into the command line.
 ---@return boolean
 local function builtin_notify()
-  local info = debug.getinfo(vim.notify, 'S')
-  return info ~= nil and info.source ~= nil and info.source:find('vim/_editor%.lua$') ~= nil
+  return builtin(vim.notify, 'vim/_editor.lua')
+end
+
+--- `text` as the lines the command line shows it in: wrapped at spaces to the screen's width
+--- (the message area itself cuts lines at any character, inside words and paths), a word
+--- longer than the width cut where the width ends.
+---@param text string
+---@return string[]
+function M.wrap(text)
+  return require('tandem.text').wrap(text, vim.o.columns - 1)
+end
+
+--- The prompt of a question for vim.ui.select: for Neovim's own (inputlist(), which prints it
+--- in the message area) wrapped at word boundaries for the screen (M.wrap); a replacement
+--- (telescope, dressing, fzf-lua, snacks) shows it its own way and gets it as it is.
+---@param text string
+---@return string
+function M.select_prompt(text)
+  if builtin(vim.ui.select, 'vim/ui.lua') then
+    return table.concat(M.wrap(text), '\n')
+  end
+  return text
 end
 
 --- The cells a message may use without a hit-enter prompt.

@@ -1,6 +1,14 @@
 // The extension's entry point: starts the server, registers the chat view and the commands,
 // and keeps track of the session the chat shows.
 //
+// It activates with every window, so that the server's code actions ("Ask Tandem to fix") are
+// there the first time the user presses Ctrl+. on a diagnostic: as soon as an editor shows a
+// document (`onLanguage`, any language: the client's selector is every file), at the latest once
+// start-up has finished (`onStartupFinished`). The server starts at once when the window has a
+// folder or a file open, else with the first file opened. Until the user uses Tandem (a command, the chat view, one of its
+// code actions) it stays quiet: a missing binary or key is logged and shown in the Get Started
+// view, never popped up.
+//
 // Command ids avoid the server's own commands (`tandem.fixDiagnostic`, `tandem.explain`,
 // `tandem.document`, `tandem.writeTests`, `tandem.abort`): vscode-languageclient registers those
 // itself from the server's executeCommandProvider, and code actions run them.
@@ -170,17 +178,43 @@ function relativeTime(iso: string): string {
     return `${Math.round(hours / 24)} days ago`;
 }
 
-/** The running server, stopped (and awaited) on deactivation. */
+/**
+ * The channel, with writes after its disposal dropped: the language client logs until its
+ * process is gone, after deactivation, and VS Code's channels throw once closed.
+ */
+function closable(channel: vscode.OutputChannel): vscode.OutputChannel {
+    let open = true;
+    return {
+        get name() {
+            return channel.name;
+        },
+        append: (value: string) => void (open && channel.append(value)),
+        appendLine: (value: string) => void (open && channel.appendLine(value)),
+        replace: (value: string) => void (open && channel.replace(value)),
+        clear: () => void (open && channel.clear()),
+        show: ((preserveFocus?: boolean) => void (open && channel.show(preserveFocus))) as vscode.OutputChannel["show"],
+        hide: () => void (open && channel.hide()),
+        dispose: () => {
+            if (open) channel.dispose();
+            open = false;
+        },
+    };
+}
+
+/** The running server, stopped (and awaited) on deactivation, and its output channel. */
 let activeServer: TandemServer | undefined;
+let activeOutput: vscode.OutputChannel | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-    const output = vscode.window.createOutputChannel("Tandem");
+    const output = closable(vscode.window.createOutputChannel("Tandem"));
     const keys = new ApiKeys(context);
     const server = new TandemServer(output, context.asAbsolutePath("bin/tandem"), () => keys.environment());
     activeServer = server;
+    // Not a subscription: deactivate disposes it (see there).
+    activeOutput = output;
     const chat = new ChatViewProvider(context.extensionUri);
     const controller = new Controller(server, chat, output);
-    context.subscriptions.push(output, server, chat, controller);
+    context.subscriptions.push(server, chat, controller);
     context.subscriptions.push(
         vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     );
@@ -365,10 +399,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await controller.refreshState(session);
     };
 
-    const register = (id: string, body: (...args: any[]) => Promise<unknown>, what: string) =>
-        context.subscriptions.push(vscode.commands.registerCommand(id, guarded(what, body)));
+    /**
+     * Registers a command. Running one is using Tandem (`server.use`): the server starts if it
+     * is not running and a failure pops up. `needs`: "server" waits for the server and stops
+     * when it cannot start; "start" starts it without waiting; "nothing" leaves it alone.
+     */
+    const register = (id: string, body: (...args: any[]) => Promise<unknown>, what: string, needs: "server" | "start" | "nothing" = "server") =>
+        context.subscriptions.push(
+            vscode.commands.registerCommand(
+                id,
+                guarded(what, async (...args: any[]) => {
+                    if (needs === "server" && !(await server.use())) return;
+                    if (needs === "start") void server.use();
+                    await body(...args);
+                }),
+            ),
+        );
 
-    register("tandem.openChat", () => chat.reveal(), "Could not open the chat");
+    register("tandem.openChat", () => chat.reveal(), "Could not open the chat", "start");
     register(
         "tandem.ask",
         async () => {
@@ -401,12 +449,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     register("tandem.selectThinkingLevel", selectThinking, "Could not set the thinking level");
     register("tandem.setApiKey", setApiKey, "Could not store the API key");
     register("tandem.forgetApiKey", forgetApiKey, "Could not forget the API key");
-    register("tandem.showLogs", async () => output.show(true), "Could not show the logs");
-    register("tandem.restartServer", () => server.restart(), "Could not restart the server");
+    register("tandem.showLogs", async () => output.show(true), "Could not show the logs", "nothing");
+    // restart() is at the user's request: its failure pops up.
+    register("tandem.restartServer", () => server.restart(), "Could not restart the server", "nothing");
 
     context.subscriptions.push(
         chat.onMessage((message: ViewMessage) => {
             switch (message.type) {
+                case "ready":
+                    // The user opened the chat view: that is using Tandem (an error that
+                    // already popped up is not repeated; the Get Started view shows it).
+                    void server.use(false);
+                    break;
                 case "send":
                     void controller.send(message.text, message.mode);
                     break;
@@ -432,13 +486,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }),
     );
 
-    chat.server("starting");
-    await server.start();
+    // Quietly (see above). A window with neither folder nor file (an empty window) waits for
+    // the first file, so that its code actions are there by the time the user asks.
+    const hasFiles = () =>
+        (vscode.workspace.workspaceFolders?.length ?? 0) > 0 || vscode.workspace.textDocuments.some((d) => d.uri.scheme === "file");
+    if (hasFiles()) {
+        chat.server("starting");
+        await server.start();
+    } else {
+        output.appendLine("No folder or file is open: the server starts with the first file.");
+        const firstFile = vscode.workspace.onDidOpenTextDocument((document) => {
+            if (document.uri.scheme !== "file") return;
+            firstFile.dispose();
+            void server.start();
+        });
+        context.subscriptions.push(firstFile);
+    }
 }
 
 export function deactivate(): Promise<void> | undefined {
     // VS Code waits for this promise: the server gets its shutdown and flushes session files.
+    // The output channel is closed only after that (VS Code disposes the subscriptions right
+    // after calling deactivate), so the stop's log and trace are kept. (A write to a closed
+    // channel, which throws in VS Code, once broke the client's handling of the shutdown's
+    // answer with tandem.trace.server on: the stop waited for its 5 s timeout, and the
+    // extension host of a closed or reloaded window lived that long. `closable` drops such
+    // writes now.)
     const server = activeServer;
+    const output = activeOutput;
     activeServer = undefined;
-    return server?.stop();
+    activeOutput = undefined;
+    return Promise.resolve(server?.stop()).finally(() => output?.dispose());
 }

@@ -1,7 +1,8 @@
 // Starts `tandem lsp` with vscode-languageclient and owns its lifecycle: the binary lookup and
 // its error message, the client capabilities that turn on `tandem/event` and the requests the
 // extension answers (saving documents, diagnostics and language requests: see intel.ts), the
-// settings sent as initializationOptions and didChangeConfiguration, and restarts.
+// settings sent as initializationOptions and didChangeConfiguration, and restarts. It stays
+// quiet (no pop-ups) until the user uses Tandem in the window: see `TandemServer.quiet`.
 
 import * as vscode from "vscode";
 import {
@@ -31,6 +32,18 @@ import { toServerSettings, type ServerSettings } from "../shared/settings";
 import { findBinary, missingBinaryMessage } from "./binary";
 import { EditorIntel, UnknownMethod } from "./intel";
 import { EditReview } from "./review";
+
+/**
+ * vscode-languageclient's client, whose own pop-ups ("couldn't create connection to server",
+ * "crashed 5 times") are held back while `quiet()` says so: they go to the output channel only.
+ */
+class Client extends LanguageClient {
+    quiet: () => boolean = () => false;
+
+    override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+        super.error(message, data, this.quiet() ? false : showNotification);
+    }
+}
 
 /** The server's state; `failed` when it stopped on its own or could not start (not by a stop). */
 export type ServerStatus = { status: "starting" | "running" | "stopped"; detail?: string; failed?: boolean };
@@ -104,7 +117,15 @@ export function initializationOptions(): ServerSettings & { workspaceTrusted: bo
 }
 
 export class TandemServer implements vscode.Disposable {
-    private client: LanguageClient | undefined;
+    private client: Client | undefined;
+    /** The start under way, which every caller of `start` shares. */
+    private starting: Promise<boolean> | undefined;
+    /**
+     * True until the user uses Tandem in this window (`use`). The extension starts with every
+     * window (for its code actions), so until then a failure is logged and shown in the Get
+     * Started view, never as a pop-up: a window whose user never asked for Tandem stays quiet.
+     */
+    private quiet = true;
     private readonly events = new vscode.EventEmitter<EventParams>();
     private readonly statusEmitter = new vscode.EventEmitter<ServerStatus>();
     private readonly disposables: vscode.Disposable[] = [];
@@ -132,9 +153,7 @@ export class TandemServer implements vscode.Disposable {
             vscode.workspace.onDidChangeConfiguration((change) => this.configurationChanged(change)),
             // The server learns the workspace's trust at initialize: start it again once the
             // user trusts the workspace, so new sessions use the project's configuration.
-            vscode.workspace.onDidGrantWorkspaceTrust(() => {
-                if (this.client) void this.restart();
-            }),
+            vscode.workspace.onDidGrantWorkspaceTrust(() => void this.startAgain()),
         );
     }
 
@@ -147,9 +166,34 @@ export class TandemServer implements vscode.Disposable {
         this.statusEmitter.fire(status);
     }
 
-    /** Starts the server; on failure shows an actionable error and resolves to false. */
-    async start(): Promise<boolean> {
-        if (this.client) return true;
+    /**
+     * The user used Tandem (a command, the chat view): from now on failures pop up. Starts the
+     * server unless it runs, so a start that failed quietly is tried again and its error shown;
+     * with `retry` false, a start that failed since the user used Tandem (and popped up) is not
+     * tried again (the chat view, shown again, repeats no error: its Get Started view says it).
+     */
+    use(retry = true): Promise<boolean> {
+        const wasQuiet = this.quiet;
+        this.quiet = false;
+        if (this.client) return Promise.resolve(true);
+        if (!retry && !wasQuiet && !this.starting && this.lastStatus.failed) return Promise.resolve(false);
+        return this.start();
+    }
+
+    /**
+     * Starts the server unless it runs; concurrent calls share one start. On failure it
+     * resolves to false after an actionable error (a pop-up once the user used Tandem, see
+     * `quiet`; the output channel and the status in any case).
+     */
+    start(): Promise<boolean> {
+        if (this.client) return Promise.resolve(true);
+        this.starting ??= this.launch().finally(() => {
+            this.starting = undefined;
+        });
+        return this.starting;
+    }
+
+    private async launch(): Promise<boolean> {
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
         const setting = vscode.workspace.getConfiguration("tandem").get<string>("path", "");
         const lookup = findBinary(setting, process.env, folder, this.bundledBinary);
@@ -177,6 +221,11 @@ export class TandemServer implements vscode.Disposable {
             traceOutputChannel: this.output,
             revealOutputChannelOn: RevealOutputChannelOn.Never,
             middleware: {
+                // Running one of the server's commands (a code action picked) is using Tandem.
+                executeCommand: (command, args, next) => {
+                    this.quiet = false;
+                    return next(command, args);
+                },
                 workspace: {
                     // The server pulls the `tandem` section: answer with the mapped settings,
                     // not VS Code's raw section (which holds `path` and empty strings).
@@ -195,7 +244,8 @@ export class TandemServer implements vscode.Disposable {
             },
         };
 
-        const client = new LanguageClient("tandem", "Tandem", serverOptions, clientOptions);
+        const client = new Client("tandem", "Tandem", serverOptions, clientOptions);
+        client.quiet = () => this.quiet;
         client.registerFeature(new TandemEventsFeature());
         client.onNotification(Methods.event, (params: EventParams) => this.events.fire(params));
         client.onRequest(Methods.saveDocuments, (params: SaveDocumentsParams) => saveDocuments(params));
@@ -224,7 +274,6 @@ export class TandemServer implements vscode.Disposable {
         } catch (error) {
             this.client = undefined;
             const detail = error instanceof Error ? error.message : String(error);
-            this.output.appendLine(`Could not start ${lookup.path} lsp: ${detail}`);
             this.fail(
                 `Tandem: \`${lookup.path} lsp\` failed to start (${detail}). Check that \`tandem.path\` points to a working ` +
                     "Tandem binary; the Tandem output channel has the server's log.",
@@ -250,6 +299,8 @@ export class TandemServer implements vscode.Disposable {
 
     private fail(message: string): void {
         this.setStatus({ status: "stopped", failed: true, detail: message });
+        this.output.appendLine(message);
+        if (this.quiet) return;
         void vscode.window.showErrorMessage(message, "Open Settings", "Show Logs").then((choice) => {
             if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.path");
             if (choice === "Show Logs") this.output.show(true);
@@ -269,7 +320,16 @@ export class TandemServer implements vscode.Disposable {
         this.setStatus({ status: "stopped", detail: "The Tandem language server is stopped." });
     }
 
+    /** Starts the server again if it runs or failed to (not if it never started), quiet if it was. */
+    private async startAgain(): Promise<void> {
+        if (!this.client && !this.lastStatus.failed) return;
+        await this.stop();
+        await this.start();
+    }
+
+    /** Stops and starts the server again, at the user's request (failures pop up). */
     async restart(): Promise<boolean> {
+        this.quiet = false;
         await this.stop();
         return this.start();
     }
@@ -291,7 +351,10 @@ export class TandemServer implements vscode.Disposable {
     private configurationChanged(change: vscode.ConfigurationChangeEvent): void {
         if (!change.affectsConfiguration("tandem")) return;
         if (change.affectsConfiguration("tandem.path")) {
-            void vscode.window.showInformationMessage("Tandem: `tandem.path` changed. Restart the server to use it?", "Restart").then((choice) => {
+            // Before the user used Tandem (a remote window may deliver machine settings after
+            // the start), without asking.
+            if (this.quiet) void this.startAgain();
+            else void vscode.window.showInformationMessage("Tandem: `tandem.path` changed. Restart the server to use it?", "Restart").then((choice) => {
                 if (choice === "Restart") void this.restart();
             });
         }

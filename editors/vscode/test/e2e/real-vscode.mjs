@@ -3,25 +3,31 @@
 //
 //   node test/e2e/real-vscode.mjs --code-server <launcher> --vsix <file> --out <dir>
 //
-// Two runs, each a fresh code-server with its own user data, extensions and Tandem agent dir:
+// Four runs, each a fresh code-server (a new window: its own user data, extensions and Tandem
+// agent dir):
 //
-// - a trusted folder: open the chat; "Ask Tandem to fix" on a diagnostic of VS Code's own JSON
-//   server, whose context holds the whole file's diagnostics (the extension answered
-//   tandem/diagnostics), reviewed in the extension's diff and applied, then `cat data.json` run by
-//   the agent on the file the extension saved when asked (tandem/saveDocuments); a question in the chat with its streamed
-//   answer; an edit rejected in the review; a long answer aborted;
-// - a folder in Restricted Mode: Tandem still chats, and the project's own settings
-//   (.pi/settings.json, which picks another model) are not used.
+// - a trusted folder: straight to a diagnostic of VS Code's own JSON server, before any Tandem
+//   view or command, the first Ctrl+. offers "Ask Tandem to fix" (the extension starts with the
+//   window); its context holds the whole file's diagnostics (the extension answered
+//   tandem/diagnostics), it is reviewed in the extension's diff and applied, then `cat
+//   data.json` run by the agent on the file the extension saved when asked
+//   (tandem/saveDocuments); the chat, opened then, shows that run; a question in the chat with
+//   its streamed answer; an edit rejected in the review; a long answer aborted;
+// - a folder in Restricted Mode: Tandem starts quietly with the window, still chats, and the
+//   project's own settings (.pi/settings.json, which picks another model) are not used;
+// - a new user without a key: no pop-up at start; the Get Started view; a key stored;
+// - an empty window (no folder): Tandem activates quietly, and the first file opened gets the
+//   fix's code action.
 //
 // The model is Tandem's scripted one (models.json `api: "scripted"`): its turns are below. The
 // binary is the one inside the .vsix (`tandem.path` stays empty). Each step saves a screenshot
 // in --out; a failure saves one named `failed-<step>.png` and exits 1 with what was expected.
-import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { chromium } from "playwright-core";
+
+import { baseSettings, startCodeServer as start, tandemOpened, tandemOutput } from "./code-server.mjs";
 
 const args = Object.fromEntries(
     process.argv
@@ -124,68 +130,10 @@ function scriptedModels(dir, providers) {
     writeFileSync(join(dir, "models.json"), JSON.stringify({ providers: entries }, null, 2));
 }
 
-async function freePort() {
-    return new Promise((resolve, reject) => {
-        const server = createServer();
-        server.listen(0, "127.0.0.1", () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-        server.on("error", reject);
-    });
+/** A fresh code-server serving `folder` with the .vsix under test installed. */
+function startCodeServer(name, folder, settings, env = process.env) {
+    return start({ codeServer: args["code-server"], vsix: args.vsix, root, outDir, name, folder, settings, env });
 }
-
-/** A code-server with its own user data and extensions, the .vsix installed, serving `folder`. */
-async function startCodeServer(name, folder, userSettings, env = process.env) {
-    const userData = join(root, `${name}-user-data`);
-    const extensions = join(root, `${name}-extensions`);
-    mkdirSync(join(userData, "User"), { recursive: true });
-    writeFileSync(join(userData, "User", "settings.json"), JSON.stringify(userSettings, null, 2));
-    const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
-    execFileSync(args["code-server"], [...common, "--install-extension", args.vsix], { stdio: "pipe" });
-    const port = await freePort();
-    const log = join(outDir, `${name}-code-server.log`);
-    const child = spawn(
-        args["code-server"],
-        [...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-getting-started-override", folder],
-        { stdio: ["ignore", "pipe", "pipe"], detached: true, env },
-    );
-    const lines = [];
-    child.stdout.on("data", (d) => lines.push(d.toString()));
-    child.stderr.on("data", (d) => lines.push(d.toString()));
-    const deadline = Date.now() + 60_000;
-    while (!lines.join("").includes("HTTP server listening")) {
-        if (child.exitCode !== null || Date.now() > deadline) {
-            writeFileSync(log, lines.join(""));
-            throw new Error(`code-server did not start (log: ${log})`);
-        }
-        await new Promise((r) => setTimeout(r, 100));
-    }
-    return {
-        url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`,
-        stop() {
-            writeFileSync(log, lines.join(""));
-            try {
-                process.kill(-child.pid, "SIGTERM");
-            } catch {}
-        },
-    };
-}
-
-const baseSettings = {
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "workbench.enableExperiments": false,
-    "extensions.autoCheckUpdates": false,
-    "extensions.autoUpdate": false,
-    "extensions.ignoreRecommendations": true,
-    "telemetry.telemetryLevel": "off",
-    "chat.disableAIFeatures": true,
-    "update.mode": "none",
-    "files.autoSave": "off",
-    // The LSP traffic goes to the Tandem output channel, kept with VS Code's logs after a failure.
-    "tandem.trace.server": "verbose",
-};
 
 let page;
 let step = "start";
@@ -261,6 +209,64 @@ async function answerNotification(text, label) {
 }
 
 /**
+ * Waits until Tandem's language client has given the server `file` (its didOpen, in the LSP
+ * trace of the Tandem output channel): from then on Ctrl+. there gets the server's code
+ * actions. The extension starts with the first editor or once the window has started; in
+ * BENCHMARKS.md that is about when the file's error shows, before a user can press Ctrl+. on
+ * it. The test waits for the event rather than racing it. Where Tandem never starts
+ * (an extension that waits for its view) the wait ends after `ms` without failing: the code
+ * action menu, checked next, then says what is missing.
+ */
+async function tandemHas(userData, file, ms = 60_000) {
+    try {
+        await until(`Tandem's language client to open ${file}`, async () => tandemOpened(userData, file), ms);
+        return true;
+    } catch {
+        console.log(`Tandem's language client did not open ${file} within ${ms} ms`);
+        return false;
+    }
+}
+
+/** Waits until the Tandem output channel (its log and LSP trace) contains `text`. */
+async function tandemSaid(userData, text, what, ms = 60_000) {
+    await until(what, async () => tandemOutput(userData).includes(text), ms);
+}
+
+/**
+ * Fails when the window has shown a notification of Tandem's (the notification center keeps
+ * every one, toasts that went away included): a window whose user did not use Tandem yet
+ * gets none, whatever is missing.
+ */
+async function noTandemNotification(when) {
+    await palette("Notifications: Show Notifications");
+    const center = page.locator(".notifications-center");
+    await center.waitFor({ state: "visible" });
+    const text = await center.innerText();
+    await palette("Notifications: Hide Notifications");
+    await center.waitFor({ state: "hidden" });
+    if (/tandem/i.test(text)) throw new Error(`a notification of Tandem's ${when}:\n${text}`);
+}
+
+/**
+ * The entry `title` of the code action menu just opened (Ctrl+.); fails listing the menu's
+ * entries when it does not offer it.
+ */
+async function codeAction(title) {
+    const rows = page.locator(".action-widget .monaco-list-row");
+    const none = page.locator(".monaco-editor-overlaymessage", { hasText: "No code actions available" });
+    await rows.first().or(none).first().waitFor({ state: "visible", timeout: 20_000 });
+    if (await none.isVisible()) throw new Error(`Ctrl+. offers no code action at all ("No code actions available"); expected "${title}"`);
+    const item = rows.filter({ hasText: title }).first();
+    try {
+        await item.waitFor({ state: "visible", timeout: 5_000 });
+    } catch {
+        const entries = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+        throw new Error(`the code action menu does not offer "${title}"; its entries: ${JSON.stringify(entries)}`);
+    }
+    return item;
+}
+
+/**
  * Opens a page on `server` and runs `steps` in it; a failure saves `failed-<step>.png`. The
  * page closes and the server stops either way.
  */
@@ -308,63 +314,35 @@ async function trustedRun(browser) {
         await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
         await page.locator(".statusbar").waitFor({ state: "visible" });
 
-        step = "trusted-chat-open";
-        await palette("Tandem: Open Chat");
-        let chat = await chatFrame();
-        await until("the server to run", async () => (await chat.locator("#server-status").isHidden()) && (await chat.locator("#input").isEnabled()));
-        // (VS Code may hand the extension its machine-scoped settings, tandem.agentDir among
-        // them, a moment after start: the view may show until then.)
-        await until("no Get Started view, since a model is configured", async () => (await page.locator(".pane-header", { hasText: "Get Started" }).count()) === 0, 15_000);
-        await shot("01-chat-open");
-
-        step = "trusted-keybinding";
-        // Ctrl+K A is ours alone: VS Code's default keyboard shortcuts (which list the installed
-        // extensions' too) have it once, for tandem.ask, and pressing it in an editor asks.
-        await palette("Preferences: Open Default Keyboard Shortcuts (JSON)");
-        await page.locator(".tab.active", { hasText: "Default Keybindings" }).waitFor({ state: "visible", timeout: 20_000 });
-        await page.locator(".monaco-editor .view-lines").first().click();
-        await page.keyboard.press("Control+F");
-        await page.locator(".find-widget textarea, .find-widget input").first().fill('"ctrl+k a"');
-        const count = await until("the find widget's count", async () => {
-            const text = (await page.locator(".find-widget .matchesCount").innerText()).trim();
-            return text && !text.startsWith("?") ? text : undefined;
-        });
-        if (!/^1 of 1$/.test(count)) throw new Error(`"ctrl+k a" is bound ${count} in VS Code's default keyboard shortcuts; expected once (Tandem)`);
-        await page.keyboard.press("Escape");
-        await page.keyboard.press("Control+W");
-        await open("notes.txt");
-        await page.locator(".monaco-editor .view-lines").first().click();
-        await page.keyboard.press("Control+K");
-        await page.keyboard.press("A");
-        await page.locator(".quick-input-widget", { hasText: "Ask Tandem" }).waitFor({ state: "visible", timeout: 10_000 });
-        await page.keyboard.press("Escape");
-        await page.keyboard.press("Control+W");
-
         step = "trusted-fix";
+        // A fresh window, and straight to the error: no Tandem view or command first. The
+        // extension starts with the window (onLanguage, onStartupFinished) and its language
+        // client gets the file, so the first Ctrl+. offers the server's "Ask Tandem to fix".
         await open("data.json");
         // VS Code's JSON server reports the doubled comma; F8 puts the cursor on it.
         await until("the JSON diagnostic", async () => (await page.locator(".squiggly-error").count()) > 0);
         // And the duplicate keys' warnings: the code action list is asked for once the
         // diagnostics stopped changing (a change refreshes the list under the click).
         await until("the JSON warnings", async () => (await page.locator(".squiggly-warning").count()) >= 2);
+        await tandemHas(server.userData, "data.json");
         await new Promise((r) => setTimeout(r, 500));
         // A click on the action can lose a race inside VS Code: the action list, with the
         // command the language client cached for the action, is released when the widget hides,
         // at times before the command runs (the extension host logs "Actual command not found,
         // wanted to execute tandem.fixDiagnostic"). Nothing reached Tandem then: ask again.
+        const review = page.locator(".notification-toast", { hasText: "Tandem wants to edit data.json" });
         for (let attempt = 1; ; attempt++) {
             await page.locator(".monaco-editor .view-lines").first().click();
             await page.keyboard.press("F8");
             await page.keyboard.press("Escape");
             await page.keyboard.press("Control+.");
-            const fixItem = page.locator(".action-widget .monaco-list-row", { hasText: "Ask Tandem to fix" }).first();
-            await fixItem.waitFor({ state: "visible", timeout: 20_000 });
+            const fixItem = await codeAction("Ask Tandem to fix");
             if (attempt === 1) await shot("02-fix-code-action");
             await fixItem.click();
             try {
                 await until(
-                    "the fix to reach Tandem (its session)",
-                    async () => existsSync(join(agent, "sessions")) || (await (await chatFrame()).locator("body").innerText()).includes("Fix this problem"),
+                    "the fix to reach Tandem (its session, or its edit's review)",
+                    async () => existsSync(join(agent, "sessions")) || (await review.count()) > 0,
                     10_000,
                 );
                 break;
@@ -378,12 +356,26 @@ async function trustedRun(browser) {
         step = "trusted-fix-review";
         // The review: a diff of data.json and a question with Apply / Reject.
         await page.locator(".tab", { hasText: "Tandem's edit" }).first().waitFor({ state: "visible", timeout: 30_000 });
-        await page.locator(".notification-toast", { hasText: "Tandem wants to edit data.json" }).waitFor({ state: "visible" });
+        await review.waitFor({ state: "visible" });
         await shot("03-fix-review");
         await answerNotification("Tandem wants to edit data.json", "Apply");
-        chat = await chatFrame();
-        await until("the fix's answer", async () => (await transcriptText(chat)).includes("Fixed the doubled comma."));
         await until("the review's diff to close", async () => (await page.locator(".tab", { hasText: "Tandem's edit" }).count()) === 0);
+
+        step = "trusted-chat-open";
+        // The chat, opened only now, shows the fix's run from its start.
+        await palette("Tandem: Open Chat");
+        let chat = await chatFrame();
+        await until("the server to run", async () => (await chat.locator("#server-status").isHidden()) && (await chat.locator("#input").isEnabled()));
+        await until("the fix's answer", async () => (await transcriptText(chat)).includes("Fixed the doubled comma."));
+        if (!(await transcriptText(chat)).includes("The object has a doubled comma")) {
+            throw new Error(`the chat lacks the start of the fix's run:\n${await transcriptText(chat)}`);
+        }
+        // (VS Code may hand the extension its machine-scoped settings, tandem.agentDir among
+        // them, a moment after start: the view may show until then.)
+        await until("no Get Started view, since a model is configured", async () => (await page.locator(".pane-header", { hasText: "Get Started" }).count()) === 0, 15_000);
+        await shot("01-chat-open");
+
+        step = "trusted-fix-applied";
         // Nobody pressed Ctrl+S: the extension saved the accepted edit when the server asked,
         // before `cat data.json` ran.
         if (readFileSync(join(folder, "data.json"), "utf8") !== DATA_JSON.replace("1,, ", "1, ")) {
@@ -407,6 +399,29 @@ async function trustedRun(browser) {
         const afterFix = await transcriptText(chat);
         if (/rejected/i.test(afterFix)) throw new Error(`the applied fix reads as rejected in the chat:\n${afterFix}`);
         await shot("04-fix-applied");
+
+        step = "trusted-keybinding";
+        // Ctrl+K A is ours alone: VS Code's default keyboard shortcuts (which list the installed
+        // extensions' too) have it once, for tandem.ask, and pressing it in an editor asks.
+        await palette("Preferences: Open Default Keyboard Shortcuts (JSON)");
+        await page.locator(".tab.active", { hasText: "Default Keybindings" }).waitFor({ state: "visible", timeout: 20_000 });
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+F");
+        await page.locator(".find-widget textarea, .find-widget input").first().fill('"ctrl+k a"');
+        const count = await until("the find widget's count", async () => {
+            const text = (await page.locator(".find-widget .matchesCount").innerText()).trim();
+            return text && !text.startsWith("?") ? text : undefined;
+        });
+        if (!/^1 of 1$/.test(count)) throw new Error(`"ctrl+k a" is bound ${count} in VS Code's default keyboard shortcuts; expected once (Tandem)`);
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("Control+W");
+        await open("notes.txt");
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("Control+K");
+        await page.keyboard.press("A");
+        await page.locator(".quick-input-widget", { hasText: "Ask Tandem" }).waitFor({ state: "visible", timeout: 10_000 });
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("Control+W");
 
         step = "trusted-ask";
         await chat.locator("#input").fill("What do the notes say?");
@@ -531,6 +546,13 @@ async function restrictedRun(browser) {
         await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
         await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ state: "visible", timeout: 30_000 });
 
+        step = "restricted-quiet-start";
+        // Tandem started with the window (limited support in Restricted Mode), told the server
+        // the folder is not trusted, and said nothing.
+        await tandemSaid(server.userData, "Sending notification 'initialized'", "Tandem's server to start with the window");
+        if (!/"workspaceTrusted": false/.test(tandemOutput(server.userData))) throw new Error("the server was not told the folder is untrusted");
+        await noTandemNotification("at the start of a window in Restricted Mode");
+
         step = "restricted-chat";
         await palette("Tandem: Open Chat");
         const chat = await chatFrame();
@@ -583,6 +605,12 @@ async function newUserRun(browser) {
         await page.goto(server.url);
         await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
 
+        step = "new-user-quiet-start";
+        // No key anywhere: the server started with the window and found no model, and the
+        // user, who has not asked for Tandem yet, is not told so in a pop-up.
+        await tandemSaid(server.userData, "Received response 'tandem/models/list", "Tandem's server to start with the window and list the models");
+        await noTandemNotification("at the start of a window without a key");
+
         step = "new-user-welcome";
         await palette("Tandem: Open Chat");
         const welcome = page.locator(".welcome-view-content", { hasText: "No model can be called yet" });
@@ -607,12 +635,58 @@ async function newUserRun(browser) {
     if (leaks.length > 0) throw new Error(`the API key was written to ${leaks.join(", ")}`);
 }
 
+async function emptyWindowRun(browser) {
+    const files = join(root, "loose-files");
+    mkdirSync(files);
+    const broken = join(files, "broken.json");
+    writeFileSync(broken, '{\n    "a": 1,, "b": 2\n}\n');
+    const agent = join(root, "empty-agent");
+    mkdirSync(agent);
+    const server = await startCodeServer("empty", undefined, { ...baseSettings, "security.workspace.trust.enabled": false }, { ...process.env, PI_CODING_AGENT_DIR: agent });
+    await inPage(browser, server, async () => {
+        step = "empty-open";
+        await page.goto(server.url);
+        await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+
+        step = "empty-activated";
+        // No folder and no file: Tandem activates without an error or a pop-up, and waits for
+        // a file. (Had VS Code opened a file of its own, settings.json say, the server would
+        // start with it; the host test covers the wait itself.)
+        await until(
+            "Tandem to activate in the empty window",
+            async () => /the server starts with the first file|^Starting /m.test(tandemOutput(server.userData)),
+            60_000,
+        );
+        await noTandemNotification("at the start of an empty window");
+
+        step = "empty-first-file";
+        // The first file opened starts the server, and Ctrl+. on its error offers the fix.
+        await page.keyboard.press("Control+P");
+        const input = page.locator(".quick-input-widget input");
+        await input.waitFor({ state: "visible" });
+        await input.fill(broken);
+        await page.locator(".quick-input-list .monaco-list-row", { hasText: "broken.json" }).first().waitFor({ state: "visible" });
+        await input.press("Enter");
+        await page.locator('.tab.active[aria-label^="broken.json"]').waitFor({ state: "visible" });
+        await until("the JSON diagnostic", async () => (await page.locator(".squiggly-error").count()) > 0);
+        await tandemHas(server.userData, "broken.json");
+        await page.locator(".monaco-editor .view-lines").first().click();
+        await page.keyboard.press("F8");
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("Control+.");
+        await codeAction("Ask Tandem to fix");
+        await shot("12-empty-window-fix");
+        await page.keyboard.press("Escape");
+    });
+}
+
 const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
 let status = 0;
 try {
     await trustedRun(browser);
     await restrictedRun(browser);
     await newUserRun(browser);
+    await emptyWindowRun(browser);
     console.log("real VS Code: every step passed");
 } catch (error) {
     console.error(`real VS Code: step ${step} failed: ${error instanceof Error ? error.stack : error}`);

@@ -52,6 +52,15 @@ function agentDir() {
     return { dir, project, wrapper, log };
 }
 
+/** The messages in `log` so far: none while it does not exist or ends inside a message. */
+function messagesSoFar(log) {
+    try {
+        return existsSync(log) ? messagesIn(log) : [];
+    } catch {
+        return [];
+    }
+}
+
 /** The JSON-RPC messages in a recorded client → server byte stream. */
 function messagesIn(log) {
     return readFileSync(log, "utf8")
@@ -193,20 +202,84 @@ describe("extension host (stand-in vscode, real tandem lsp)", { skip: hasBinary 
         }
     });
 
-    it("names the tandem.path setting when the binary is missing", async () => {
+    it("stays quiet at start when the binary is missing, and names tandem.path once the user uses Tandem", async () => {
         fake.__calls.errors.length = 0;
+        fake.__calls.output.length = 0;
         fake.__settings["tandem.path"] = "/nonexistent/tandem";
         const extension = require(join(extensionDir, "dist/extension.js"));
         const context = fake.__context(extensionDir);
         fake.__calls.commands.clear();
         await extension.activate(context);
         try {
-            assert.equal(fake.__calls.errors.length, 1);
-            assert.match(fake.__calls.errors[0], /\/nonexistent\/tandem does not exist.*`tandem\.path`/);
+            // The extension starts with every window: a user who never asked for Tandem gets
+            // no pop-up, only the log and the Get Started view.
+            assert.deepEqual(fake.__calls.errors, [], "no pop-up at start");
+            assert.match(fake.__calls.output.join("\n"), /\/nonexistent\/tandem does not exist.*`tandem\.path`/);
             await until("the Get Started view's state", () => fake.__calls.contexts["tandem.setup"] === "noServer");
+
+            // A command is using Tandem: the start is tried again and its failure pops up, once
+            // (the command, which needs the server, stops there).
+            await fake.commands.executeCommand("tandem.sessions");
+            assert.equal(fake.__calls.errors.length, 1, `one pop-up: ${fake.__calls.errors.join(" | ")}`);
+            assert.match(fake.__calls.errors[0], /\/nonexistent\/tandem does not exist.*`tandem\.path`/);
+            // The chat view shown afterwards repeats nothing (its Get Started view says it).
+            const web = fakeView();
+            fake.__calls.views.get("tandem.chat").resolveWebviewView(web.view);
+            web.send({ type: "ready" });
+            await new Promise((r) => setImmediate(r));
+            assert.equal(fake.__calls.errors.length, 1);
         } finally {
             await extension.deactivate();
             for (const d of context.subscriptions) d.dispose?.();
+        }
+    });
+
+    it("in a window without a folder, starts the server with the first file opened", async () => {
+        fake.__calls.errors.length = 0;
+        fake.__calls.commands.clear();
+        fake.__calls.contexts = {};
+        const { dir, project, wrapper, log } = agentDir();
+        Object.assign(fake.__settings, { "tandem.path": wrapper, "tandem.model": "script/t", "tandem.agentDir": dir });
+        Object.defineProperty(fake.workspace, "workspaceFolders", { value: undefined, configurable: true });
+        const extension = require(join(extensionDir, "dist/extension.js"));
+        const context = fake.__context(extensionDir);
+        await extension.activate(context);
+        try {
+            const document = (uri) => ({ uri, languageId: "plaintext", version: 1, getText: () => "hello\n", isClosed: false });
+            fake.__documentOpened.fire(document(fake.Uri.parse("untitled:Untitled-1")));
+            await new Promise((r) => setTimeout(r, 200));
+            assert.ok(!existsSync(log), "no server for an empty window (nor for an untitled document)");
+            fake.__documentOpened.fire(document(fake.Uri.file(join(project, "notes.txt"))));
+            await until("the server to start", () => messagesSoFar(log).some((m) => m.method === "initialized"));
+            await until("the Get Started view's state", () => fake.__calls.contexts["tandem.setup"] === "");
+            assert.deepEqual(fake.__calls.errors, []);
+        } finally {
+            await extension.deactivate();
+            for (const d of context.subscriptions) d.dispose?.();
+        }
+    });
+
+    it("stops the server when the window closes, its LSP trace on", async () => {
+        fake.__calls.commands.clear();
+        const { dir, project, wrapper, log } = agentDir();
+        Object.assign(fake.__settings, { "tandem.path": wrapper, "tandem.model": "script/t", "tandem.agentDir": dir, "tandem.trace.server": "verbose" });
+        Object.defineProperty(fake.workspace, "workspaceFolders", { value: [{ uri: fake.Uri.file(project), name: "project", index: 0 }], configurable: true });
+        const extension = require(join(extensionDir, "dist/extension.js"));
+        const context = fake.__context(extensionDir);
+        try {
+            await extension.activate(context);
+            await until("the server to start", () => messagesSoFar(log).some((m) => m.method === "initialized"));
+            // As VS Code does: deactivate, and at once dispose the subscriptions. The client
+            // traces the shutdown's answer to the output channel, which must still be open, or
+            // the answer is lost and the exit never sent.
+            const stopped = extension.deactivate();
+            for (const d of context.subscriptions) d.dispose?.();
+            await stopped;
+            await until("the exit notification", () => messagesSoFar(log).some((m) => m.method === "exit"));
+            const methods = messagesIn(log).map((m) => m.method);
+            assert.deepEqual(methods.slice(-2), ["shutdown", "exit"], `the last messages: ${methods.slice(-5)}`);
+        } finally {
+            delete fake.__settings["tandem.trace.server"];
         }
     });
 

@@ -116,6 +116,7 @@ class Range {
 
 const settings = {};
 const configChanged = new EventEmitter();
+const documentOpened = new EventEmitter();
 
 function event() {
     return new EventEmitter().event;
@@ -137,7 +138,7 @@ const workspace = new Proxy(
             };
         },
         onDidChangeConfiguration: configChanged.event,
-        onDidOpenTextDocument: event(),
+        onDidOpenTextDocument: documentOpened.event,
         onDidChangeTextDocument: event(),
         onDidCloseTextDocument: event(),
         onDidSaveTextDocument: event(),
@@ -166,8 +167,13 @@ const window = new Proxy(
         onDidChangeActiveTextEditor: event(),
         onDidChangeVisibleTextEditors: event(),
         createOutputChannel(name) {
-            const line = (text) => calls.output.push(text);
-            return { name, append: line, appendLine: line, replace: line, clear() {}, show() {}, hide() {}, dispose() {} };
+            // As VS Code's: writing to a disposed channel throws.
+            let closed = false;
+            const line = (text) => {
+                if (closed) throw new Error("Channel has been closed");
+                calls.output.push(text);
+            };
+            return { name, append: line, appendLine: line, replace: line, clear() {}, show() {}, hide() {}, dispose: () => void (closed = true) };
         },
         showErrorMessage: async (message) => {
             calls.errors.push(message);
@@ -265,6 +271,8 @@ const real = {
     __diagnosticsChanged: diagnosticsChanged,
     __settings: settings,
     __configChanged: configChanged,
+    /** Fire with a document (`{uri, languageId, version, getText}`) to tell listeners it opened. */
+    __documentOpened: documentOpened,
 };
 
 module.exports = new Proxy(real, { get: (t, p) => (p in t ? t[p] : typeof p === "symbol" ? undefined : auto(`vscode.${p}`)) });

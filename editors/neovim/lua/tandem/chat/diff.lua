@@ -7,6 +7,7 @@
 
 local proposal = require('tandem.chat.proposal')
 local render = require('tandem.chat.render')
+local sanitize = require('tandem.text').sanitize
 
 local M = {}
 
@@ -88,6 +89,8 @@ end
 ---@param note? string
 ---@return string[]
 function M.block(tool, diff, max, note)
+  -- The file's text, from the repository: no escape or control character reaches the screen.
+  diff = sanitize(diff)
   local added, removed = diff_stats(diff)
   local file = M.file(diff) or render.plain(tool.title)
   local head = string.format('  %s: +%d -%d', file, added, removed)

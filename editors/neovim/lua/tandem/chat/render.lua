@@ -9,6 +9,9 @@
 -- above). There are no highlight ranges: the chat buffer is markdown, and Neovim's markdown
 -- syntax colours these lines (headings, `_notes_`, `> ` thinking, ```diff fences).
 
+local sanitize = require('tandem.text').sanitize
+local wrap = require('tandem.text').wrap
+
 local M = {}
 
 --- A session id as the chat names it. Session ids are UUIDv7s, whose first digits are a
@@ -57,6 +60,13 @@ end
 ---@return string
 function M.first_line(text)
   return (text or ''):match('^[^\n]*') or ''
+end
+
+--- The last line of `text` that is not blank.
+---@param text? string
+---@return string
+function M.last_line(text)
+  return (text or ''):match('([^\n]*%S[^\n]*)%s*$') or ''
 end
 
 --- "… 3 more lines": what a cut left out.
@@ -285,7 +295,8 @@ function M.tool_line(tool, status, extra)
   if extra and extra ~= '' then
     line = line .. ' — ' .. extra
   end
-  return line
+  -- From the model and the repository: one safe line.
+  return (sanitize(line):gsub('\n', ' '))
 end
 
 -- Other events ----------------------------------------------------------------------------------
@@ -387,15 +398,33 @@ function M.is_change_question(message)
   return message:find('^Tandem wants to edit ') ~= nil or message:find('^Tandem wants to create ') ~= nil
 end
 
+--- Whether a question from the server asks to run a command (bash).
+---@param message string
+---@return boolean
+function M.is_command_question(message)
+  return message:find('^Tandem wants to run: ') ~= nil
+end
+
 --- A question from the server: its first line, then the rest of it (a list of what would run,
 --- for instance) fenced, at most `max` lines. What an edit would change is not here: it is under
---- the edit's own line, written before the question.
+--- the edit's own line, written before the question. With `width`, the first line is wrapped at
+--- spaces to lines of at most that many cells (the window's own wrapping, 'linebreak', would
+--- cut words at any "-", "/" or "." of a command or a path); a word longer than the width (a
+--- long path) is cut where the width ends, never before a `_` or `*` (which would start
+--- emphasis there).
 ---@param message string
 ---@param max integer
+---@param width? integer
 ---@return string[] block
-function M.question(message, max)
-  local lines = M.split_lines(message)
-  local out = { '', '**Tandem asks:** ' .. lines[1] }
+function M.question(message, max, width)
+  local lines = M.split_lines(sanitize(message))
+  local out = { '' }
+  local first = '**Tandem asks:** ' .. lines[1]
+  if width then
+    vim.list_extend(out, wrap(first, width, { markdown = true }))
+  else
+    table.insert(out, first)
+  end
   local body = {}
   for i = 2, #lines do
     table.insert(body, lines[i])

@@ -14,6 +14,7 @@ local M = {}
 ---@field arguments? table  the call's arguments, once complete (toolcall_end)
 ---@field locations? table[]  where it works ({uri, line?}), from tool_start
 ---@field answer? string  the user's answer to the question about it ('Apply', 'Reject', 'dismissed'…)
+---@field output? string  its output so far (tool_update), then its result's text (tool_end)
 
 ---@class tandem.Retry
 ---@field attempt integer|string
@@ -46,6 +47,9 @@ M.current = nil
 --- The edit or write call running now: the server's confirmation question is about it.
 ---@type tandem.Tool?
 M.running_change = nil
+--- The bash call running now: the server's question to run a command is about it.
+---@type tandem.Tool?
+M.running_command = nil
 
 --- The session `id`, created on first use.
 ---@param id string
@@ -165,13 +169,27 @@ function transitions.tool_start(s, e)
   s.activity = e.title
   if tool.name == 'edit' or tool.name == 'write' then
     M.running_change = tool
+  elseif tool.name == 'bash' then
+    M.running_command = tool
+  end
+end
+
+function transitions.tool_update(s, e)
+  if type(e.text) == 'string' then
+    M.tool(s, e.toolCallId, nil).output = e.text
   end
 end
 
 function transitions.tool_end(s, e)
   local tool = M.tool(s, e.toolCallId, e.name)
+  if type(e.text) == 'string' and e.text ~= '' then
+    tool.output = e.text
+  end
   if M.running_change == tool then
     M.running_change = nil
+  end
+  if M.running_command == tool then
+    M.running_command = nil
   end
   s.activity = nil
 end

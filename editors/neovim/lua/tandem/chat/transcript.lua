@@ -6,11 +6,13 @@
 -- (nvim_buf_set_text at a tracked column), so a delta costs work proportional to its own length,
 -- never to the message's; a tool's line and a retry's line are rewritten in place (an extmark
 -- follows each), and so is an edit's change (the diff proposed with the question, replaced by
--- the server's when the edit ends: shown once); everything else is appended. What that takes
--- (the column, which session and which streamed block were written last, the extmarks) is kept
--- here, and forgotten with the buffer.
+-- the server's when the edit ends: shown once) and a command's output (its end, as it runs,
+-- then the end of its result; Enter on it shows all of it); everything else is appended. What
+-- that takes (the column, which session and which streamed block were written last, the
+-- extmarks, the commands' outputs) is kept here, and forgotten with the buffer.
 
 local diff = require('tandem.chat.diff')
+local output = require('tandem.chat.output')
 local render = require('tandem.chat.render')
 local state = require('tandem.chat.state')
 local window = require('tandem.chat.window')
@@ -36,6 +38,20 @@ local marks = setmetatable({}, { __mode = 'k' })
 local diff_blocks = setmetatable({}, { __mode = 'k' })
 ---@type table<tandem.Retry, integer> the extmark on each retry's line
 local retry_marks = setmetatable({}, { __mode = 'k' })
+
+---@class tandem.OutputBlock
+---@field mark? integer  the extmark on its first line (nil until written)
+---@field count integer  its lines
+---@field tool_mark? integer  the extmark on its call's line
+---@field text string  the output it shows
+---@field running boolean  the command still runs
+---@field expanded boolean  all of it is shown, not just its end
+
+---@type table<tandem.Tool, tandem.OutputBlock> each command's output block
+local output_blocks = setmetatable({}, { __mode = 'k' })
+--- Every output block of the buffer, kept after its run for Enter to expand it.
+---@type tandem.OutputBlock[]
+local outputs = {}
 --- The row of the last tool line appended (consecutive tool lines share one block).
 local last_tool_row = -1
 
@@ -47,6 +63,11 @@ function M.buf()
     return b
   end
   b = window.create()
+  vim.keymap.set('n', '<CR>', function()
+    if not M.toggle_output(api.nvim_win_get_cursor(0)[1] - 1) then
+      api.nvim_feedkeys(vim.v.count1 .. vim.keycode('<CR>'), 'n', false)
+    end
+  end, { buffer = b, desc = "Tandem: all of a command's output, or its end" })
   vim.bo[b].modifiable = true
   api.nvim_buf_set_lines(b, 0, -1, false, { render.state_line(state.current_session()) })
   vim.bo[b].modifiable = false
@@ -56,6 +77,8 @@ function M.buf()
   marks = setmetatable({}, { __mode = 'k' })
   diff_blocks = setmetatable({}, { __mode = 'k' })
   retry_marks = setmetatable({}, { __mode = 'k' })
+  output_blocks = setmetatable({}, { __mode = 'k' })
+  outputs = {}
   state.forget_tools()
   return b
 end
@@ -252,15 +275,13 @@ local function update_tool(tool, status, extra)
   end
 end
 
---- Shows `lines` as the change of `tool` (an edit or write): they replace the change shown
---- before (the proposal the question was about) where it is, else they are appended. A change
---- is shown once, in one place.
----@param tool tandem.Tool
+--- Writes `lines` as `block` ({mark, count}): in place of its lines where it is, else appended
+--- (and marked).
+---@param block {mark?: integer, count: integer}
 ---@param lines string[]
-function M.tool_change(tool, lines)
+local function put_block(block, lines)
   local b = M.buf()
-  local block = diff_blocks[tool]
-  local row = block and api.nvim_buf_get_extmark_by_id(b, ns, block.mark, {})[1]
+  local row = block.mark and api.nvim_buf_get_extmark_by_id(b, ns, block.mark, {})[1]
   if row then
     local count = api.nvim_buf_line_count(b)
     local last = math.min(row + block.count, count)
@@ -272,15 +293,72 @@ function M.tool_change(tool, lines)
       -- The block was the end of the buffer: streamed text continues after its new last line.
       col = #lines[#lines]
       blocks = {}
+      window.follow_end()
     end
     return
   end
   M.append(lines)
-  local first = api.nvim_buf_line_count(b) - #lines
-  diff_blocks[tool] = {
-    mark = api.nvim_buf_set_extmark(b, ns, first, 0, { right_gravity = false }),
-    count = #lines,
-  }
+  block.mark = api.nvim_buf_set_extmark(b, ns, api.nvim_buf_line_count(b) - #lines, 0, { right_gravity = false })
+  block.count = #lines
+end
+
+--- Shows `lines` as the change of `tool` (an edit or write): they replace the change shown
+--- before (the proposal the question was about) where it is, else they are appended. A change
+--- is shown once, in one place.
+---@param tool tandem.Tool
+---@param lines string[]
+function M.tool_change(tool, lines)
+  local block = diff_blocks[tool] or { count = 0 }
+  diff_blocks[tool] = block
+  put_block(block, lines)
+end
+
+--- Shows the output of command `tool` under its line: its end while it runs (`running`), the
+--- end of its result once it ended; in place of what was shown before. No output, no block.
+---@param tool tandem.Tool
+---@param running boolean
+local function tool_output(tool, running)
+  local block = output_blocks[tool]
+  local text = tool.output or ''
+  local lines = output.block(text, running, block ~= nil and block.expanded)
+  if #lines == 0 then
+    return
+  end
+  if not block then
+    -- Right under the call's line, or after a blank line when something came between (the
+    -- question to run it, and the answer).
+    local b = M.buf()
+    local count = api.nvim_buf_line_count(b)
+    if tool_row(tool) ~= count - 1 and api.nvim_buf_get_lines(b, count - 1, count, false)[1] ~= '' then
+      M.append({ '' })
+    end
+    block = { count = 0, running = running, expanded = false, text = text, tool_mark = marks[tool] }
+    output_blocks[tool] = block
+    table.insert(outputs, block)
+  end
+  block.text, block.running = text, running
+  put_block(block, lines)
+end
+
+--- Enter in the chat: on a command's output (or its call's line), shows all of it, or again
+--- only its end. Returns false when `row` (0-based) is on none.
+---@param row integer
+---@return boolean
+function M.toggle_output(row)
+  local b = window.get()
+  if not b then
+    return false
+  end
+  for _, block in ipairs(outputs) do
+    local first = block.mark and api.nvim_buf_get_extmark_by_id(b, ns, block.mark, {})[1]
+    local call = block.tool_mark and api.nvim_buf_get_extmark_by_id(b, ns, block.tool_mark, {})[1]
+    if first and ((row >= first and row < first + block.count) or row == call) then
+      block.expanded = not block.expanded
+      put_block(block, output.block(block.text, block.running, block.expanded))
+      return true
+    end
+  end
+  return false
 end
 
 --- Whether a change of `tool` is shown.
@@ -354,14 +432,33 @@ function writers.tool_start(s, e)
   update_tool(tool_with_line(s, e.toolCallId), 'running')
 end
 
+--- A command's output so far: its end, under its line.
+function writers.tool_update(s, e)
+  local tool = s.tools[e.toolCallId]
+  if tool and output.shows(tool) then
+    arrive(s)
+    tool_output(tool_with_line(s, e.toolCallId), true)
+  end
+end
+
 function writers.tool_end(s, e)
   local tool = tool_with_line(s, e.toolCallId)
   local note = diff.change_note(tool, e.isError == true)
+  -- A command's output is shown under its line; a failure of one line (a refusal: "denied by
+  -- the user") is said on the line alone.
+  local shows_output = output.shows(tool)
+    and (not e.isError or output_blocks[tool] ~= nil or output.count(tool.output) > 1)
   if e.isError then
     local rejected = note == 'rejected, not applied'
-    update_tool(tool, 'failed', rejected and 'rejected: the file is unchanged' or render.first_line(e.text))
+    -- With the output under it, the line says how the command ended (its result's last line,
+    -- "Command exited with code 2"); else why the call failed (the first line).
+    local why = shows_output and render.last_line(e.text) or render.first_line(e.text)
+    update_tool(tool, 'failed', rejected and 'rejected: the file is unchanged' or why)
   else
     update_tool(tool, 'done')
+  end
+  if shows_output then
+    tool_output(tool, false)
   end
   if type(e.diff) == 'string' and e.diff ~= '' then
     -- The server's diff of the change, with the file's line numbers: it replaces the proposal

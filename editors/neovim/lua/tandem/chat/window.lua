@@ -89,6 +89,27 @@ function M.is_open()
   return #chat_windows() > 0
 end
 
+--- The width a vertical chat split gets: the configured width, at most half the screen.
+---@return integer
+local function split_width()
+  return math.min(config.options.chat.width or 80, math.max(20, math.floor(vim.o.columns / 2)))
+end
+
+--- The columns the chat's text has: its window's in this tab, else the window it would open in.
+---@return integer
+function M.text_width()
+  local wins = chat_windows()
+  if #wins > 0 then
+    local info = vim.fn.getwininfo(wins[1])[1]
+    return api.nvim_win_get_width(wins[1]) - (info and info.textoff or 0)
+  end
+  local position = config.options.chat.position
+  if position == 'right' or position == 'left' then
+    return split_width()
+  end
+  return vim.o.columns
+end
+
 --- Shows buffer `b` (the chat) in a split, unless it is already visible in this tab.
 ---@param b integer
 ---@param opts {focus?: boolean}
@@ -105,7 +126,7 @@ function M.open(b, opts)
   local vertical = chat.position == 'right' or chat.position == 'left'
   local win_opts = { split = chat.position or 'right', win = 0 }
   if vertical then
-    win_opts.width = math.min(chat.width or 80, math.max(20, math.floor(vim.o.columns / 2)))
+    win_opts.width = split_width()
   else
     win_opts.height = chat.height or 15
   end
