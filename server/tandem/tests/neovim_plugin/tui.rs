@@ -141,10 +141,13 @@ impl Conversation {
             s.contains(PICKER) && s.contains("1: Allow")
         });
         c.choose("Allow");
-        c.end = c.wait("the end of the run in the command line", |s| {
+        // The progress end (the command line) and the chat's events are separate streams:
+        // the chat may draw the call's end a moment after the command line says done.
+        c.end = c.wait("the end of the run in the command line and the chat", |s| {
             s.lines
                 .last()
                 .is_some_and(|l| l.starts_with("Tandem: done"))
+                && s.contains("✓ Run")
         });
         c
     }
