@@ -78,6 +78,9 @@ pub struct BeforeToolCallResult {
     pub reason: Option<String>,
     /// Also mark the result as terminating.
     pub terminate: bool,
+    /// Arguments the call runs with instead (pi's in-place mutation of a `tool_call` event's
+    /// input; not validated again, as pi does not).
+    pub args: Option<Value>,
 }
 
 /// What `after_tool_call` sees.

@@ -186,14 +186,20 @@ async fn prepare(
     if cancel.is_cancelled() {
         return Prepared::Immediate(Box::new(Finalized::error(ABORTED_TEXT)));
     }
-    if let Some(decision) = decision.filter(|d| d.block) {
-        let mut f = Finalized::error(
-            decision
-                .reason
-                .unwrap_or_else(|| "Tool execution was blocked".to_string()),
-        );
-        f.result.terminate = decision.terminate;
-        return Prepared::Immediate(Box::new(f));
+    let mut args = args;
+    if let Some(decision) = decision {
+        if decision.block {
+            let mut f = Finalized::error(
+                decision
+                    .reason
+                    .unwrap_or_else(|| "Tool execution was blocked".to_string()),
+            );
+            f.result.terminate = decision.terminate;
+            return Prepared::Immediate(Box::new(f));
+        }
+        if let Some(changed) = decision.args {
+            args = changed;
+        }
     }
     Prepared::Ready { tool, args }
 }

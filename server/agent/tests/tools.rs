@@ -286,6 +286,7 @@ async fn before_tool_call_blocks_with_its_reason_or_the_default_text() {
                 block: true,
                 reason: Some("Writing outside the project is not allowed".into()),
                 terminate: false,
+                args: None,
             }),
             "c2" => Some(BeforeToolCallResult {
                 block: true,
@@ -333,6 +334,36 @@ async fn before_tool_call_blocks_with_its_reason_or_the_default_text() {
 }
 
 #[tokio::test]
+async fn before_tool_call_can_replace_the_arguments_the_tool_runs_with() {
+    let (tool, seen) = recording_tool("write");
+    let script = ScriptedModel::new(vec![
+        Turn::tools(vec![
+            call("c1", "write", json!({"path": "a.txt"})),
+            call("c2", "write", json!({"path": "b.txt"})),
+        ]),
+        Turn::text("ok"),
+    ]);
+    let mut options = options(&script, vec![tool]);
+    options.hooks = TestHooks::new()
+        .before(|call| {
+            (call.tool_call.id == "c1").then(|| BeforeToolCallResult {
+                args: Some(json!({"path": "changed.txt"})),
+                ..Default::default()
+            })
+        })
+        .arc();
+    let agent = Agent::new(options);
+    prompt(&agent, "go").await;
+    let mut seen = seen.lock().expect("log").clone();
+    seen.sort_by_key(|v| v.to_string());
+    assert_eq!(
+        seen,
+        [json!({"path": "b.txt"}), json!({"path": "changed.txt"})]
+    );
+    assert!(!history_result(&agent, "c1").is_error);
+}
+
+#[tokio::test]
 async fn a_block_with_terminate_ends_the_run() {
     let (tool, seen) = recording_tool("write");
     let script = ScriptedModel::new(vec![
@@ -346,6 +377,7 @@ async fn a_block_with_terminate_ends_the_run() {
                 block: true,
                 reason: Some("Stopped by the user".into()),
                 terminate: true,
+                args: None,
             })
         })
         .arc();

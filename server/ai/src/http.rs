@@ -138,9 +138,12 @@ pub async fn post_sse(
         provider,
         url,
         headers,
-        body,
+        mut body,
         secrets,
     } = request;
+    if let Some(hooks) = &options.provider_hooks.0 {
+        body = hooks.before_request(body).await;
+    }
     tracing::debug!(provider = %provider, url = %url, "model request");
     let mut builder = client_for(options.proxy.as_deref(), &provider)?
         .post(&url)
@@ -171,6 +174,16 @@ pub async fn post_sse(
         detail: redact(&error_chain(&e), &secrets, &provider),
     })?;
     let status = response.status();
+    if let Some(hooks) = &options.provider_hooks.0 {
+        let headers = response
+            .headers()
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
+            })
+            .collect();
+        hooks.after_response(status.as_u16(), headers).await;
+    }
     if !status.is_success() {
         let retry_after = response
             .headers()

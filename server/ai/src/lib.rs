@@ -28,7 +28,9 @@ pub mod types;
 pub use error::ProviderError;
 pub use event::{AssistantMessageEvent, PartialMessage};
 pub use model::{Api, InputKind, Model, ModelCost, OpenAiCompat, ThinkingBudgets, ThinkingLevel};
-pub use options::{StreamOptions, DEFAULT_IDLE_TIMEOUT};
+pub use options::{
+    HookFuture, ProviderHookSlot, ProviderHooks, StreamOptions, DEFAULT_IDLE_TIMEOUT,
+};
 pub use providers::stream;
 pub use stream::{AssistantStream, BlockEnds, StreamWriter, ABORTED_MESSAGE};
 pub use tokio_util::sync::CancellationToken;

@@ -1,7 +1,12 @@
 //! Per-call options shared by every provider (pi's `SimpleStreamOptions`).
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +25,37 @@ pub enum CacheRetention {
     Short,
     /// Longer retention where offered.
     Long,
+}
+
+/// What a provider hook returns (a boxed, sendable future).
+pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Hooks around a model call's HTTP request (pi's `before_provider_request` and
+/// `after_provider_response`): extensions see, and may replace, the payload a provider built,
+/// and see the response's status and headers before its body is read.
+pub trait ProviderHooks: Send + Sync {
+    /// The payload the provider is about to send; the value returned is sent instead.
+    fn before_request<'a>(&'a self, payload: Value) -> HookFuture<'a, Value>;
+    /// The response's status and headers (names lower-cased), before the body is read.
+    fn after_response<'a>(
+        &'a self,
+        status: u16,
+        headers: Vec<(String, String)>,
+    ) -> HookFuture<'a, ()>;
+}
+
+/// [`StreamOptions::provider_hooks`], debug-printed as present or not.
+#[derive(Clone, Default)]
+pub struct ProviderHookSlot(pub Option<Arc<dyn ProviderHooks>>);
+
+impl std::fmt::Debug for ProviderHookSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Some(ProviderHooks)"
+        } else {
+            "None"
+        })
+    }
 }
 
 /// Options for one model call.
@@ -48,6 +84,8 @@ pub struct StreamOptions {
     /// The proxy every request goes through (settings' `httpProxy`); without one, the
     /// `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY` environment applies.
     pub proxy: Option<String>,
+    /// Hooks around the HTTP request (extensions'); none by default.
+    pub provider_hooks: ProviderHookSlot,
 }
 
 impl Default for StreamOptions {
@@ -64,6 +102,7 @@ impl Default for StreamOptions {
             cache_retention: CacheRetention::Short,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             proxy: None,
+            provider_hooks: ProviderHookSlot::default(),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod calls;
 pub mod checkpoint;
 pub mod compaction;
 pub mod env;
+pub mod extensions;
 pub mod images;
 pub mod intel;
 pub mod messages;

@@ -72,6 +72,7 @@ fn session(f: &Fixture, manager: SessionManager, model: Model, settings: Setting
         stream_fn: default_stream_fn(),
         stream_options: StreamOptions::default(),
         calls: env.calls.clone(),
+        extensions: None,
     })
     .expect("session")
 }

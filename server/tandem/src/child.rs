@@ -6,7 +6,7 @@ use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStderr};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -36,6 +36,17 @@ impl StderrTail {
     /// their last `max_excerpt` characters.
     pub fn read(
         stderr: Option<ChildStderr>,
+        keep: usize,
+        max_excerpt: usize,
+        each: impl Fn(&str) + Send + 'static,
+    ) -> Arc<StderrTail> {
+        Self::read_from(stderr, keep, max_excerpt, each)
+    }
+
+    /// [`StderrTail::read`] of any output of a child (an extension host's stdout is its log
+    /// too).
+    pub fn read_from<R: AsyncRead + Unpin + Send + 'static>(
+        stderr: Option<R>,
         keep: usize,
         max_excerpt: usize,
         each: impl Fn(&str) + Send + 'static,
@@ -91,7 +102,7 @@ impl StderrTail {
     }
 }
 
-async fn drain(stderr: ChildStderr, tail: Arc<StderrTail>, each: impl Fn(&str)) {
+async fn drain<R: AsyncRead + Unpin>(stderr: R, tail: Arc<StderrTail>, each: impl Fn(&str)) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     let mut forwarded = 0u64;

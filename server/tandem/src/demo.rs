@@ -144,7 +144,7 @@ pub fn run(real: bool, mode: OutputMode, mut args: RunArgs) -> ExitCode {
                 m
             });
             return rt.block_on(async move {
-                let started = setup(&args, &workspace, model, false).await?;
+                let started = setup(&args, &workspace, model, false, OutputMode::Text).await?;
                 execute(started.session, vec![(task, Vec::new())], mode).await
             });
         }

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod demo;
 mod demo_editor;
 pub mod entry;
+pub mod extensions;
 pub mod host;
 pub mod langserver;
 pub mod logging;

@@ -28,6 +28,7 @@ use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
 use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::{input, text_output, OutputMode, RunArgs};
+use crate::extensions::StderrUi;
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::setup::{decide_trust, prepare, SessionRequest, Started};
 use crate::host::turns::{Live, Prompt};
@@ -117,6 +118,7 @@ pub async fn setup(
     cwd: &Path,
     model: Option<Model>,
     mcp: bool,
+    mode: OutputMode,
 ) -> anyhow::Result<Started> {
     let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
     let mut trust_problems = Vec::new();
@@ -129,7 +131,14 @@ pub async fn setup(
         trust,
         trust_problems,
         model,
-    })?;
+    })?
+    .with_extension_front(
+        match mode {
+            OutputMode::Json => "json",
+            OutputMode::Text => "print",
+        },
+        Arc::new(StderrUi),
+    );
     let workspace = Arc::new(DiskWorkspace::new(
         [cwd.to_path_buf()],
         PermissionPolicy::AllowAll,
@@ -238,8 +247,11 @@ pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
         let prompts = prompts(&run, &cwd)?;
         let rt = single_thread_runtime()?;
         rt.block_on(async move {
-            let started = setup(&run, &cwd, None, true).await?;
+            let started = setup(&run, &cwd, None, true, mode).await?;
             let outcome = execute(started.session, prompts, mode).await;
+            if let Some(extensions) = &started.extensions {
+                extensions.shutdown().await;
+            }
             started.mcp.shutdown().await;
             if let Some(languages) = &started.languages {
                 languages.shutdown().await;
@@ -390,6 +402,7 @@ pub async fn execute(
     };
     tokio::pin!(abort_on_ctrl_c);
     let mut interrupted = false;
+    let mut handled = false;
     for (text, images) in prompts {
         let prompt = Prompt {
             text,
@@ -409,6 +422,7 @@ pub async fn execute(
             crate::eprintln_safe!("Warning: {notice}");
         }
         result.map_err(|_| anyhow!("a turn is already running"))??;
+        handled |= live.session().last_prompt_handled();
         interrupted |= aborted;
         let failed = live
             .session()
@@ -421,6 +435,10 @@ pub async fn execute(
     let Some(last) = live.session().last_assistant() else {
         if interrupted {
             return Ok(RunEnd::Interrupted);
+        }
+        if handled {
+            // Extension commands or handled input only: nothing to print, as in pi.
+            return Ok(RunEnd::Completed);
         }
         bail!("The model gave no answer");
     };

@@ -3,11 +3,15 @@
 
 use std::sync::{Arc, Mutex};
 
-use tandem_agent::{AgentHooks, AgentMessage, BoxFuture};
+use tandem_agent::{
+    AfterToolCall, AfterToolCallResult, AgentHooks, AgentMessage, BeforeToolCall,
+    BeforeToolCallResult, BoxFuture,
+};
 use tandem_ai::registry::ModelRegistry;
 use tandem_ai::sync::lock;
 use tandem_ai::{Message, TextContent, UserBlock, UserContent};
 
+use crate::extensions::{FinishedCall, SessionExtensions};
 use crate::settings::Settings;
 
 /// What the model reads instead of an image when `images.blockImages` is on (pi 1.6's words).
@@ -19,6 +23,8 @@ pub(super) struct SessionHooks {
     runtime_api_key: Option<String>,
     /// The session's settings, read at each call (a folder trusted later changes them).
     settings: Arc<Mutex<Settings>>,
+    /// The session's extensions: `tool_call`, `tool_result` and `context`.
+    extensions: Option<Arc<dyn SessionExtensions>>,
 }
 
 impl SessionHooks {
@@ -26,11 +32,13 @@ impl SessionHooks {
         registry: Option<Arc<ModelRegistry>>,
         runtime_api_key: Option<String>,
         settings: Arc<Mutex<Settings>>,
+        extensions: Option<Arc<dyn SessionExtensions>>,
     ) -> Self {
         SessionHooks {
             registry,
             runtime_api_key,
             settings,
+            extensions,
         }
     }
 }
@@ -42,6 +50,51 @@ impl AgentHooks for SessionHooks {
             converted.iter_mut().for_each(block_images);
         }
         converted
+    }
+
+    fn transform_context<'a>(
+        &'a self,
+        messages: Vec<AgentMessage>,
+    ) -> BoxFuture<'a, Result<Vec<AgentMessage>, String>> {
+        Box::pin(async move {
+            match &self.extensions {
+                Some(extensions) => Ok(extensions.context(messages).await),
+                None => Ok(messages),
+            }
+        })
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        call: BeforeToolCall<'a>,
+    ) -> BoxFuture<'a, Option<BeforeToolCallResult>> {
+        Box::pin(async move {
+            let extensions = self.extensions.as_ref()?;
+            extensions
+                .tool_call(&call.tool_call.id, &call.tool_call.name, call.args)
+                .await
+        })
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        call: AfterToolCall<'a>,
+    ) -> BoxFuture<'a, Result<Option<AfterToolCallResult>, String>> {
+        Box::pin(async move {
+            let Some(extensions) = &self.extensions else {
+                return Ok(None);
+            };
+            let result = serde_json::to_value(call.result).unwrap_or_default();
+            Ok(extensions
+                .tool_result(FinishedCall {
+                    call_id: &call.tool_call.id,
+                    tool: &call.tool_call.name,
+                    input: call.args,
+                    result: &result,
+                    is_error: call.is_error,
+                })
+                .await)
+        })
     }
 
     fn get_api_key<'a>(

@@ -11,6 +11,7 @@
 mod bash;
 mod controls;
 mod events;
+mod handle;
 mod hooks;
 mod pump;
 
@@ -32,9 +33,11 @@ use tokio_util::sync::CancellationToken;
 pub use bash::BashResult;
 pub use controls::{ContextUsage, ForkPoint, SessionStats, TokenTotals};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, SessionEvent};
+pub use handle::{Delivery, SessionHandle, SessionSnapshot};
 
 use crate::calls::CallRecords;
 use crate::compaction::{self, CompactionOptions, CompactionSettings};
+use crate::extensions::{InputOutcome, InputSource, RunStart, SessionExtensions};
 use crate::resources::{Resources, SystemPrompt};
 use crate::retry::{self, RetryPolicy};
 use crate::session::system::SystemState;
@@ -62,6 +65,9 @@ pub enum SessionError {
     /// A user's shell command could not run.
     #[error("{0}")]
     Bash(String),
+    /// An extension command failed.
+    #[error("{0}")]
+    Extension(String),
 }
 
 /// What an agent session is built from.
@@ -93,6 +99,8 @@ pub struct AgentSessionOptions {
     /// Where the tools record what each call did (the same records as their
     /// [`crate::ToolEnv::calls`]).
     pub calls: Arc<CallRecords>,
+    /// The session's extensions, when any are loaded.
+    pub extensions: Option<Arc<dyn SessionExtensions>>,
 }
 
 struct Shared {
@@ -155,6 +163,14 @@ pub struct AgentSession {
     bash: Mutex<Option<CancellationToken>>,
     /// User commands that ended during a run, recorded when it settles.
     pending_bash: Mutex<Vec<AgentMessage>>,
+    /// The session's extensions.
+    extensions: Option<Arc<dyn SessionExtensions>>,
+    /// Every tool the session was given (the active ones are the agent's).
+    all_tools: Arc<Mutex<Vec<Arc<dyn AgentTool>>>>,
+    /// Messages queued for the next prompt (an extension's, sent while the session was idle).
+    next_turn: Arc<Mutex<Vec<AgentMessage>>>,
+    /// The last prompt was an extension command or handled by an extension: nothing ran.
+    handled: AtomicBool,
 }
 
 /// What to do after a run.
@@ -198,6 +214,7 @@ impl AgentSession {
             options.registry.clone(),
             options.runtime_api_key.clone(),
             settings.clone(),
+            options.extensions.clone(),
         ));
         let (steering_mode, follow_up_mode, (idle_timeout, proxy)) = {
             let s = lock(&settings);
@@ -218,12 +235,16 @@ impl AgentSession {
         }
         agent_options.system_prompt = Some(system.text());
         agent_options.thinking_level = options.thinking_level;
+        let all_tools = Arc::new(Mutex::new(options.tools.clone()));
         agent_options.tools = options.tools;
         agent_options.messages = context.messages;
         agent_options.stream_fn = options.stream_fn.clone();
         let mut stream_options = options.stream_options;
         stream_options.idle_timeout = idle_timeout;
         stream_options.proxy = proxy;
+        if let Some(hooks) = options.extensions.as_ref().and_then(|e| e.provider_hooks()) {
+            stream_options.provider_hooks.0 = Some(hooks);
+        }
         stream_options
             .session_id
             .get_or_insert_with(|| session.session_id().to_string());
@@ -258,6 +279,10 @@ impl AgentSession {
             retry_waiting: AtomicBool::new(false),
             bash: Mutex::new(None),
             pending_bash: Mutex::new(Vec::new()),
+            extensions: options.extensions,
+            all_tools,
+            next_turn: Arc::new(Mutex::new(Vec::new())),
+            handled: AtomicBool::new(false),
         })
     }
 
@@ -345,6 +370,7 @@ impl AgentSession {
             o.idle_timeout = idle;
             o.proxy = proxy;
         });
+        *lock(&self.all_tools) = new.tools.clone();
         self.agent.update_state(|s| s.tools = new.tools);
         *lock(&self.system_prompt) = new.system_prompt;
         *lock(&self.settings) = new.settings;
@@ -368,14 +394,80 @@ impl AgentSession {
         images: Vec<ImageContent>,
         context: Option<&str>,
     ) -> Result<(), SessionError> {
-        let expanded = self.expand(text)?;
+        self.prompt_from(text, images, context, InputSource::Rpc)
+            .await
+    }
+
+    /// [`AgentSession::prompt_in_context`] for a prompt from `source`: with extensions, an
+    /// extension command runs instead of a prompt, and the `input` and `before_agent_start`
+    /// handlers see, change or handle it first (pi's order: commands, `input`, expansion,
+    /// `before_agent_start`).
+    pub async fn prompt_from(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        context: Option<&str>,
+        source: InputSource,
+    ) -> Result<(), SessionError> {
+        self.handled.store(false, Ordering::Release);
+        let (text, images) = match &self.extensions {
+            Some(extensions) => {
+                if let Some(ran) = extensions.command(text).await {
+                    self.handled.store(true, Ordering::Release);
+                    return ran.map_err(SessionError::Extension);
+                }
+                match extensions
+                    .input(text.to_string(), images, source, None)
+                    .await
+                {
+                    InputOutcome::Continue { text, images } => (text, images),
+                    InputOutcome::Handled => {
+                        self.handled.store(true, Ordering::Release);
+                        return Ok(());
+                    }
+                }
+            }
+            None => (text.to_string(), images),
+        };
+        let expanded = self.expand(&text)?;
+        let running = self.agent.is_running();
         // Call ids may repeat across runs; the last run's records were shown by now.
-        if !self.agent.is_running() {
+        if !running {
             self.calls.clear();
         }
-        let mut messages = with_context(context, user_message(&expanded, images).into());
-        if !self.agent.is_running() {
+        let mut messages = with_context(context, user_message(&expanded, images.clone()).into());
+        if !running {
             messages.splice(0..0, self.declare_system());
+        }
+        let extension_start = match &self.extensions {
+            Some(extensions) if !running => {
+                let system_prompt = self.agent.with_state(|s| s.system_prompt.clone());
+                Some(
+                    extensions
+                        .before_agent_start(RunStart {
+                            prompt: &expanded,
+                            images: &images,
+                            system_prompt: system_prompt.as_deref().unwrap_or_default(),
+                        })
+                        .await,
+                )
+            }
+            _ => None,
+        };
+        if !running {
+            messages.append(&mut lock(&self.next_turn));
+        }
+        if let Some(start) = extension_start {
+            messages.extend(
+                start
+                    .messages
+                    .into_iter()
+                    .map(|m| crate::messages::CodingMessage::Custom(m).into_agent_message()),
+            );
+            if let Some(forced) = start.system_prompt {
+                // For this run only: the next prompt declares the session's prompt again.
+                self.agent.update_state(|s| s.system_prompt = Some(forced));
+            }
         }
         let cancel = CancellationToken::new();
         *lock(&self.run_cancel) = cancel.clone();
@@ -387,6 +479,12 @@ impl AgentSession {
             .map_err(|_| SessionError::Busy)?;
         self.wait_for_pump(seen + 1).await;
         self.finish_run(&cancel, start).await
+    }
+
+    /// Whether the last prompt ran nothing: it was an extension command, or an extension's
+    /// `input` handler handled it (no run, no `agent_settled`).
+    pub fn last_prompt_handled(&self) -> bool {
+        self.handled.load(Ordering::Acquire)
     }
 
     /// Brings the prompt and tools the conversation declares up to date, as pi 1.6 does before

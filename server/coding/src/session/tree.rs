@@ -36,6 +36,16 @@ impl SessionManager {
         self.index.len()
     }
 
+    /// The entries from number `first` on, in file order (what was appended since a reader
+    /// saw `first` of them).
+    pub fn entries_from(&self, first: usize) -> Vec<SessionEntry> {
+        let first = u32::try_from(first).unwrap_or(u32::MAX);
+        let count = u32::try_from(self.index.len()).unwrap_or(u32::MAX);
+        (first..count)
+            .filter_map(|n| self.entry_at(n).map(Cow::into_owned))
+            .collect()
+    }
+
     /// The entry with `id` (read back from the file unless it is in the current branch's
     /// context part; `None` also when it cannot be read back, which is logged).
     pub fn entry(&self, id: &str) -> Option<Cow<'_, SessionEntry>> {

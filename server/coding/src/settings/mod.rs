@@ -65,6 +65,10 @@ pub struct Settings {
     /// `+name` / `-name` change it (see [`crate::tools::select_tools`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_tools: Option<Vec<String>>,
+    /// Extension files and directories to load (pi's `extensions`; relative to the
+    /// settings file's directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
     /// Where session files go (relative to the working directory); `--session-dir` and
     /// `PI_CODING_AGENT_SESSION_DIR` win over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +79,10 @@ pub struct Settings {
     /// Longest silence of a provider's response, in milliseconds; `0` or `"disabled"`: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_idle_timeout_ms: Option<Millis>,
+    /// How long one event's extension handlers may take, in milliseconds (default 30000);
+    /// `0` or `"disabled"`: no limit (Tandem's own key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_event_timeout_ms: Option<Millis>,
     /// The providers' transport (`auto`, `sse`; pi's WebSocket transports are not Tandem's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
@@ -355,6 +363,15 @@ impl Settings {
             (Some(ms), _) => Millis::Count(ms).duration(),
             (None, Some(setting)) => setting.duration(),
             (None, None) => Some(tandem_ai::DEFAULT_IDLE_TIMEOUT),
+        }
+    }
+
+    /// How long one event's extension handlers may take (`extensionEventTimeoutMs`, default
+    /// 30 s); `None` when turned off.
+    pub fn extension_event_timeout(&self) -> Option<Duration> {
+        match &self.extension_event_timeout_ms {
+            Some(setting) => setting.duration(),
+            None => Some(Duration::from_secs(30)),
         }
     }
 

@@ -45,9 +45,11 @@ const SCHEMA: &[(&str, Kind)] = &[
         Kind::Map(&Kind::OneOf(THINKING_LEVELS)),
     ),
     ("defaultTools", Kind::TextList),
+    ("extensions", Kind::TextList),
     ("sessionDir", Kind::Text),
     ("httpProxy", Kind::Text),
     ("httpIdleTimeoutMs", Kind::MillisOrDisabled),
+    ("extensionEventTimeoutMs", Kind::MillisOrDisabled),
     (
         "transport",
         Kind::OneOf(&["auto", "sse", "websocket", "websocket-cached"]),

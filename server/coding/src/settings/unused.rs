@@ -14,6 +14,7 @@ const HONOURED: &[&str] = &[
     "steeringMode",
     "followUpMode",
     "defaultTools",
+    "extensions",
     "sessionDir",
     "compaction.enabled",
     "compaction.reserveTokens",
@@ -27,6 +28,7 @@ const HONOURED: &[&str] = &[
     "retry.provider.timeoutMs",
     "httpProxy",
     "httpIdleTimeoutMs",
+    "extensionEventTimeoutMs",
     "transport",
     "shellPath",
     "shellCommandPrefix",
@@ -107,10 +109,6 @@ const PI_OTHER: &[(&str, &str)] = &[
         "pi 1.6's packages, which Tandem does not install",
     ),
     ("selfUpdateCommand", "pi 1.6's self-update"),
-    (
-        "extensions",
-        "pi 1.6's extensions, which Tandem does not run",
-    ),
     (
         "enableInstallTelemetry",
         "pi 1.6's telemetry; Tandem sends none",

@@ -145,6 +145,16 @@ struct SessionArgs {
     /// Ignore this folder's project configuration for this process [alias: -na]
     #[arg(long)]
     no_approve: bool,
+
+    /// Load an extension (a TypeScript or JavaScript module, a directory, or an executable
+    /// speaking Tandem's extension protocol) for this run (repeatable)
+    #[arg(short = 'e', long = "extension", value_name = "PATH", action = ArgAction::Append)]
+    extension: Vec<String>,
+
+    /// Discover no extensions (the agent directory's, the project's, the settings'); -e
+    /// still loads [alias: -ne]
+    #[arg(long)]
+    no_extensions: bool,
 }
 
 impl SessionArgs {
@@ -166,6 +176,8 @@ impl SessionArgs {
             no_context_files: self.no_context_files || earlier.no_context_files,
             approve: self.approve || earlier.approve,
             no_approve: self.no_approve || earlier.no_approve,
+            extension: [earlier.extension, self.extension].concat(),
+            no_extensions: self.no_extensions || earlier.no_extensions,
         }
     }
 }
@@ -302,10 +314,11 @@ enum Sub {
 
 /// pi's multi-letter short flags that Tandem also has, rewritten to their long form before clap
 /// sees them (clap reads `-nt` as `-n -t`).
-const PI_SHORT_ALIASES: [(&str, &str); 3] = [
+const PI_SHORT_ALIASES: [(&str, &str); 4] = [
     ("-nt", "--no-tools"),
     ("-nc", "--no-context-files"),
     ("-na", "--no-approve"),
+    ("-ne", "--no-extensions"),
 ];
 
 /// Parses a full command line (program name first).
@@ -418,6 +431,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
         (o.no_context_files, "--no-context-files"),
         (o.approve, "--approve"),
         (o.no_approve, "--no-approve"),
+        (!o.extension.is_empty(), "--extension"),
+        (o.no_extensions, "--no-extensions"),
     ]);
     let has_messages = !cli.messages.is_empty();
     let session = if h.no_session {
@@ -453,6 +468,8 @@ fn finish(mut cli: Cli) -> Result<Parsed, clap::Error> {
                 (_, true) => Some(false),
                 _ => None,
             },
+            extensions: o.extension,
+            no_extensions: o.no_extensions,
             ..SessionOptions::default()
         },
         session,

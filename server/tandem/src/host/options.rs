@@ -103,6 +103,10 @@ pub struct SessionOptions {
     /// The name every new session gets (`tandem acp --name`; print mode names its one session
     /// itself).
     pub new_session_name: Option<String>,
+    /// Extensions for this run (`-e PATH`, repeatable).
+    pub extensions: Vec<String>,
+    /// `--no-extensions`: no extension is discovered (the `-e` ones still load).
+    pub no_extensions: bool,
 }
 
 impl SessionOptions {

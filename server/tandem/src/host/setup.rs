@@ -34,6 +34,7 @@ use tandem_ai::sync::lock;
 use tandem_ai::{Model, StreamOptions, ThinkingLevel};
 use tandem_coding::agent_session::{AgentSession, AgentSessionOptions, Reconfiguration};
 use tandem_coding::calls::CallRecords;
+use tandem_coding::extensions::SessionExtensions;
 use tandem_coding::intel::LanguageIntel;
 use tandem_coding::resources::{today_utc, ResourceOptions, Resources, SystemPrompt};
 use tandem_coding::session::system::SystemState;
@@ -45,6 +46,7 @@ use tandem_coding::{BashPolicy, ShellSettings, ToolEnv, Workspace};
 
 use super::models::{self, require_key, ModelDefaults, ModelError, ResumedSession};
 use super::options::{Origin, SessionOptions, ToolSelection, EDITOR_TOOLS};
+use crate::extensions::{discover, ExtensionUi, Extensions, NoUi, Sources, StartOptions};
 use crate::langserver::LanguageServers;
 use crate::mcp::{connect_for_session, McpServerConfig, McpTools};
 
@@ -256,6 +258,8 @@ pub struct Prepared {
     pending: Option<ProtectedResources>,
     problems: Vec<String>,
     intel: Option<Arc<dyn LanguageIntel>>,
+    /// The front door's name and user interface for extensions.
+    extension_front: (&'static str, Arc<dyn ExtensionUi>),
 }
 
 /// Where the history of a session a front door (re)starts comes from.
@@ -372,6 +376,7 @@ pub fn prepare_history(
         pending,
         problems,
         intel: None,
+        extension_front: ("print", Arc::new(NoUi)),
     })
 }
 
@@ -405,6 +410,9 @@ pub struct Started {
     pub session: AgentSession,
     /// Its MCP servers (stop them with `shutdown` when the session ends).
     pub mcp: McpTools,
+    /// Its extensions (stop them with `shutdown` when the session ends; dropped, their hosts
+    /// are killed).
+    pub extensions: Option<Extensions>,
     /// Tandem's own language servers, when the session uses them (stop them with `shutdown`
     /// when the session ends).
     pub languages: Option<Arc<LanguageServers>>,
@@ -426,6 +434,13 @@ impl Prepared {
         self
     }
 
+    /// How this front door names itself to extensions (`ctx.mode`) and shows their dialogs
+    /// (default: print mode, no one to ask).
+    pub fn with_extension_front(mut self, mode: &'static str, ui: Arc<dyn ExtensionUi>) -> Self {
+        self.extension_front = (mode, ui);
+        self
+    }
+
     /// The id of the session that will be started.
     pub fn session_id(&self) -> &str {
         self.manager.session_id()
@@ -441,22 +456,92 @@ impl Prepared {
     ) -> Result<Started, SetupError> {
         let mcp = connect_for_session(&self.settings, servers, &self.cwd).await;
         let tools = mcp.tools();
+        let (extensions, mut extension_problems) = self.start_extensions().await;
+        let ext_tools = extensions
+            .as_ref()
+            .map(Extensions::tools)
+            .unwrap_or_default();
+        let hooks = extensions.as_ref().map(Extensions::session_hooks);
         let built = tokio::task::spawn_blocking(move || {
-            self.build_with(workspace, bash_policy, tools, true)
+            self.build_with(workspace, bash_policy, tools, true, (ext_tools, hooks))
         })
         .await
         .map_err(|e| SetupError::Build(anyhow::anyhow!("the setup task failed: {e}")));
         match built {
             Ok(Ok(mut started)) => {
                 started.problems.extend(mcp.warnings().iter().cloned());
+                started.problems.append(&mut extension_problems);
                 started.mcp = mcp;
+                if let Some(extensions) = &extensions {
+                    extensions.bind(&started.session).await;
+                }
+                started.extensions = extensions;
                 Ok(started)
             }
             Ok(Err(e)) | Err(e) => {
                 mcp.shutdown().await;
+                if let Some(extensions) = extensions {
+                    extensions.shutdown().await;
+                }
                 Err(e)
             }
         }
+    }
+
+    /// Finds this session's extensions and starts their hosts; their problems, one line each.
+    async fn start_extensions(&self) -> (Option<Extensions>, Vec<String>) {
+        let (found, mut problems) = discover(&Sources {
+            cli: &self.options.extensions,
+            no_discovery: self.options.no_extensions,
+            agent_dir: self.agent_dir.path(),
+            cwd: &self.cwd,
+            trusted: self.trusted,
+            user_settings: self
+                .settings
+                .global
+                .extensions
+                .as_deref()
+                .unwrap_or_default(),
+            project_settings: if self.trusted {
+                self.settings
+                    .project
+                    .extensions
+                    .as_deref()
+                    .unwrap_or_default()
+            } else {
+                &[]
+            },
+        });
+        if found.is_empty() {
+            return (None, problems);
+        }
+        // While the hosts start, problems join the session's list; afterwards the front door
+        // shows them as they come.
+        let reported = Arc::new(Mutex::new(Some(Vec::new())));
+        let sink = reported.clone();
+        let (mode, ui) = self.extension_front.clone();
+        let front = ui.clone();
+        let extensions = Extensions::start(
+            found,
+            StartOptions {
+                cwd: &self.cwd,
+                agent_dir: self.agent_dir.path(),
+                mode,
+                trusted: self.trusted,
+                ui,
+                event_timeout: self.settings.merged.extension_event_timeout(),
+                report: Arc::new(move |line| {
+                    tracing::warn!(target: "tandem::extensions", "{line}");
+                    match lock(&sink).as_mut() {
+                        Some(collected) => collected.push(line),
+                        None => front.problem(&line),
+                    }
+                }),
+            },
+        )
+        .await;
+        problems.extend(lock(&reported).take().unwrap_or_default());
+        (extensions, problems)
     }
 
     /// Builds the session without MCP servers or language servers of Tandem's own (blocking;
@@ -466,7 +551,13 @@ impl Prepared {
         workspace: Arc<dyn Workspace>,
         bash_policy: BashPolicy,
     ) -> Result<Started, SetupError> {
-        self.build_with(workspace, bash_policy, Vec::new(), false)
+        self.build_with(
+            workspace,
+            bash_policy,
+            Vec::new(),
+            false,
+            (Vec::new(), None),
+        )
     }
 
     fn build_with(
@@ -475,6 +566,7 @@ impl Prepared {
         bash_policy: BashPolicy,
         extra_tools: Vec<Arc<dyn AgentTool>>,
         own_servers: bool,
+        (ext_tools, ext_hooks): ExtensionParts,
     ) -> Result<Started, SetupError> {
         let Prepared {
             agent_dir,
@@ -488,6 +580,7 @@ impl Prepared {
             pending,
             mut problems,
             intel,
+            extension_front: _,
         } = self;
         let (intel, languages) = match intel {
             Some(editor) => (Some(editor), None),
@@ -512,6 +605,7 @@ impl Prepared {
                 recorded: recorded(&manager),
             },
             extra_tools,
+            ext_tools,
             &mut problems,
         );
         let session = AgentSession::new(AgentSessionOptions {
@@ -528,10 +622,12 @@ impl Prepared {
             stream_fn: default_stream_fn(),
             stream_options: StreamOptions::default(),
             calls,
+            extensions: ext_hooks,
         })
         .map_err(|e| SetupError::Build(e.into()))?;
         Ok(Started {
             session,
+            extensions: None,
             mcp: McpTools::default(),
             languages,
             registry,
@@ -541,6 +637,9 @@ impl Prepared {
         })
     }
 }
+
+/// An extension's tools and the hooks a session asks (none without extensions).
+type ExtensionParts = (Vec<Arc<dyn AgentTool>>, Option<Arc<dyn SessionExtensions>>);
 
 /// What a folder trusted after its session was built needs: the session's own setup.
 pub struct TrustLater<'a> {
@@ -721,7 +820,7 @@ fn reconfigure(
     } else {
         None
     };
-    let parts = assemble(project, extra_tools, problems);
+    let parts = assemble(project, extra_tools, Vec::new(), problems);
     session.reconfigure(Reconfiguration {
         settings: project.settings.merged.clone(),
         resources: Some(parts.resources),
@@ -793,6 +892,7 @@ struct Parts {
 fn assemble(
     project: &Project<'_>,
     extra_tools: Vec<Arc<dyn AgentTool>>,
+    ext_tools: Vec<Arc<dyn AgentTool>>,
     problems: &mut Vec<String>,
 ) -> Parts {
     let Project {
@@ -896,6 +996,16 @@ fn assemble(
         }
         tool_names.push(tool.name().to_string());
         tools.push(tool);
+    }
+    // An extension's tool replaces the tool of the same name (pi: a built-in `read` overridden).
+    for tool in ext_tools {
+        match tools.iter().position(|t| t.name() == tool.name()) {
+            Some(at) => tools[at] = tool,
+            None => {
+                tool_names.push(tool.name().to_string());
+                tools.push(tool);
+            }
+        }
     }
     let system_prompt = resources.system_prompt_for(&tool_names, &today_utc());
     Parts {

@@ -221,6 +221,12 @@ impl Live {
                 settles: !matches!(e, SessionError::Persistence(_)),
             });
         }
+        if result.is_ok() && self.session.last_prompt_handled() {
+            // An extension command or a handled input: nothing ran, no end will come.
+            self.expected.fetch_sub(1, Ordering::AcqRel);
+            self.release();
+            return result;
+        }
         self.release();
         self.delivered(end).await;
         result

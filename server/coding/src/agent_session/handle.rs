@@ -1,0 +1,238 @@
+//! A handle on a session for what runs beside it — its extensions ask from their own tasks to
+//! name the session, record entries, queue messages, change the active tools, or read its state.
+//! The link is weak: the session lives as long as its owner keeps it, never because of a handle.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use serde_json::Value;
+use tandem_agent::{AgentMessage, AgentTool, WeakAgent};
+use tandem_ai::sync::lock;
+use tandem_ai::{Model, ThinkingLevel};
+
+use super::{AgentSession, SessionEvent, Shared};
+use crate::messages::{CodingMessage, ExtensionMessage};
+use crate::session::SessionEntry;
+
+/// When a queued message reaches the model (pi's `deliverAs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// After the current turn's tool calls, before the next model call.
+    Steer,
+    /// When the run would otherwise end.
+    FollowUp,
+    /// With the next prompt.
+    NextTurn,
+}
+
+/// What the session is now, for a mirror of it.
+#[derive(Debug, Clone)]
+pub struct SessionSnapshot {
+    /// The model.
+    pub model: Model,
+    /// The thinking level.
+    pub thinking_level: ThinkingLevel,
+    /// Names of the tools the model is given.
+    pub active_tools: Vec<String>,
+    /// Every tool the session has: name, description, parameters.
+    pub all_tools: Vec<(String, String, Value)>,
+    /// The session id.
+    pub session_id: String,
+    /// The session file, once written.
+    pub session_file: Option<String>,
+    /// The display name.
+    pub session_name: Option<String>,
+    /// The leaf entry's id.
+    pub leaf_id: Option<String>,
+    /// The system prompt the model gets.
+    pub system_prompt: String,
+    /// No run is active.
+    pub is_idle: bool,
+    /// Steering or follow-up messages wait.
+    pub has_pending_messages: bool,
+}
+
+/// See the module documentation.
+#[derive(Clone)]
+pub struct SessionHandle {
+    agent: WeakAgent,
+    shared: Weak<Shared>,
+    all_tools: Arc<Mutex<Vec<Arc<dyn AgentTool>>>>,
+    next_turn: Arc<Mutex<Vec<AgentMessage>>>,
+}
+
+impl AgentSession {
+    /// A handle on this session (see [`SessionHandle`]).
+    pub fn handle(&self) -> SessionHandle {
+        SessionHandle {
+            agent: self.agent.downgrade(),
+            shared: Arc::downgrade(&self.shared),
+            all_tools: self.all_tools.clone(),
+            next_turn: self.next_turn.clone(),
+        }
+    }
+}
+
+const GONE: &str = "the session has ended";
+
+impl SessionHandle {
+    fn shared(&self) -> Result<Arc<Shared>, String> {
+        self.shared.upgrade().ok_or_else(|| GONE.to_string())
+    }
+
+    /// Records extension data outside the conversation (a `custom` entry); its id.
+    pub fn append_custom(&self, custom_type: &str, data: Option<Value>) -> Result<String, String> {
+        let shared = self.shared()?;
+        let id = lock(&shared.session)
+            .append_custom(custom_type, data)
+            .map_err(|e| e.to_string())?;
+        Ok(id)
+    }
+
+    /// Names the session.
+    pub async fn set_name(&self, name: &str) -> Result<(), String> {
+        let shared = self.shared()?;
+        lock(&shared.session)
+            .append_session_info(name)
+            .map_err(|e| e.to_string())?;
+        let name = name.trim();
+        shared
+            .emit(super::AgentSessionEvent::Session(
+                SessionEvent::SessionInfoChanged {
+                    name: (!name.is_empty()).then(|| name.to_string()),
+                },
+            ))
+            .await;
+        Ok(())
+    }
+
+    /// Sets or clears an entry's label.
+    pub fn set_label(&self, entry_id: &str, label: Option<String>) -> Result<(), String> {
+        let shared = self.shared()?;
+        let appended = lock(&shared.session).append_label(entry_id, label);
+        appended.map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    /// Queues an extension's message: steered or followed up into the running work, or kept
+    /// for the next prompt when the session is idle or `delivery` says so.
+    pub fn queue_custom(
+        &self,
+        message: ExtensionMessage,
+        delivery: Delivery,
+    ) -> Result<(), String> {
+        let message = CodingMessage::Custom(message).into_agent_message();
+        self.queue(message, delivery)
+    }
+
+    /// Queues a user message the same way.
+    pub fn queue(&self, message: AgentMessage, delivery: Delivery) -> Result<(), String> {
+        let agent = self.agent.upgrade().ok_or_else(|| GONE.to_string())?;
+        match delivery {
+            Delivery::Steer if agent.is_running() => agent.steer(message),
+            Delivery::FollowUp if agent.is_running() => agent.follow_up(message),
+            _ => lock(&self.next_turn).push(message),
+        }
+        Ok(())
+    }
+
+    /// Makes `names` the active tools (unknown names are left out); the names now active.
+    pub fn set_active_tools(&self, names: &[String]) -> Result<Vec<String>, String> {
+        let agent = self.agent.upgrade().ok_or_else(|| GONE.to_string())?;
+        let all = lock(&self.all_tools).clone();
+        let chosen: Vec<Arc<dyn AgentTool>> = all
+            .into_iter()
+            .filter(|t| names.iter().any(|n| n == t.name()))
+            .collect();
+        let active = chosen.iter().map(|t| t.name().to_string()).collect();
+        agent.update_state(|s| s.tools = chosen);
+        Ok(active)
+    }
+
+    /// Stops the running work.
+    pub fn abort(&self) {
+        if let Some(agent) = self.agent.upgrade() {
+            agent.abort();
+        }
+    }
+
+    /// Waits until no run is active.
+    pub async fn wait_for_idle(&self) {
+        if let Some(agent) = self.agent.upgrade() {
+            agent.wait_for_idle().await;
+        }
+    }
+
+    /// The session now; `None` once it ended.
+    pub fn snapshot(&self) -> Option<SessionSnapshot> {
+        let agent = self.agent.upgrade()?;
+        let shared = self.shared.upgrade()?;
+        let all_tools = lock(&self.all_tools)
+            .iter()
+            .map(|t| {
+                (
+                    t.name().to_string(),
+                    t.description().to_string(),
+                    t.parameters().clone(),
+                )
+            })
+            .collect();
+        let (model, thinking_level, active_tools, system_prompt) = agent.with_state(|s| {
+            (
+                s.model.clone(),
+                s.thinking_level,
+                s.tools.iter().map(|t| t.name().to_string()).collect(),
+                s.system_prompt.clone().unwrap_or_default(),
+            )
+        });
+        let has_pending_messages =
+            !(agent.queued_steering().is_empty() && agent.queued_follow_ups().is_empty());
+        let session = lock(&shared.session);
+        Some(SessionSnapshot {
+            model,
+            thinking_level,
+            active_tools,
+            all_tools,
+            session_id: session.session_id().to_string(),
+            session_file: session
+                .session_file()
+                .filter(|_| session.is_written())
+                .map(|p| p.display().to_string()),
+            session_name: session.session_name().map(str::to_string),
+            leaf_id: session.leaf().map(str::to_string),
+            system_prompt,
+            is_idle: !agent.is_running(),
+            has_pending_messages,
+        })
+    }
+
+    /// The session's header and the entries of its current branch, root first.
+    pub fn branch(&self) -> Option<(Value, Vec<SessionEntry>)> {
+        let shared = self.shared.upgrade()?;
+        let session = lock(&shared.session);
+        let header = serde_json::to_value(session.header()).unwrap_or(Value::Null);
+        let entries = match session.leaf() {
+            Some(leaf) => session
+                .path_to(leaf)
+                .into_iter()
+                .map(std::borrow::Cow::into_owned)
+                .collect(),
+            None => Vec::new(),
+        };
+        Some((header, entries))
+    }
+
+    /// How many entries the session has (all branches).
+    pub fn entry_count(&self) -> usize {
+        match self.shared.upgrade() {
+            Some(shared) => lock(&shared.session).entry_count(),
+            None => 0,
+        }
+    }
+
+    /// The entries from number `first` on, in file order.
+    pub fn entries_from(&self, first: usize) -> Vec<SessionEntry> {
+        match self.shared.upgrade() {
+            Some(shared) => lock(&shared.session).entries_from(first),
+            None => Vec::new(),
+        }
+    }
+}

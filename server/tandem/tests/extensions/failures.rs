@@ -1,0 +1,214 @@
+//! Extensions that misbehave — throw, hang, exit, flood their output, answer with more than a
+//! line may hold, fail to load — never end the turn or Tandem, never hide the error, and never
+//! let a gate that cannot decide wave a call through.
+
+use serde_json::json;
+use tandem_tests::wire::{Turn, WireApi};
+
+use crate::support::Sandbox;
+use crate::{extension, run, tool_result_text};
+
+/// A tool `echo` that answers its text.
+const ECHO: &str = r#"
+import { Type } from "typebox";
+export default function (pi) {
+  pi.registerTool({
+    name: "echo", label: "Echo", description: "Echo text",
+    parameters: Type.Object({ text: Type.String() }),
+    async execute(_id, params) {
+      return { content: [{ type: "text", text: `echo: ${params.text}` }], details: {} };
+    },
+  });
+}
+"#;
+
+#[test]
+fn a_throwing_tool_call_handler_blocks_the_call_and_names_the_extension() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "thrower.ts",
+        r#"export default function (pi: any) {
+  pi.on("tool_call", () => { throw new Error("gate exploded"); });
+}"#,
+    );
+    sandbox.answer(&Turn::tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "touch ran"}),
+    ));
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(&sandbox, &["-e", &path, "-p", "go"]);
+    out.expect_code(0);
+    assert!(!sandbox.cwd.join("ran").exists(), "the call ran");
+    let second = sandbox.requests()[1].json().expect("JSON");
+    let result = tool_result_text(&second, "call_1").expect("result");
+    assert!(result.contains("gate exploded"), "{result}");
+}
+
+#[test]
+fn a_hanging_handler_is_passed_over_after_the_time_limit_and_its_gate_blocks() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.write_settings(json!({"extensionEventTimeoutMs": 300}));
+    let path = extension(
+        &sandbox,
+        "hang.ts",
+        r#"export default function (pi: any) {
+  pi.on("tool_call", () => new Promise(() => {}));
+}"#,
+    );
+    sandbox.answer(&Turn::tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "touch ran"}),
+    ));
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(&sandbox, &["-e", &path, "-p", "go"]);
+    out.expect_code(0);
+    assert!(!sandbox.cwd.join("ran").exists(), "the call ran");
+    assert!(
+        out.stderr
+            .contains("did not answer tool_call within 300 ms"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_host_that_exits_fails_its_tool_with_how_it_exited_and_is_started_again() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "crash.ts",
+        r#"import { Type } from "typebox";
+export default function (pi: any) {
+  pi.registerTool({
+    name: "crash", label: "Crash", description: "Exits",
+    parameters: Type.Object({}),
+    async execute() { console.error("about to exit"); process.exit(3); },
+  });
+  pi.registerTool({
+    name: "fine", label: "Fine", description: "Works",
+    parameters: Type.Object({}),
+    async execute() { return { content: [{ type: "text", text: "still here" }], details: {} }; },
+  });
+}"#,
+    );
+    sandbox.answer(&Turn::tool_call("call_1", "crash", json!({})));
+    sandbox.answer(&Turn::tool_call("call_2", "fine", json!({})));
+    sandbox.answer(&Turn::text("done"));
+    let out = run(&sandbox, &["-e", &path, "-p", "go"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, "done\n");
+    let requests = sandbox.requests();
+    let crashed = tool_result_text(&requests[1].json().expect("JSON"), "call_1").expect("result");
+    assert!(crashed.contains("exit status 3"), "{crashed}");
+    assert!(crashed.contains("about to exit"), "{crashed}");
+    let fine = tool_result_text(&requests[2].json().expect("JSON"), "call_2").expect("result");
+    assert_eq!(fine, "still here");
+}
+
+#[test]
+fn console_output_never_reaches_the_protocol_even_a_flood() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "noisy.ts",
+        &format!(
+            r#"{ECHO}
+console.log("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}}");
+for (let i = 0; i < 20000; i++) console.log("noise line " + i + " ".repeat(200));
+process.stdout.write("not json\n");"#
+        ),
+    );
+    sandbox.answer(&Turn::tool_call("call_1", "echo", json!({"text": "hi"})));
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(&sandbox, &["-e", &path, "-p", "go"]);
+    out.expect_code(0);
+    let second = sandbox.requests()[1].json().expect("JSON");
+    assert_eq!(
+        tool_result_text(&second, "call_1").as_deref(),
+        Some("echo: hi")
+    );
+}
+
+#[test]
+fn an_answer_longer_than_a_line_may_be_stops_the_host_not_tandem() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "huge.ts",
+        r#"import { Type } from "typebox";
+export default function (pi: any) {
+  pi.registerTool({
+    name: "huge", label: "Huge", description: "Too much",
+    parameters: Type.Object({}),
+    async execute() {
+      return { content: [{ type: "text", text: "x".repeat(17 * 1024 * 1024) }], details: {} };
+    },
+  });
+}"#,
+    );
+    sandbox.answer(&Turn::tool_call("call_1", "huge", json!({})));
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(&sandbox, &["-e", &path, "-p", "go"]);
+    out.expect_code(0);
+    let second = sandbox.requests()[1].json().expect("JSON");
+    let result = tool_result_text(&second, "call_1").expect("result");
+    assert!(result.contains("longer than 16 MiB"), "{result}");
+}
+
+#[test]
+fn an_extension_that_fails_to_load_is_reported_and_the_others_load() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let broken = extension(
+        &sandbox,
+        "broken.ts",
+        "export default function ( {{{ syntax",
+    );
+    let thrower = extension(
+        &sandbox,
+        "factory-throws.ts",
+        "export default function () { throw new Error('factory failed'); }",
+    );
+    let echo = extension(&sandbox, "echo.ts", ECHO);
+    sandbox.answer(&Turn::tool_call("call_1", "echo", json!({"text": "hi"})));
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(
+        &sandbox,
+        &["-e", &broken, "-e", &thrower, "-e", &echo, "-p", "go"],
+    );
+    out.expect_code(0);
+    assert!(
+        out.stderr.contains("broken.ts failed to load"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("factory failed"), "{}", out.stderr);
+    let second = sandbox.requests()[1].json().expect("JSON");
+    assert_eq!(
+        tool_result_text(&second, "call_1").as_deref(),
+        Some("echo: hi")
+    );
+}
+
+#[test]
+fn a_result_of_the_wrong_shape_is_reported_and_ignored() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "garbage.ts",
+        r#"export default function (pi: any) {
+  pi.on("tool_result", () => ({ content: 42 }));
+}"#,
+    );
+    sandbox.write("a.txt", "alpha\n");
+    sandbox.answer(&Turn::tool_call("call_1", "read", json!({"path": "a.txt"})));
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(&sandbox, &["-e", &path, "-p", "go"]);
+    out.expect_code(0);
+    let second = sandbox.requests()[1].json().expect("JSON");
+    let result = tool_result_text(&second, "call_1").expect("result");
+    assert!(result.contains("alpha"), "{result}");
+    assert!(out.stderr.contains("tool_result"), "{}", out.stderr);
+}
