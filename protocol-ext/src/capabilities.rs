@@ -32,6 +32,9 @@ pub struct ClientCapability {
     /// hover, rename from its other language servers).
     #[serde(default)]
     pub language_requests: bool,
+    /// True → the client answers `tandem/input` (text an extension asks the user for).
+    #[serde(default)]
+    pub input: bool,
 }
 
 impl ClientCapability {

@@ -55,6 +55,10 @@ pub const DIAGNOSTICS: &str = "tandem/diagnostics";
 /// `experimental.tandem.languageRequests`.
 pub const LANGUAGE_REQUEST: &str = "tandem/languageRequest";
 
+/// `tandem/input` (server → client): a line or a longer text an extension asks the user for
+/// (`ctx.ui.input`, `ctx.ui.editor`). Only to clients declaring `experimental.tandem.input`.
+pub const INPUT: &str = "tandem/input";
+
 /// Every request method, in the order the spec lists them.
 pub const REQUESTS: [&str; 13] = [
     PROMPT,

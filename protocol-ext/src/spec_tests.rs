@@ -117,6 +117,8 @@ fn check_standard_request(method: &str, params: &Value) {
         "workspace/executeCommand" => {
             check_command(&params["command"], &params["arguments"]);
         }
+        // Server → client requests of the extension.
+        methods::INPUT => request::<InputParams>(params).unwrap(),
         "window/showMessageRequest" => {
             let titles: Vec<&str> = params["actions"]
                 .as_array()
@@ -155,6 +157,10 @@ fn check_standard_result(method: &str, result: &Value) {
         }
         "workspace/executeCommand" => {
             let parsed: CommandResult = serde_json::from_value(result.clone()).unwrap();
+            assert_covers(&parsed, result);
+        }
+        methods::INPUT => {
+            let parsed: InputResult = serde_json::from_value(result.clone()).unwrap();
             assert_covers(&parsed, result);
         }
         "textDocument/codeAction" => {

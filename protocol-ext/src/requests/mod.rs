@@ -22,7 +22,7 @@ pub mod sessions;
 pub mod state;
 pub mod undo;
 
-pub use editor::{SaveDocumentsParams, SaveDocumentsResult, SaveFailure};
+pub use editor::{InputParams, InputResult, SaveDocumentsParams, SaveDocumentsResult, SaveFailure};
 pub use language::{
     DiagnosticsParams, DiagnosticsResult, DocumentDiagnostics, LanguageRequestParams,
     LanguageRequestResult, LANGUAGE_METHODS,

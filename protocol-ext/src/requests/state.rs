@@ -75,6 +75,9 @@ pub struct StateResult {
     /// with `window/showMessage`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub config_problems: Vec<String>,
+    /// The extensions the session loaded (their entry files), in load order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
 }
 
 /// Whether the session uses its folder's project configuration (`.pi/settings.json`,

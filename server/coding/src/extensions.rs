@@ -113,4 +113,14 @@ pub trait SessionExtensions: Send + Sync {
     fn context<'a>(&'a self, messages: Vec<AgentMessage>) -> BoxFuture<'a, Vec<AgentMessage>>;
     /// The hooks around each model call's HTTP request, when an extension listens to them.
     fn provider_hooks(&self) -> Option<Arc<dyn ProviderHooks>>;
+    /// The `user_bash` event (a command the user typed, `!cmd`): `Some` with the result an
+    /// extension produced instead of running the command here (`output`, `exitCode`,
+    /// `cancelled`, `truncated`), `None` to run it. The default runs it.
+    fn user_bash<'a>(
+        &'a self,
+        _command: &'a str,
+        _exclude_from_context: bool,
+    ) -> BoxFuture<'a, Option<Value>> {
+        Box::pin(std::future::ready(None))
+    }
 }

@@ -20,7 +20,7 @@ use anyhow::{anyhow, bail, Context as _};
 use serde_json::Value;
 use tandem_ai::registry::AgentDir;
 use tandem_ai::{ImageContent, Model, StopReason};
-use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
+use tandem_coding::agent_session::{AgentSession, AgentSessionEvent, SessionEvent};
 use tandem_coding::session;
 use tandem_coding::trust::{untrusted_note, ProtectedResources, TrustDecision, TrustSource};
 use tandem_coding::{BashPolicy, DiskWorkspace, PermissionPolicy};
@@ -278,6 +278,8 @@ impl Translate for JsonEvents {
     fn translate(&mut self, event: &AgentSessionEvent) -> Vec<String> {
         match event {
             AgentSessionEvent::Agent(e) => self.0.agent_event_lines(e),
+            // pi writes nothing for a prompt an extension handled.
+            AgentSessionEvent::Session(SessionEvent::PromptHandled) => Vec::new(),
             AgentSessionEvent::Session(e) => serde_json::to_value(e)
                 .map(|v| self.0.session_event(v))
                 .unwrap_or_default()

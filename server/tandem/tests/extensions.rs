@@ -9,6 +9,8 @@ mod support;
 mod any_language;
 #[path = "extensions/discovery.rs"]
 mod discovery;
+#[path = "extensions/editor.rs"]
+mod editor;
 #[path = "extensions/failures.rs"]
 mod failures;
 #[path = "extensions/pi_examples.rs"]

@@ -39,6 +39,21 @@ pub struct BashResult {
     pub full_output_path: Option<String>,
 }
 
+/// An extension's `user_bash` result as pi's `BashResult` (missing fields: empty, not cut).
+fn extension_result(value: &serde_json::Value) -> BashResult {
+    BashResult {
+        output: value
+            .get("output")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        exit_code: value.get("exitCode").and_then(serde_json::Value::as_i64),
+        cancelled: value.get("cancelled").and_then(serde_json::Value::as_bool) == Some(true),
+        truncated: value.get("truncated").and_then(serde_json::Value::as_bool) == Some(true),
+        full_output_path: None,
+    }
+}
+
 /// UTF-8 text out of output chunks that may split a character: what is incomplete at a chunk's
 /// end waits for the next one.
 #[derive(Default)]
@@ -87,7 +102,19 @@ impl AgentSession {
             }
             *running = Some(cancel.clone());
         }
-        let result = self.execute_bash(command, &cancel, &mut on_output).await;
+        let replaced = match self.extensions() {
+            Some(extensions) => extensions.user_bash(command, exclude_from_context).await,
+            None => None,
+        };
+        let result = match replaced {
+            // An extension ran it elsewhere (over SSH, say) or answered for it.
+            Some(value) => {
+                let result = extension_result(&value);
+                on_output(result.output.clone());
+                Ok(result)
+            }
+            None => self.execute_bash(command, &cancel, &mut on_output).await,
+        };
         *lock(&self.bash) = None;
         let result = result?;
         self.record_bash(BashExecutionMessage {

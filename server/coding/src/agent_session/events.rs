@@ -109,6 +109,10 @@ pub enum SessionEvent {
         /// True when the work ended because it was aborted.
         aborted: bool,
     },
+    /// A prompt ran no model: it was an extension command, or an extension's `input` handler
+    /// handled it. It ends the prompt as `agent_settled` ends a run (pi sends no event for it;
+    /// front doors whose clients wait for an end use this one).
+    PromptHandled,
 }
 
 /// One event of a session: the agent's or the session layer's.
@@ -134,6 +138,7 @@ impl AgentSessionEvent {
                 SessionEvent::SessionInfoChanged { .. } => "session_info_changed",
                 SessionEvent::ThinkingLevelChanged { .. } => "thinking_level_changed",
                 SessionEvent::AgentSettled { .. } => "agent_settled",
+                SessionEvent::PromptHandled => "prompt_handled",
             },
         }
     }

@@ -147,6 +147,28 @@ impl SessionHandle {
         Ok(active)
     }
 
+    /// Adds tools registered after the session started (an extension's, in `session_start`
+    /// or a command): a tool of a name the session has replaces it, a new one is active at
+    /// once (pi activates a tool when it is registered). Takes effect at the next model call.
+    pub fn add_tools(&self, tools: Vec<Arc<dyn AgentTool>>) -> Result<(), String> {
+        let agent = self.agent.upgrade().ok_or_else(|| GONE.to_string())?;
+        let mut all = lock(&self.all_tools);
+        agent.update_state(|s| {
+            for tool in tools {
+                let name = tool.name().to_string();
+                match all.iter().position(|t| t.name() == name) {
+                    Some(at) => all[at] = tool.clone(),
+                    None => all.push(tool.clone()),
+                }
+                match s.tools.iter().position(|t| t.name() == name) {
+                    Some(at) => s.tools[at] = tool,
+                    None => s.tools.push(tool),
+                }
+            }
+        });
+        Ok(())
+    }
+
     /// Stops the running work.
     pub fn abort(&self) {
         if let Some(agent) = self.agent.upgrade() {

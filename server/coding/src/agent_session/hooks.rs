@@ -24,7 +24,7 @@ pub(super) struct SessionHooks {
     /// The session's settings, read at each call (a folder trusted later changes them).
     settings: Arc<Mutex<Settings>>,
     /// The session's extensions: `tool_call`, `tool_result` and `context`.
-    extensions: Option<Arc<dyn SessionExtensions>>,
+    extensions: Arc<Mutex<Option<Arc<dyn SessionExtensions>>>>,
 }
 
 impl SessionHooks {
@@ -32,7 +32,7 @@ impl SessionHooks {
         registry: Option<Arc<ModelRegistry>>,
         runtime_api_key: Option<String>,
         settings: Arc<Mutex<Settings>>,
-        extensions: Option<Arc<dyn SessionExtensions>>,
+        extensions: Arc<Mutex<Option<Arc<dyn SessionExtensions>>>>,
     ) -> Self {
         SessionHooks {
             registry,
@@ -57,7 +57,8 @@ impl AgentHooks for SessionHooks {
         messages: Vec<AgentMessage>,
     ) -> BoxFuture<'a, Result<Vec<AgentMessage>, String>> {
         Box::pin(async move {
-            match &self.extensions {
+            let extensions = lock(&self.extensions).clone();
+            match extensions {
                 Some(extensions) => Ok(extensions.context(messages).await),
                 None => Ok(messages),
             }
@@ -69,7 +70,7 @@ impl AgentHooks for SessionHooks {
         call: BeforeToolCall<'a>,
     ) -> BoxFuture<'a, Option<BeforeToolCallResult>> {
         Box::pin(async move {
-            let extensions = self.extensions.as_ref()?;
+            let extensions = lock(&self.extensions).clone()?;
             extensions
                 .tool_call(&call.tool_call.id, &call.tool_call.name, call.args)
                 .await
@@ -81,7 +82,7 @@ impl AgentHooks for SessionHooks {
         call: AfterToolCall<'a>,
     ) -> BoxFuture<'a, Result<Option<AfterToolCallResult>, String>> {
         Box::pin(async move {
-            let Some(extensions) = &self.extensions else {
+            let Some(extensions) = lock(&self.extensions).clone() else {
                 return Ok(None);
             };
             let result = serde_json::to_value(call.result).unwrap_or_default();

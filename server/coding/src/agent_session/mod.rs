@@ -35,6 +35,18 @@ pub use controls::{ContextUsage, ForkPoint, SessionStats, TokenTotals};
 pub use events::{AgentSessionEvent, CompactionReason, CompactionSummaryInfo, SessionEvent};
 pub use handle::{Delivery, SessionHandle, SessionSnapshot};
 
+/// What became of a prompt before it ran anything (see [`AgentSession::prompt_accepting`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accepted {
+    /// A run starts for it.
+    Started,
+    /// An extension command ran, or an extension's `input` handler handled it: nothing runs.
+    Handled,
+}
+
+/// Hears once what became of a prompt.
+pub type OnAccepted = Box<dyn FnOnce(Accepted) + Send>;
+
 use crate::calls::CallRecords;
 use crate::compaction::{self, CompactionOptions, CompactionSettings};
 use crate::extensions::{InputOutcome, InputSource, RunStart, SessionExtensions};
@@ -43,6 +55,9 @@ use crate::retry::{self, RetryPolicy};
 use crate::session::system::SystemState;
 use crate::session::SessionManager;
 use crate::settings::Settings;
+
+/// The session's extensions, shared with its agent hooks.
+type Extensions = Arc<Mutex<Option<Arc<dyn SessionExtensions>>>>;
 
 /// Why the session refused a request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -163,8 +178,8 @@ pub struct AgentSession {
     bash: Mutex<Option<CancellationToken>>,
     /// User commands that ended during a run, recorded when it settles.
     pending_bash: Mutex<Vec<AgentMessage>>,
-    /// The session's extensions.
-    extensions: Option<Arc<dyn SessionExtensions>>,
+    /// The session's extensions (replaced when a folder trusted later brings its own).
+    extensions: Extensions,
     /// Every tool the session was given (the active ones are the agent's).
     all_tools: Arc<Mutex<Vec<Arc<dyn AgentTool>>>>,
     /// Messages queued for the next prompt (an extension's, sent while the session was idle).
@@ -210,11 +225,12 @@ impl AgentSession {
         }
 
         let settings = Arc::new(Mutex::new(options.settings));
+        let extensions: Extensions = Arc::new(Mutex::new(options.extensions.clone()));
         let hooks = Arc::new(hooks::SessionHooks::new(
             options.registry.clone(),
             options.runtime_api_key.clone(),
             settings.clone(),
-            options.extensions.clone(),
+            extensions.clone(),
         ));
         let (steering_mode, follow_up_mode, (idle_timeout, proxy)) = {
             let s = lock(&settings);
@@ -279,7 +295,7 @@ impl AgentSession {
             retry_waiting: AtomicBool::new(false),
             bash: Mutex::new(None),
             pending_bash: Mutex::new(Vec::new()),
-            extensions: options.extensions,
+            extensions,
             all_tools,
             next_turn: Arc::new(Mutex::new(Vec::new())),
             handled: AtomicBool::new(false),
@@ -409,11 +425,39 @@ impl AgentSession {
         context: Option<&str>,
         source: InputSource,
     ) -> Result<(), SessionError> {
+        self.prompt_accepting(text, images, context, source, None)
+            .await
+    }
+
+    /// [`AgentSession::prompt_from`] that tells `accepted` what became of the prompt as soon
+    /// as that is known, before anything of a run is emitted (pi's prompt preflight, which its
+    /// RPC mode answers with): [`Accepted::Handled`] when an extension command ran or an
+    /// `input` handler handled it, [`Accepted::Started`] when a run starts. A prompt refused
+    /// before either (an expansion that failed) never calls it; the error is returned.
+    pub async fn prompt_accepting(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        context: Option<&str>,
+        source: InputSource,
+        accepted: Option<OnAccepted>,
+    ) -> Result<(), SessionError> {
         self.handled.store(false, Ordering::Release);
-        let (text, images) = match &self.extensions {
+        let mut accepted = accepted;
+        let mut tell = |what: Accepted| {
+            if let Some(accepted) = accepted.take() {
+                accepted(what);
+            }
+        };
+        let extensions = self.extensions();
+        let (text, images) = match &extensions {
             Some(extensions) => {
                 if let Some(ran) = extensions.command(text).await {
+                    tell(Accepted::Handled);
                     self.handled.store(true, Ordering::Release);
+                    self.shared
+                        .emit(AgentSessionEvent::Session(SessionEvent::PromptHandled))
+                        .await;
                     return ran.map_err(SessionError::Extension);
                 }
                 match extensions
@@ -422,7 +466,11 @@ impl AgentSession {
                 {
                     InputOutcome::Continue { text, images } => (text, images),
                     InputOutcome::Handled => {
+                        tell(Accepted::Handled);
                         self.handled.store(true, Ordering::Release);
+                        self.shared
+                            .emit(AgentSessionEvent::Session(SessionEvent::PromptHandled))
+                            .await;
                         return Ok(());
                     }
                 }
@@ -439,7 +487,7 @@ impl AgentSession {
         if !running {
             messages.splice(0..0, self.declare_system());
         }
-        let extension_start = match &self.extensions {
+        let extension_start = match &extensions {
             Some(extensions) if !running => {
                 let system_prompt = self.agent.with_state(|s| s.system_prompt.clone());
                 Some(
@@ -473,6 +521,7 @@ impl AgentSession {
         *lock(&self.run_cancel) = cancel.clone();
         let seen = *self.shared.ends.borrow();
         let start = self.leaf();
+        tell(Accepted::Started);
         self.agent
             .prompt(messages)
             .await
@@ -481,8 +530,22 @@ impl AgentSession {
         self.finish_run(&cancel, start).await
     }
 
+    /// The session's extensions now.
+    pub(crate) fn extensions(&self) -> Option<Arc<dyn SessionExtensions>> {
+        lock(&self.extensions).clone()
+    }
+
+    /// Replaces the session's extensions (a folder trusted later loads its own; the caller
+    /// stops the old ones), their provider hooks included; from the next prompt and model call.
+    pub fn set_extensions(&self, extensions: Option<Arc<dyn SessionExtensions>>) {
+        let hooks = extensions.as_ref().and_then(|e| e.provider_hooks());
+        self.agent
+            .update_stream_options(|o| o.provider_hooks.0 = hooks);
+        *lock(&self.extensions) = extensions;
+    }
+
     /// Whether the last prompt ran nothing: it was an extension command, or an extension's
-    /// `input` handler handled it (no run, no `agent_settled`).
+    /// `input` handler handled it (no run, no `agent_settled`: `prompt_handled` instead).
     pub fn last_prompt_handled(&self) -> bool {
         self.handled.load(Ordering::Acquire)
     }

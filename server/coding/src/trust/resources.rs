@@ -100,7 +100,26 @@ impl ProtectedResources {
                 loads.push(format!("{name} would replace the system prompt"));
             } else if in_pi("APPEND_SYSTEM.md") {
                 loads.push(format!("{name} would be added to the system prompt"));
-            } else if in_pi("extensions") || in_pi("themes") {
+            } else if in_pi("extensions") {
+                // Extensions are code: say which would run.
+                let mut entries: Vec<String> = std::fs::read_dir(path)
+                    .map(|read| {
+                        read.flatten()
+                            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                            .filter(|n| !n.starts_with('.'))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                entries.sort();
+                runs.push(format!(
+                    "extensions would run, with your permissions ({name}): {}",
+                    if entries.is_empty() {
+                        "none yet".to_string()
+                    } else {
+                        entries.join(", ")
+                    }
+                ));
+            } else if in_pi("themes") {
                 loads.push(format!("{name} (pi only; Tandem does not load them)"));
             } else {
                 loads.push(format!(

@@ -373,6 +373,7 @@ async fn read_lines(task: ReadTask) {
     } = task;
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
+    let incoming = Arc::new(Mutex::new(Incoming::new()));
     let broken = loop {
         line.clear();
         match read_line(&mut reader, &mut line).await {
@@ -389,7 +390,7 @@ async fn read_lines(task: ReadTask) {
         }
         match serde_json::from_str::<Value>(text) {
             Ok(message) => {
-                if let Err(why) = dispatch(message, &pending, &calls, &writer) {
+                if let Err(why) = dispatch(message, &pending, &calls, &writer, &incoming) {
                     break Some(why);
                 }
             }
@@ -453,6 +454,9 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(
     }
 }
 
+/// The host's requests being answered, by id (as JSON text), to cancel one.
+type Incoming = HashMap<String, tokio::task::AbortHandle>;
+
 /// Handles one message from the host: an answer to one of ours, or a request or notification
 /// of its own (run in a task, so a host may ask while we wait for it).
 fn dispatch(
@@ -460,6 +464,7 @@ fn dispatch(
     pending: &Mutex<Pending>,
     calls: &Arc<dyn HostCalls>,
     writer: &mpsc::UnboundedSender<String>,
+    incoming: &Arc<Mutex<Incoming>>,
 ) -> Result<(), String> {
     let Value::Object(mut message) = message else {
         return Err("it sent JSON that is not a JSON-RPC message".to_string());
@@ -477,7 +482,9 @@ fn dispatch(
             let params = message.remove("params").unwrap_or(Value::Null);
             let calls = calls.clone();
             let writer = writer.clone();
-            tokio::spawn(async move {
+            let key = id.to_string();
+            let done = incoming.clone();
+            let task = tokio::spawn(async move {
                 let answer = match calls.request(method, params).await {
                     Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                     Err((code, text)) => {
@@ -485,7 +492,21 @@ fn dispatch(
                     }
                 };
                 let _ = writer.send(answer.to_string());
+                lock(&done).remove(&id.to_string());
             });
+            let mut running = lock(incoming);
+            running.retain(|_, t| !t.is_finished());
+            running.insert(key, task.abort_handle());
+            Ok(())
+        }
+        (Some(method), None) if method == "$/cancelRequest" => {
+            // The host gave up on one of its requests (a dialog's timeout): drop it, and with
+            // it the dialog.
+            if let Some(id) = message.get("params").and_then(|p| p.get("id")) {
+                if let Some(task) = lock(incoming).remove(&id.to_string()) {
+                    task.abort();
+                }
+            }
             Ok(())
         }
         (Some(method), None) => {

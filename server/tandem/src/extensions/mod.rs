@@ -40,7 +40,7 @@ use tandem_coding::messages::ExtensionMessage;
 use connection::{CallError, Connection, HostCalls, Launch};
 
 pub use discover::{discover, Found, Runner, Scope, Sources};
-pub use ui::{ExtensionUi, Level, NoUi, StderrUi};
+pub use ui::{ExtensionUi, HandlerFailure, Level, NoUi, StderrUi};
 
 /// The protocol version this Tandem speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -70,6 +70,28 @@ pub struct StartOptions<'a> {
     pub event_timeout: Option<Duration>,
 }
 
+/// A command an extension registered, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSource {
+    /// The name to type after `/`.
+    pub name: String,
+    /// Its description, when it has one.
+    pub description: Option<String>,
+    /// The extension's file.
+    pub path: String,
+    /// Where the extension was found.
+    pub scope: Scope,
+}
+
+/// An extension command that threw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandFailure {
+    /// The command's name as typed.
+    pub name: String,
+    /// What it threw (or why its host could not run it).
+    pub error: String,
+}
+
 /// The extensions of one session.
 #[derive(Clone)]
 pub struct Extensions {
@@ -87,6 +109,8 @@ struct Inner {
     session: Mutex<Option<SessionHandle>>,
     /// Running extension tool calls' update channels, by call id.
     updates: Mutex<HashMap<String, ToolUpdates>>,
+    /// Notes already shown (a host repeats its whole list).
+    noted: Mutex<std::collections::HashSet<String>>,
     event_timeout: Option<Duration>,
 }
 
@@ -111,10 +135,23 @@ struct Registered {
     commands: Vec<Value>,
     /// `None`: every event.
     events: Option<Vec<String>>,
+    /// Each loaded extension's name and file, as `initialize` answered them (a handler's
+    /// error names its extension; pi's RPC mode reports the file).
+    paths: Vec<(String, String)>,
 }
 
 impl Registered {
     fn update(&mut self, from: &Value) {
+        if let Some(rows) = from.get("extensions").and_then(Value::as_array) {
+            self.paths = rows
+                .iter()
+                .filter_map(|row| {
+                    let name = row.get("name")?.as_str()?;
+                    let path = row.get("path")?.as_str()?;
+                    Some((name.to_string(), path.to_string()))
+                })
+                .collect();
+        }
         if let Some(tools) = from.get("tools").and_then(Value::as_array) {
             self.tools = tools.clone();
         }
@@ -205,6 +242,7 @@ impl Extensions {
             report: options.report,
             session: Mutex::new(None),
             updates: Mutex::new(HashMap::new()),
+            noted: Mutex::new(std::collections::HashSet::new()),
             event_timeout: options.event_timeout,
         });
         for index in 0..inner.hosts.len() {
@@ -259,14 +297,24 @@ impl Extensions {
     /// Connects the extensions to the session they serve (the mirror, `session/*` requests),
     /// sends `session_start`, and forwards the session's events to the handlers that listen.
     pub async fn bind(&self, session: &AgentSession) {
+        self.bind_as(session, "startup", None).await;
+    }
+
+    /// [`Extensions::bind`] for a session that replaced another: `session_start` with pi's
+    /// `reason` (`"new"`, `"resume"`, `"fork"`) and the session it replaced.
+    pub async fn bind_as(
+        &self,
+        session: &AgentSession,
+        reason: &str,
+        previous_session_file: Option<&str>,
+    ) {
         *lock(&self.inner.session) = Some(session.handle());
         let mut events = session.subscribe();
-        self.inner
-            .emit_all(
-                "session_start",
-                json!({"type": "session_start", "reason": "startup"}),
-            )
-            .await;
+        let mut start = json!({"type": "session_start", "reason": reason});
+        if let Some(previous) = previous_session_file {
+            start["previousSessionFile"] = json!(previous);
+        }
+        self.inner.emit_all("session_start", start).await;
         let inner = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
@@ -280,18 +328,138 @@ impl Extensions {
 
     /// Sends `session_shutdown`, then stops every host.
     pub async fn shutdown(&self) {
-        self.inner
-            .emit_all(
-                "session_shutdown",
-                json!({"type": "session_shutdown", "reason": "quit"}),
-            )
-            .await;
+        self.shutdown_for("quit", None).await;
+    }
+
+    /// [`Extensions::shutdown`] with pi's `reason` (`"quit"`, `"new"`, `"resume"`, `"fork"`,
+    /// `"reload"`) and the session that comes next, when known. Afterwards no host starts
+    /// again (an event still on its way finds them off), so a second call does nothing.
+    pub async fn shutdown_for(&self, reason: &str, target_session_file: Option<&str>) {
+        let mut event = json!({"type": "session_shutdown", "reason": reason});
+        if let Some(target) = target_session_file {
+            event["targetSessionFile"] = json!(target);
+        }
+        self.inner.emit_all("session_shutdown", event).await;
         for host in &self.inner.hosts {
+            host.off.store(true, Ordering::Release);
             let connection = host.connection.lock().await.take();
             if let Some(connection) = connection {
                 connection.shutdown().await;
             }
         }
+    }
+
+    /// Runs `/name args` when an extension registered command `name` (`None` otherwise):
+    /// what the handler threw, if it did, with the command's name.
+    pub async fn run_command(&self, text: &str) -> Option<Result<(), CommandFailure>> {
+        let rest = text.strip_prefix('/')?;
+        let (name, args) = match rest.split_once(char::is_whitespace) {
+            Some((name, args)) => (name, args.trim()),
+            None => (rest.trim_end(), ""),
+        };
+        let (index, command) = self.inner.find_command(name)?;
+        let connection = self.inner.connect(index).await?;
+        self.inner.sync_state(&self.inner.hosts[index], &connection);
+        let ran = connection
+            .request("command/run", json!({"name": command, "args": args}), None)
+            .await;
+        Some(ran.map(|_| ()).map_err(|e| CommandFailure {
+            name: name.to_string(),
+            error: e.to_string(),
+        }))
+    }
+
+    /// The commands the extensions registered, in load order, with the file and scope of the
+    /// extension behind each (for listings that show where a command comes from, such as
+    /// RPC's `get_commands`). Names are as [`Extensions::commands`] gives them.
+    pub fn command_sources(&self) -> Vec<CommandSource> {
+        let typed = self.commands();
+        let mut out = Vec::with_capacity(typed.len());
+        let mut rows = Vec::new();
+        for host in &self.inner.hosts {
+            for command in &lock(&host.registered).commands {
+                if command.get("name").and_then(Value::as_str).is_none() {
+                    continue;
+                }
+                let extension = command
+                    .get("extension")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let path = host.path_of(extension);
+                let scope = host
+                    .extensions
+                    .iter()
+                    .find(|f| f.path.display().to_string() == path)
+                    .or(host.extensions.first())
+                    .map_or(Scope::Cli, |f| f.scope);
+                let description = command
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                rows.push((description, path, scope));
+            }
+        }
+        for ((name, _), (description, path, scope)) in typed.into_iter().zip(rows) {
+            out.push(CommandSource {
+                name,
+                description,
+                path,
+                scope,
+            });
+        }
+        out
+    }
+
+    /// Whether `text` (`/name args`) names a command an extension registered.
+    pub fn is_command(&self, text: &str) -> bool {
+        text.strip_prefix('/')
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|name| self.inner.find_command(name).is_some())
+    }
+
+    /// Asks a gate event (`session_before_switch`, `session_before_fork`) whether the
+    /// operation may go on: `true` when a handler answered `{cancel: true}` (the first one
+    /// that cancels wins; later hosts are not asked). A host that fails does not cancel.
+    pub async fn cancels(&self, name: &str, event: Value) -> bool {
+        for index in 0..self.inner.hosts.len() {
+            if let Answer::Result(Some(result)) = self.inner.ask(index, name, event.clone()).await {
+                if result.get("cancel").and_then(Value::as_bool) == Some(true) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The commands the extensions registered, in load order: the name to type (`name:1`,
+    /// `name:2` when several extensions register one name) and its description.
+    pub fn commands(&self) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = Vec::new();
+        for host in &self.inner.hosts {
+            for command in &lock(&host.registered).commands {
+                if let Some(name) = command.get("name").and_then(Value::as_str) {
+                    let description = command
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    all.push((name.to_string(), description.to_string()));
+                }
+            }
+        }
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut out = Vec::with_capacity(all.len());
+        for (name, description) in &all {
+            let shared = all.iter().filter(|(n, _)| n == name).count() > 1;
+            let typed = if shared {
+                let nth = seen.entry(name.clone()).or_insert(0);
+                *nth += 1;
+                format!("{name}:{nth}")
+            } else {
+                name.clone()
+            };
+            out.push((typed, description.clone()));
+        }
+        out
     }
 }
 
@@ -323,6 +491,19 @@ impl Host {
 
     fn extension_names(&self) -> String {
         names(&self.extensions)
+    }
+
+    /// The file of this host's extension `name` (the host's only file, or its name when
+    /// unknown).
+    fn path_of(&self, name: &str) -> String {
+        let registered = lock(&self.registered);
+        if let Some((_, path)) = registered.paths.iter().find(|(n, _)| n == name) {
+            return path.clone();
+        }
+        match self.extensions.as_slice() {
+            [only] => only.path.display().to_string(),
+            _ => name.to_string(),
+        }
     }
 }
 
@@ -459,7 +640,9 @@ impl Inner {
                 .flatten()
             {
                 if let Some(note) = note.as_str() {
-                    (self.report)(format!("Extension note: {note}"));
+                    if lock(&self.noted).insert(note.to_string()) {
+                        (self.report)(format!("Extension note: {note}"));
+                    }
                 }
             }
         }
@@ -594,9 +777,18 @@ impl Inner {
                         .get("message")
                         .and_then(Value::as_str)
                         .unwrap_or("it failed");
-                    (self.report)(format!(
-                        "Extension \"{extension}\" failed in {name}: {message}"
-                    ));
+                    let line = format!("Extension \"{extension}\" failed in {name}: {message}");
+                    let path = host.path_of(extension);
+                    let failure = HandlerFailure {
+                        extension_path: &path,
+                        event: name,
+                        error: message,
+                    };
+                    if self.ui.handler_failed(&failure) {
+                        tracing::warn!(target: "tandem::extensions", "{line}");
+                    } else {
+                        (self.report)(line);
+                    }
                 }
                 Answer::Result(answer.get("result").filter(|r| !r.is_null()).cloned())
             }
@@ -670,21 +862,8 @@ fn observed(event: &AgentSessionEvent) -> Option<(&'static str, Value)> {
 impl SessionExtensions for Extensions {
     fn command<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<Result<(), String>>> {
         Box::pin(async move {
-            let rest = text.strip_prefix('/')?;
-            let (name, args) = match rest.split_once(char::is_whitespace) {
-                Some((name, args)) => (name, args.trim()),
-                None => (rest.trim_end(), ""),
-            };
-            let (index, command) = self.inner.find_command(name)?;
-            let connection = self.inner.connect(index).await?;
-            self.inner.sync_state(&self.inner.hosts[index], &connection);
-            let ran = connection
-                .request("command/run", json!({"name": command, "args": args}), None)
-                .await;
-            Some(match ran {
-                Ok(_) => Ok(()),
-                Err(e) => Err(format!("Extension command /{name} failed: {e}")),
-            })
+            let failed = self.run_command(text).await?;
+            Some(failed.map_err(|f| format!("Extension command /{} failed: {}", f.name, f.error)))
         })
     }
 
@@ -895,6 +1074,34 @@ impl SessionExtensions for Extensions {
         })
     }
 
+    fn user_bash<'a>(
+        &'a self,
+        command: &'a str,
+        exclude_from_context: bool,
+    ) -> BoxFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let cwd = self.inner.cwd.display().to_string();
+            for index in 0..self.inner.hosts.len() {
+                let event = json!({"type": "user_bash", "command": command,
+                    "excludeFromContext": exclude_from_context, "cwd": cwd});
+                match self.inner.ask(index, "user_bash", event).await {
+                    Answer::Result(Some(result)) => {
+                        if let Some(done) = result.get("result").filter(|r| r.is_object()) {
+                            return Some(done.clone());
+                        }
+                    }
+                    Answer::Result(None) => {}
+                    // As pi: a failing handler blocks the command rather than run it here.
+                    Answer::Failed(why) => {
+                        return Some(json!({"output": format!("Not run: {why}"), "exitCode": 1,
+                            "cancelled": false, "truncated": false}))
+                    }
+                }
+            }
+            None
+        })
+    }
+
     fn provider_hooks(&self) -> Option<Arc<dyn ProviderHooks>> {
         let listens =
             self.inner.hosts.iter().any(|h| {
@@ -905,6 +1112,26 @@ impl SessionExtensions for Extensions {
 }
 
 impl Inner {
+    /// Gives the session the tools host `index` registered since `before` (a tool registered
+    /// in `session_start` or by a command), once the session is bound.
+    fn add_late_tools(self: &Arc<Self>, index: usize, before: &[Value]) {
+        let Some(handle) = lock(&self.session).clone() else {
+            return;
+        };
+        let now = lock(&self.hosts[index].registered).tools.clone();
+        let added: Vec<Arc<dyn AgentTool>> = now
+            .iter()
+            .filter(|t| !before.contains(t))
+            .filter_map(|t| tool::ExtensionTool::new(Arc::downgrade(self), index, t))
+            .map(|t| Arc::new(t) as Arc<dyn AgentTool>)
+            .collect();
+        if !added.is_empty() {
+            if let Err(e) = handle.add_tools(added) {
+                tracing::warn!(target: "tandem::extensions", "late tools not added: {e}");
+            }
+        }
+    }
+
     /// The host and registered name of command `name` (`review:2` is the second `review`).
     fn find_command(&self, name: &str) -> Option<(usize, String)> {
         let mut all = Vec::new();
@@ -1042,11 +1269,10 @@ impl HostCalls for Calls {
                         })
                         .unwrap_or_default();
                     let title = text("title").unwrap_or_default();
-                    let chosen =
-                        bounded(Box::pin(
-                            async move { json!(ui.select(title, options).await) },
-                        ))
-                        .await;
+                    let chosen = bounded(Box::pin(async move {
+                        json!(ui.select_within(title, options, timeout).await)
+                    }))
+                    .await;
                     Ok(chosen.unwrap_or(Value::Null))
                 }
                 "ui/confirm" => {
@@ -1054,9 +1280,9 @@ impl HostCalls for Calls {
                         text("title").unwrap_or_default(),
                         text("message").unwrap_or_default(),
                     );
-                    let yes = bounded(Box::pin(
-                        async move { json!(ui.confirm(title, message).await) },
-                    ))
+                    let yes = bounded(Box::pin(async move {
+                        json!(ui.confirm_within(title, message, timeout).await)
+                    }))
                     .await;
                     Ok(yes.unwrap_or(json!(false)))
                 }
@@ -1064,7 +1290,7 @@ impl HostCalls for Calls {
                     let (title, placeholder) =
                         (text("title").unwrap_or_default(), text("placeholder"));
                     let typed = bounded(Box::pin(async move {
-                        json!(ui.input(title, placeholder).await)
+                        json!(ui.input_within(title, placeholder, timeout).await)
                     }))
                     .await;
                     Ok(typed.unwrap_or(Value::Null))
@@ -1197,7 +1423,8 @@ impl HostCalls for Calls {
                         .filter_map(|v| v.as_str().map(str::to_string))
                         .collect()
                 });
-                inner.ui.set_widget(&text("key"), lines);
+                let placement = params.get("placement").and_then(Value::as_str);
+                inner.ui.set_widget_placed(&text("key"), lines, placement);
             }
             "ui/setTitle" => inner.ui.set_title(&text("title")),
             "ui/setEditorText" => inner.ui.set_editor_text(&text("text")),
@@ -1211,7 +1438,21 @@ impl HostCalls for Calls {
                 }
             }
             "registered" => {
+                let before = lock(&inner.hosts[self.host].registered).tools.clone();
                 lock(&inner.hosts[self.host].registered).update(&params);
+                inner.add_late_tools(self.host, &before);
+                for note in params
+                    .get("notes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(note) = note.as_str() {
+                        if lock(&inner.noted).insert(note.to_string()) {
+                            (inner.report)(format!("Extension note: {note}"));
+                        }
+                    }
+                }
             }
             "log" => {
                 tracing::info!(target: "tandem::extensions", host = %inner.hosts[self.host].name, "{}", text("message"));

@@ -9,7 +9,7 @@ mod embedded {
 }
 
 /// What to tell a user without Node.
-pub const NODE_MISSING: &str = "TypeScript and JavaScript extensions need Node.js 22.6 or newer \
+pub const NODE_MISSING: &str = "TypeScript and JavaScript extensions need Node.js 22.13 or newer \
     on PATH (or its path in TANDEM_NODE): install it from https://nodejs.org or with your \
     package manager";
 

@@ -2,6 +2,8 @@
 //! [`ExtensionUi`] (the terminal's dialogs, the editor's, RPC's `extension_ui_request`);
 //! print and JSON mode have [`NoUi`], which answers every dialog with its default at once.
 
+use std::time::Duration;
+
 use tandem_agent::BoxFuture;
 
 /// A notice's level.
@@ -56,6 +58,57 @@ pub trait ExtensionUi: Send + Sync {
     /// A problem with an extension (a handler that threw, a host that stopped), once the
     /// session runs; the log by default (it is logged either way).
     fn problem(&self, _line: &str) {}
+
+    /// [`ExtensionUi::select`] with the extension's time limit, for a front door that tells
+    /// its client about it (RPC's `timeout` field); the runner enforces the limit either way.
+    fn select_within(
+        &self,
+        title: String,
+        options: Vec<String>,
+        _timeout: Option<Duration>,
+    ) -> BoxFuture<'static, Option<String>> {
+        self.select(title, options)
+    }
+    /// [`ExtensionUi::confirm`] with the extension's time limit (see `select_within`).
+    fn confirm_within(
+        &self,
+        title: String,
+        message: String,
+        _timeout: Option<Duration>,
+    ) -> BoxFuture<'static, bool> {
+        self.confirm(title, message)
+    }
+    /// [`ExtensionUi::input`] with the extension's time limit (see `select_within`).
+    fn input_within(
+        &self,
+        title: String,
+        placeholder: Option<String>,
+        _timeout: Option<Duration>,
+    ) -> BoxFuture<'static, Option<String>> {
+        self.input(title, placeholder)
+    }
+    /// [`ExtensionUi::set_widget`] with pi's placement (`"aboveEditor"`, `"belowEditor"`) when
+    /// the extension gave one.
+    fn set_widget_placed(&self, key: &str, lines: Option<Vec<String>>, _placement: Option<&str>) {
+        self.set_widget(key, lines)
+    }
+    /// A handler that threw, for a front door that reports it in a form of its own (RPC's
+    /// `extension_error` event): `true` when it did, and the problem line is then only logged;
+    /// `false` (the default) sends it to [`ExtensionUi::problem`] as one line.
+    fn handler_failed(&self, _failure: &HandlerFailure<'_>) -> bool {
+        false
+    }
+}
+
+/// A handler that threw (or a command that failed), as pi's RPC mode reports it.
+#[derive(Debug, Clone, Copy)]
+pub struct HandlerFailure<'a> {
+    /// The extension's file (`command:<name>` for a command, as pi names it).
+    pub extension_path: &'a str,
+    /// The event the handler ran for (`"command"` for a command).
+    pub event: &'a str,
+    /// What it threw.
+    pub error: &'a str,
 }
 
 /// No one to ask: dialogs get their defaults, notices go nowhere, as in pi's print mode.

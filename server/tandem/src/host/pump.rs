@@ -157,10 +157,12 @@ pub async fn pump<T, S>(
                 break;
             }
             Next::Event(event) => {
+                // A prompt an extension handled ends as a run does.
                 let settles = matches!(
                     &event,
                     AgentSessionEvent::Session(
                         tandem_coding::agent_session::SessionEvent::AgentSettled { .. }
+                            | tandem_coding::agent_session::SessionEvent::PromptHandled
                     )
                 );
                 (translator.translate(&event), settles)

@@ -260,6 +260,9 @@ pub struct Prepared {
     intel: Option<Arc<dyn LanguageIntel>>,
     /// The front door's name and user interface for extensions.
     extension_front: (&'static str, Arc<dyn ExtensionUi>),
+    /// Why the session starts, as extensions' `session_start` says, and the session it
+    /// replaces.
+    start_reason: (&'static str, Option<String>),
 }
 
 /// Where the history of a session a front door (re)starts comes from.
@@ -377,6 +380,7 @@ pub fn prepare_history(
         problems,
         intel: None,
         extension_front: ("print", Arc::new(NoUi)),
+        start_reason: ("startup", None),
     })
 }
 
@@ -441,6 +445,13 @@ impl Prepared {
         self
     }
 
+    /// Why the session starts, for its extensions' `session_start` (pi's `"new"`, `"resume"`,
+    /// `"fork"` when it replaces the session in `previous`; default `"startup"`).
+    pub fn with_start_reason(mut self, reason: &'static str, previous: Option<String>) -> Self {
+        self.start_reason = (reason, previous);
+        self
+    }
+
     /// The id of the session that will be started.
     pub fn session_id(&self) -> &str {
         self.manager.session_id()
@@ -462,6 +473,7 @@ impl Prepared {
             .map(Extensions::tools)
             .unwrap_or_default();
         let hooks = extensions.as_ref().map(Extensions::session_hooks);
+        let (reason, previous) = self.start_reason.clone();
         let built = tokio::task::spawn_blocking(move || {
             self.build_with(workspace, bash_policy, tools, true, (ext_tools, hooks))
         })
@@ -473,7 +485,9 @@ impl Prepared {
                 started.problems.append(&mut extension_problems);
                 started.mcp = mcp;
                 if let Some(extensions) = &extensions {
-                    extensions.bind(&started.session).await;
+                    extensions
+                        .bind_as(&started.session, reason, previous.as_deref())
+                        .await;
                 }
                 started.extensions = extensions;
                 Ok(started)
@@ -581,6 +595,7 @@ impl Prepared {
             mut problems,
             intel,
             extension_front: _,
+            start_reason: _,
         } = self;
         let (intel, languages) = match intel {
             Some(editor) => (Some(editor), None),
@@ -672,6 +687,83 @@ pub struct Trusted {
     pub languages: Option<Arc<LanguageServers>>,
     /// Problems for the user, one line each.
     pub problems: Vec<String>,
+}
+
+/// The session's extensions once its folder is trusted (after [`apply_trust`]): the project's
+/// `.pi/extensions/` and project settings' extensions join the user's. When that changes what
+/// loads, `old` is shut down and new hosts are started (in load order: a host's extensions are
+/// loaded together), their tools given to the session and its hooks replaced; otherwise `old`
+/// is kept. The extensions to keep, and the problems found.
+pub async fn trusted_extensions(
+    session: &AgentSession,
+    agent_dir: &AgentDir,
+    cwd: &Path,
+    options: &SessionOptions,
+    (mode, ui): (&'static str, Arc<dyn ExtensionUi>),
+    old: Option<Extensions>,
+) -> (Option<Extensions>, Vec<String>) {
+    let loaded = {
+        let (dir, cwd) = (agent_dir.clone(), cwd.to_path_buf());
+        match tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, true)).await {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                return (
+                    old,
+                    vec![format!("the project's settings could not be read: {e}")],
+                )
+            }
+        }
+    };
+    let (found, mut problems) = discover(&Sources {
+        cli: &options.extensions,
+        no_discovery: options.no_extensions,
+        agent_dir: agent_dir.path(),
+        cwd,
+        trusted: true,
+        user_settings: loaded.global.extensions.as_deref().unwrap_or_default(),
+        project_settings: loaded.project.extensions.as_deref().unwrap_or_default(),
+    });
+    let before = old.as_ref().map(Extensions::loaded).unwrap_or_default();
+    if found.iter().map(|f| &f.path).eq(before.iter()) {
+        return (old, problems);
+    }
+    if let Some(old) = old {
+        old.shutdown().await;
+    }
+    let reported = Arc::new(Mutex::new(Some(Vec::new())));
+    let sink = reported.clone();
+    let front = ui.clone();
+    let extensions = Extensions::start(
+        found,
+        StartOptions {
+            cwd,
+            agent_dir: agent_dir.path(),
+            mode,
+            trusted: true,
+            ui,
+            event_timeout: loaded.merged.extension_event_timeout(),
+            report: Arc::new(move |line| {
+                tracing::warn!(target: "tandem::extensions", "{line}");
+                match lock(&sink).as_mut() {
+                    Some(collected) => collected.push(line),
+                    None => front.problem(&line),
+                }
+            }),
+        },
+    )
+    .await;
+    problems.extend(lock(&reported).take().unwrap_or_default());
+    match &extensions {
+        Some(extensions) => {
+            if let Err(e) = session.handle().add_tools(extensions.tools()) {
+                problems.push(format!("the extensions' tools could not be added: {e}"));
+            }
+            session.set_extensions(Some(extensions.session_hooks()));
+            extensions.bind(session).await;
+        }
+        None => session.set_extensions(None),
+    }
+    (extensions, problems)
 }
 
 /// Gives `session` (built untrusted while its folder's trust was pending) the project's

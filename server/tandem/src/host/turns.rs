@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_ai::ImageContent;
-use tandem_coding::agent_session::{AgentSession, SessionError};
+use tandem_coding::agent_session::{AgentSession, OnAccepted, SessionError};
+use tandem_coding::extensions::InputSource;
 use tokio::sync::{mpsc, watch};
 
 use super::pump::{pump, Batching, Failure, PumpInput, Translate, Transport};
@@ -154,10 +155,13 @@ impl Live {
     ) -> Result<Result<(), SessionError>, Busy> {
         self.claim()?;
         Ok(self
-            .run_claimed(async move {
-                before.await;
-                prompt
-            })
+            .run_claimed(
+                async move {
+                    before.await;
+                    prompt
+                },
+                None,
+            )
             .await)
     }
 
@@ -188,13 +192,25 @@ impl Live {
         prompt: impl Future<Output = Prompt> + Send + 'static,
         answer: impl FnOnce(Result<(), SessionError>) + Send + 'static,
     ) -> Result<(), Busy> {
+        self.spawn_accepting(prompt, None, answer)
+    }
+
+    /// [`Live::spawn_prepared`] that tells `accepted` what became of the prompt before
+    /// anything of its run is sent ([`AgentSession::prompt_accepting`]): RPC answers `prompt`
+    /// then, with `started` or, for an extension command or a handled input, `handled`.
+    pub fn spawn_accepting(
+        self: &Arc<Self>,
+        prompt: impl Future<Output = Prompt> + Send + 'static,
+        accepted: Option<OnAccepted>,
+        answer: impl FnOnce(Result<(), SessionError>) + Send + 'static,
+    ) -> Result<(), Busy> {
         if let Err(busy) = self.claim() {
             answer(Err(SessionError::Busy));
             return Err(busy);
         }
         let live = self.clone();
         tokio::spawn(async move {
-            let result = live.run_claimed(prompt).await;
+            let result = live.run_claimed(prompt, accepted).await;
             answer(result);
             live.run_late_messages().await;
         });
@@ -205,12 +221,22 @@ impl Live {
     /// before it). The claim is released as soon as the prompt returns — a
     /// client told of the run's end (its `settled`, its answer) may send the next prompt at
     /// once — and the result is returned once the pump has delivered that end.
-    async fn run_claimed(&self, prompt: impl Future<Output = Prompt>) -> Result<(), SessionError> {
+    async fn run_claimed(
+        &self,
+        prompt: impl Future<Output = Prompt>,
+        accepted: Option<OnAccepted>,
+    ) -> Result<(), SessionError> {
         let prompt = prompt.await;
         let end = self.expected.fetch_add(1, Ordering::AcqRel) + 1;
         let result = self
             .session
-            .prompt_in_context(&prompt.text, prompt.images, prompt.context.as_deref())
+            .prompt_accepting(
+                &prompt.text,
+                prompt.images,
+                prompt.context.as_deref(),
+                InputSource::Rpc,
+                accepted,
+            )
             .await;
         if let Err(e) = &result {
             tracing::warn!("the prompt failed: {e}");
@@ -220,12 +246,6 @@ impl Live {
                 message: format!("the prompt failed: {e}"),
                 settles: !matches!(e, SessionError::Persistence(_)),
             });
-        }
-        if result.is_ok() && self.session.last_prompt_handled() {
-            // An extension command or a handled input: nothing ran, no end will come.
-            self.expected.fetch_sub(1, Ordering::AcqRel);
-            self.release();
-            return result;
         }
         self.release();
         self.delivered(end).await;

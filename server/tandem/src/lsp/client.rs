@@ -20,8 +20,8 @@ use serde_json::Value;
 use tandem_agent::BoxFuture;
 use tandem_protocol::events::EventNotification;
 use tandem_protocol::requests::{
-    DiagnosticsParams, DiagnosticsResult, LanguageRequestParams, LanguageRequestResult,
-    SaveDocumentsParams, SaveDocumentsResult,
+    DiagnosticsParams, DiagnosticsResult, InputParams, InputResult, LanguageRequestParams,
+    LanguageRequestResult, SaveDocumentsParams, SaveDocumentsResult,
 };
 use tandem_protocol::TandemError;
 use tokio::sync::watch;
@@ -280,6 +280,15 @@ impl EditorClient for LspEditor {
         })
     }
 
+    fn input(&self, params: InputParams) -> BoxFuture<'_, Result<InputResult, ClientError>> {
+        Box::pin(async move {
+            self.client
+                .send_request::<InputRequest>(params)
+                .await
+                .map_err(failed)
+        })
+    }
+
     fn capabilities(&self) -> EditCapabilities {
         *read_lock(&self.capabilities)
     }
@@ -313,6 +322,15 @@ impl tower_lsp_server::ls_types::request::Request for LanguageRequest {
     type Params = LanguageRequestParams;
     type Result = LanguageRequestResult;
     const METHOD: &'static str = tandem_protocol::methods::LANGUAGE_REQUEST;
+}
+
+/// `tandem/input` as tower-lsp-server sends it.
+pub enum InputRequest {}
+
+impl tower_lsp_server::ls_types::request::Request for InputRequest {
+    type Params = InputParams;
+    type Result = InputResult;
+    const METHOD: &'static str = tandem_protocol::methods::INPUT;
 }
 
 /// Tandem's error object as tower-lsp-server's.

@@ -352,7 +352,8 @@ fn map_session(event: &SessionEvent) -> Vec<Event> {
             steering: steering.clone(),
             follow_up: follow_up.clone(),
         },
-        SessionEvent::AgentSettled { .. } => Event::Settled,
+        // A prompt an extension handled ends as a run does: the client stops waiting.
+        SessionEvent::AgentSettled { .. } | SessionEvent::PromptHandled => Event::Settled,
     }]
 }
 

@@ -7,6 +7,7 @@ pub mod config;
 pub mod context;
 pub mod documents;
 pub mod events;
+pub mod extension_ui;
 pub mod intel;
 pub mod position;
 pub mod progress;

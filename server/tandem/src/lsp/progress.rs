@@ -42,8 +42,11 @@ pub enum Step {
     Tool(String),
     /// The run ended: the answer, or what went wrong.
     Finished(Outcome),
-    /// The session settled: nothing more comes.
-    Settled,
+    /// The session settled (or an extension handled the prompt): nothing more comes.
+    Settled {
+        /// The work was aborted.
+        aborted: bool,
+    },
 }
 
 /// The step an event means, if any (`cwd` resolves tool paths for titles).
@@ -56,7 +59,12 @@ pub fn step(event: &AgentSessionEvent, cwd: &std::path::Path) -> Option<Step> {
             AgentEvent::AgentEnd { messages } => Some(Step::Finished(outcome(messages))),
             _ => None,
         },
-        AgentSessionEvent::Session(SessionEvent::AgentSettled { .. }) => Some(Step::Settled),
+        AgentSessionEvent::Session(SessionEvent::AgentSettled { aborted }) => {
+            Some(Step::Settled { aborted: *aborted })
+        }
+        AgentSessionEvent::Session(SessionEvent::PromptHandled) => {
+            Some(Step::Settled { aborted: false })
+        }
         AgentSessionEvent::Session(_) => None,
     }
 }
@@ -188,7 +196,7 @@ impl Progress {
         tokio::spawn(async move {
             while let Some(e) = events.recv().await {
                 if let Some(s) = step(&e, &cwd) {
-                    let settled = s == Step::Settled;
+                    let settled = matches!(s, Step::Settled { .. });
                     if tx.send(s).is_err() || settled {
                         break;
                     }
@@ -200,14 +208,23 @@ impl Progress {
             let token = this.create(&session).await;
             this.send(&token, begin(&message)).await;
             let mut finished = None;
+            let mut aborted = true;
             while let Some(s) = steps.recv().await {
                 match s {
                     Step::Tool(title) => this.send(&token, report(title)).await,
                     Step::Finished(outcome) => finished = Some(outcome),
-                    Step::Settled => break,
+                    Step::Settled { aborted: a } => {
+                        aborted = a;
+                        break;
+                    }
                 }
             }
-            let outcome = finished.unwrap_or(Outcome::Stopped);
+            // No run at all and not aborted: an extension handled the prompt.
+            let outcome = finished.unwrap_or(if aborted {
+                Outcome::Stopped
+            } else {
+                Outcome::Done
+            });
             this.send(&token, end(first_line(&outcome.text()))).await;
             if let Some(t) = &token {
                 this.lock().remove(t);

@@ -42,7 +42,8 @@ use super::workspace::{LspWorkspace, UnsavedEdits};
 use crate::host::models::is_available;
 use crate::host::pump::Batching;
 use crate::host::setup::{
-    apply_trust, prepare, switch_model, SessionRequest, SetupError, TrustLater, Trusted,
+    apply_trust, prepare, switch_model, trusted_extensions, SessionRequest, SetupError, TrustLater,
+    Trusted,
 };
 use crate::host::turns::{Live, Prompt};
 use crate::host::Origin;
@@ -69,6 +70,9 @@ pub struct SessionEntry {
     pending_trust: Mutex<Option<ProtectedResources>>,
     /// Configuration problems found when the session was built.
     problems: Vec<String>,
+    /// The session's extensions (shut down when the entry is closed; killed when dropped;
+    /// replaced when the folder is trusted later).
+    extensions: Mutex<Option<crate::extensions::Extensions>>,
 }
 
 /// The live sessions and what building one needs.
@@ -202,6 +206,7 @@ impl Sessions {
             trusted: AtomicBool::new(started.trusted),
             pending_trust: Mutex::new(started.pending),
             problems: started.problems,
+            extensions: Mutex::new(started.extensions),
         };
         lock(&self.map).insert(id.clone(), Arc::new(entry));
         Ok(id)
@@ -253,8 +258,10 @@ impl Sessions {
         );
         let intel = self.editor_intel(workspace.roots().to_vec());
         // The workspace decides, following `bashPermission` as it is now.
+        let ui = Arc::new(super::extension_ui::EditorUi::new(self.deps.editor.clone()));
         let started = prepared
             .with_intel(intel)
+            .with_extension_front("lsp", ui)
             .start(workspace.clone(), BashPolicy::Ask, &[])
             .await?;
         Ok((started, workspace))
@@ -422,7 +429,19 @@ impl Sessions {
                         old.shutdown().await;
                     }
                     entry.trusted.store(true, Ordering::Release);
-                    for problem in problems {
+                    let old = lock(&entry.extensions).take();
+                    let ui = Arc::new(super::extension_ui::EditorUi::new(editor.clone()));
+                    let (extensions, more) = trusted_extensions(
+                        &entry.session,
+                        &agent_dir,
+                        &entry.cwd,
+                        &options,
+                        ("lsp", ui),
+                        old,
+                    )
+                    .await;
+                    *lock(&entry.extensions) = extensions;
+                    for problem in problems.into_iter().chain(more) {
                         tracing::warn!("{problem}");
                         editor
                             .show_message(MessageType::WARNING, format!("Tandem: {problem}"))
@@ -466,6 +485,14 @@ impl Sessions {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             all &= entry.live.idle(left).await;
         }
+        // The extensions hear `session_shutdown`, within what is left of the limit.
+        for entry in &entries {
+            let extensions = lock(&entry.extensions).take();
+            if let Some(extensions) = extensions {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let _ = tokio::time::timeout(left, extensions.shutdown()).await;
+            }
+        }
         all
     }
 
@@ -489,6 +516,10 @@ impl Sessions {
         // branch (not the hidden editor context, a `custom_message`, nor summaries).
         let count = s.with_session(|m| m.totals().messages);
         let queued = lock(&entry.queue).clone();
+        let extensions = lock(&entry.extensions)
+            .as_ref()
+            .map(|e| e.loaded().iter().map(|p| p.display().to_string()).collect())
+            .unwrap_or_default();
         Ok(StateResult {
             session: id.clone(),
             model: Some(model),
@@ -505,6 +536,7 @@ impl Sessions {
                 .flatten()
                 .map(|p| p.display().to_string()),
             tokens: token_stats(s),
+            extensions,
             trust: if lock(&entry.pending_trust).is_some() {
                 TrustState::Pending
             } else if entry.trusted.load(Ordering::Acquire) {

@@ -212,3 +212,56 @@ fn a_result_of_the_wrong_shape_is_reported_and_ignored() {
     assert!(result.contains("alpha"), "{result}");
     assert!(out.stderr.contains("tool_result"), "{}", out.stderr);
 }
+
+/// `tandem --mode rpc <args>` in `sandbox`: sends `commands` (one JSON object per line) and
+/// returns every line it wrote until stdin closed.
+fn rpc(sandbox: &Sandbox, args: &[&str], commands: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    let mut all = vec!["--mode", "rpc", "--model", crate::support::MODEL];
+    all.extend_from_slice(args);
+    let mut cmd = crate::support::process::in_sandbox(sandbox, &all);
+    cmd.env("XDG_CACHE_HOME", sandbox.home.join("cache"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("tandem --mode rpc");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for command in commands {
+        writeln!(stdin, "{command}").expect("write");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("rpc output");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn a_user_bash_handler_answers_for_a_command_the_user_typed() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "remote.ts",
+        r#"export default function (pi: any) {
+  pi.on("user_bash", (e: any) => ({
+    result: { output: `remote: ${e.command}`, exitCode: 0, cancelled: false, truncated: false },
+  }));
+}"#,
+    );
+    let lines = rpc(
+        &sandbox,
+        &["-e", &path],
+        &[json!({"id": "1", "type": "bash", "command": "touch ran"})],
+    );
+    let response = lines
+        .iter()
+        .find(|l| l["type"] == "response" && l["id"] == "1")
+        .unwrap_or_else(|| panic!("no response: {lines:?}"));
+    assert_eq!(response["success"], true, "{response}");
+    assert_eq!(
+        response["data"]["output"], "remote: touch ran",
+        "{response}"
+    );
+    assert!(!sandbox.cwd.join("ran").exists(), "the command ran here");
+}

@@ -173,3 +173,39 @@ fn tool_override_replaces_the_built_in_read() {
     let log = std::fs::read_to_string(sandbox.agent_dir.join("read-access.log")).expect("log");
     assert!(log.contains("BLOCKED"), "{log}");
 }
+
+#[test]
+fn dynamic_tools_registered_in_session_start_and_by_a_command_are_offered() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::tool_call(
+        "call_1",
+        "echo_session",
+        json!({"message": "one"}),
+    ));
+    sandbox.answer(&Turn::tool_call(
+        "call_2",
+        "shout",
+        json!({"message": "two"}),
+    ));
+    sandbox.answer(&Turn::text("echoed"));
+    let out = run(
+        &sandbox,
+        &[
+            "-e",
+            &example("dynamic-tools.ts"),
+            "-p",
+            "/add-echo-tool shout",
+            "echo",
+        ],
+    );
+    out.expect_code(0);
+    assert_eq!(out.stdout, "echoed\n", "{}", out.stderr);
+    let offered = sandbox.offered_tools(0);
+    assert!(offered.contains(&"echo_session".to_string()), "{offered:?}");
+    assert!(offered.contains(&"shout".to_string()), "{offered:?}");
+    let requests = sandbox.requests();
+    let first = tool_result_text(&requests[1].json().expect("JSON"), "call_1");
+    assert_eq!(first.as_deref(), Some("[session] one"));
+    let second = tool_result_text(&requests[2].json().expect("JSON"), "call_2");
+    assert_eq!(second.as_deref(), Some("[shout] two"));
+}

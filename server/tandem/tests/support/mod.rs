@@ -236,6 +236,7 @@ impl Sandbox {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("PI_CODING_AGENT_DIR", &self.agent_dir)
+            .envs(extension_node().map(|n| ("TANDEM_NODE", n)))
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -287,6 +288,13 @@ fn with_stdin(mut cmd: Command, text: &str) -> Output {
     pipe.write_all(text.as_bytes()).expect("writes stdin");
     drop(pipe);
     child.wait_with_output().expect("waits for tandem")
+}
+
+/// The Node extension hosts run on in tests (Node 24, from `scripts/install-pi16`; the
+/// system's may be too old), when it is installed. Only `tandem` reads `TANDEM_NODE`.
+pub fn extension_node() -> Option<PathBuf> {
+    let node = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pi16/bin/node");
+    node.exists().then_some(node)
 }
 
 /// Each line of a JSONL file, parsed.

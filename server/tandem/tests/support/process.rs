@@ -21,6 +21,9 @@ pub fn in_sandbox(sandbox: &Sandbox, args: &[&str]) -> Command {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &sandbox.home)
         .env("PI_CODING_AGENT_DIR", &sandbox.agent_dir);
+    if let Some(node) = super::extension_node() {
+        cmd.env("TANDEM_NODE", node);
+    }
     cmd
 }
 

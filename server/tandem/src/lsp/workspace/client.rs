@@ -17,8 +17,8 @@ use std::time::Duration;
 use tandem_agent::BoxFuture;
 use tandem_protocol::capabilities::ClientCapability;
 use tandem_protocol::requests::{
-    DiagnosticsParams, DiagnosticsResult, LanguageRequestParams, LanguageRequestResult,
-    SaveDocumentsParams, SaveDocumentsResult,
+    DiagnosticsParams, DiagnosticsResult, InputParams, InputResult, LanguageRequestParams,
+    LanguageRequestResult, SaveDocumentsParams, SaveDocumentsResult,
 };
 use tower_lsp_server::ls_types::{
     ApplyWorkspaceEditResponse, ClientCapabilities, MessageActionItem, MessageType,
@@ -87,6 +87,16 @@ pub trait EditorClient: Send + Sync {
         })
     }
 
+    /// Sends `tandem/input` (only when [`EditCapabilities::input`]). The default fails, for
+    /// fakes without it.
+    fn input(&self, _params: InputParams) -> BoxFuture<'_, Result<InputResult, ClientError>> {
+        Box::pin(async {
+            Err(ClientError::Failed(
+                "this editor cannot ask for text".into(),
+            ))
+        })
+    }
+
     /// What the client supports for edits (from its `initialize` capabilities).
     fn capabilities(&self) -> EditCapabilities;
 }
@@ -121,6 +131,9 @@ pub struct EditCapabilities {
     /// `experimental.tandem.languageRequests`: the client answers `tandem/languageRequest`
     /// (definition, references, symbols, hover, rename) from its other language servers.
     pub language_requests: bool,
+    /// `experimental.tandem.input`: the client answers `tandem/input` (text an extension asks
+    /// the user for).
+    pub input: bool,
 }
 
 impl Default for EditCapabilities {
@@ -136,6 +149,7 @@ impl Default for EditCapabilities {
             save_documents: false,
             diagnostics: false,
             language_requests: false,
+            input: false,
         }
     }
 }
@@ -166,6 +180,7 @@ impl EditCapabilities {
             save_documents: tandem.save_documents,
             diagnostics: tandem.diagnostics,
             language_requests: tandem.language_requests,
+            input: tandem.input,
         }
     }
 }

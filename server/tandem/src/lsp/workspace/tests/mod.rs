@@ -45,6 +45,7 @@ const PLAIN: EditCapabilities = EditCapabilities {
     save_documents: false,
     diagnostics: false,
     language_requests: false,
+    input: false,
 };
 const VERSIONED: EditCapabilities = EditCapabilities {
     document_changes: true,
@@ -60,6 +61,7 @@ const FULL: EditCapabilities = EditCapabilities {
     save_documents: false,
     diagnostics: false,
     language_requests: false,
+    input: false,
 };
 
 struct Fixture {

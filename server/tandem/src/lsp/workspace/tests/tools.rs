@@ -31,6 +31,7 @@ const CAPS: EditCapabilities = EditCapabilities {
     save_documents: false,
     diagnostics: false,
     language_requests: false,
+    input: false,
 };
 
 const BUFFER: &str = "// 😀 héllo\nfn answer() -> u32 { 41 }\n";
