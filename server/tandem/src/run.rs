@@ -160,6 +160,33 @@ pub async fn setup(
     Ok(started)
 }
 
+/// Fails at once, as for an unknown option, when the command line has flags that are not
+/// Tandem's and no extension could register them: none would load even if the folder were
+/// trusted. (With extensions to load, the flags are checked once they registered theirs.)
+fn no_extension_could_take(options: &SessionOptions, cwd: &Path) -> anyhow::Result<()> {
+    if options.extension_flags.is_empty() {
+        return Ok(());
+    }
+    let agent_dir = AgentDir::from_env().map_err(|e| anyhow!("{e}"))?;
+    let loaded = tandem_coding::settings::load(agent_dir.path(), cwd, true);
+    let (found, _) = crate::extensions::discover(&crate::extensions::Sources {
+        cli: &options.extensions,
+        no_discovery: options.no_extensions,
+        agent_dir: agent_dir.path(),
+        cwd,
+        trusted: true,
+        user_settings: loaded.global.extensions.as_deref().unwrap_or_default(),
+        project_settings: loaded.project.extensions.as_deref().unwrap_or_default(),
+    });
+    if found.is_empty() {
+        let known = crate::cli::args::long_flags();
+        let unknown =
+            crate::cli::extension_flags::unregistered(&options.extension_flags, &[], &known);
+        bail!("{}", unknown.join("; "));
+    }
+    Ok(())
+}
+
 /// Project trust where nobody can be asked (as pi's print and JSON modes): a folder that would
 /// need a question is not trusted, and stderr says what was left out and how to trust it.
 fn trust_for_run(
@@ -244,6 +271,7 @@ impl RunEnd {
 pub fn run(run: RunArgs, mode: OutputMode) -> ExitCode {
     let outcome = (|| -> anyhow::Result<RunEnd> {
         let cwd = current_dir()?;
+        no_extension_could_take(&run.options, &cwd)?;
         let prompts = prompts(&run, &cwd)?;
         let rt = single_thread_runtime()?;
         rt.block_on(async move {

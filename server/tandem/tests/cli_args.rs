@@ -96,7 +96,7 @@ fn list_models_with_a_key_and_a_search() {
 #[test]
 fn usage_errors_exit_one_with_a_message_on_stderr() {
     let cases: [(&[&str], &str); 5] = [
-        (&["--frobnicate"], "unexpected argument '--frobnicate'"),
+        (&["--frobnicate"], "unknown option --frobnicate"),
         (
             &["--thinking", "maxi"],
             "Invalid thinking level \"maxi\". Valid values: off, minimal, low, medium, high, \

@@ -10,6 +10,8 @@ mod commands;
 mod conversation;
 #[path = "tui/editing.rs"]
 mod editing;
+#[path = "tui/extensions.rs"]
+mod extensions;
 #[path = "tui/outside.rs"]
 mod outside;
 #[path = "tui/streaming.rs"]

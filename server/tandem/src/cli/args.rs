@@ -338,8 +338,41 @@ where
             _ => rewritten.push(arg),
         }
     }
+    let known = long_flags();
+    let (rewritten, extension_flags) = super::extension_flags::split(rewritten, &known);
     let cli = Cli::try_parse_from(rewritten)?;
-    finish(cli)
+    let mut parsed = finish(cli)?;
+    if let Some(options) = parsed.command.session_options_mut() {
+        options.extension_flags = extension_flags;
+    } else if let Some((name, _)) = extension_flags.first() {
+        return Err(usage_error(format!(
+            "unknown option --{name}: this command takes no extension flags"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// Every long flag of Tandem's own command line and its subcommands, without `--`.
+pub fn long_flags() -> Vec<String> {
+    fn collect(command: &clap::Command, into: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            into.extend(arg.get_long().map(str::to_string));
+            into.extend(
+                arg.get_all_aliases()
+                    .into_iter()
+                    .flatten()
+                    .map(str::to_string),
+            );
+        }
+        for sub in command.get_subcommands() {
+            collect(sub, into);
+        }
+    }
+    let mut all = vec!["help".to_string(), "version".to_string()];
+    collect(&<Cli as clap::CommandFactory>::command(), &mut all);
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// The full help text, as `tandem --help` prints it.

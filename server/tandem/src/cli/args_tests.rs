@@ -407,9 +407,24 @@ fn protocol_subcommands_refuse_print_options() {
 
 #[test]
 fn unknown_flags_are_usage_errors_and_help_is_not() {
-    let err = parse(&["--frobnicate"]).expect_err("unknown flag");
+    // An unknown short flag is clap's; an unknown long one may be an extension's, checked
+    // once the extensions loaded (`extension_flags`).
+    let err = parse(&["-Z"]).expect_err("unknown flag");
     assert_eq!(err.kind(), ErrorKind::UnknownArgument);
     assert_eq!(crate::cli::clap_exit_code(&err), 1);
+    let parsed = parse(&["--frobnicate=1", "-p", "hi"]).expect("an extension's flag, maybe");
+    let Command::Print(run) = parsed.command else {
+        panic!("{:?}", parsed.command)
+    };
+    assert_eq!(
+        run.options.extension_flags,
+        [("frobnicate".to_string(), serde_json::json!("1"))]
+    );
+    let err = parse(&["--frobnicate", "trust"]).expect_err("trust takes none");
+    assert!(
+        err.to_string().contains("unknown option --frobnicate"),
+        "{err}"
+    );
     let err = parse(&["--help"]).expect_err("help is reported as an error kind");
     assert_eq!(err.kind(), ErrorKind::DisplayHelp);
     assert_eq!(crate::cli::clap_exit_code(&err), 0);

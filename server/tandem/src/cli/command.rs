@@ -111,6 +111,18 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The session options of a command that runs sessions.
+    pub fn session_options_mut(&mut self) -> Option<&mut SessionOptions> {
+        match self {
+            Command::Print(run) | Command::Json(run) | Command::Rpc(run) => Some(&mut run.options),
+            Command::Demo { run, .. } => Some(&mut run.options),
+            Command::Lsp(options, _) | Command::Acp(options, _) => Some(options),
+            _ => None,
+        }
+    }
+}
+
 /// What `tandem trust` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrustAction {

@@ -13,6 +13,7 @@
 pub mod args;
 pub mod command;
 pub mod export;
+pub mod extension_flags;
 pub mod input;
 pub mod json_output;
 pub mod list_models;

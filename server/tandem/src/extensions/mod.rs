@@ -68,6 +68,8 @@ pub struct StartOptions<'a> {
     pub report: Arc<dyn Fn(String) + Send + Sync>,
     /// One event's time limit (`None`: none).
     pub event_timeout: Option<Duration>,
+    /// The extension flags the command line gave (`--plan`, `--preset=fast`).
+    pub flags: Vec<(String, Value)>,
 }
 
 /// A command an extension registered, and where it comes from.
@@ -112,6 +114,7 @@ struct Inner {
     /// Notes already shown (a host repeats its whole list).
     noted: Mutex<std::collections::HashSet<String>>,
     event_timeout: Option<Duration>,
+    flags: Map<String, Value>,
 }
 
 /// One host: its extensions, its connection (started when needed), what it registered.
@@ -133,6 +136,8 @@ struct Host {
 struct Registered {
     tools: Vec<Value>,
     commands: Vec<Value>,
+    /// The flags registered (`{name, type, default?, description}`).
+    flags: Vec<Value>,
     /// `None`: every event.
     events: Option<Vec<String>>,
     /// Each loaded extension's name and file, as `initialize` answered them (a handler's
@@ -157,6 +162,9 @@ impl Registered {
         }
         if let Some(commands) = from.get("commands").and_then(Value::as_array) {
             self.commands = commands.clone();
+        }
+        if let Some(flags) = from.get("flags").and_then(Value::as_array) {
+            self.flags = flags.clone();
         }
         if let Some(events) = from.get("events").and_then(Value::as_array) {
             self.events = Some(
@@ -244,6 +252,7 @@ impl Extensions {
             updates: Mutex::new(HashMap::new()),
             noted: Mutex::new(std::collections::HashSet::new()),
             event_timeout: options.event_timeout,
+            flags: options.flags.into_iter().collect(),
         });
         for index in 0..inner.hosts.len() {
             Inner::connect(&inner, index).await;
@@ -283,6 +292,21 @@ impl Extensions {
     /// The hooks a session asks.
     pub fn session_hooks(&self) -> Arc<dyn SessionExtensions> {
         Arc::new(self.clone())
+    }
+
+    /// The names of the flags the extensions registered (`pi.registerFlag`).
+    pub fn flags(&self) -> Vec<String> {
+        self.inner
+            .hosts
+            .iter()
+            .flat_map(|h| {
+                lock(&h.registered)
+                    .flags
+                    .iter()
+                    .filter_map(|f| f.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
     /// The loaded extensions' files, for the user's view of what runs.
@@ -581,7 +605,7 @@ impl Inner {
             "mode": self.mode,
             "hasUI": self.ui.has_ui(),
             "isProjectTrusted": self.trusted,
-            "flags": {},
+            "flags": self.flags,
         });
         let answer = connection
             .request("initialize", params, Some(INITIALIZE_TIMEOUT))

@@ -107,6 +107,9 @@ pub struct SessionOptions {
     pub extensions: Vec<String>,
     /// `--no-extensions`: no extension is discovered (the `-e` ones still load).
     pub no_extensions: bool,
+    /// Long flags that are not Tandem's, for the extensions that register them
+    /// (`--plan` is `true`, `--preset=fast` a string), in command-line order.
+    pub extension_flags: Vec<(String, serde_json::Value)>,
 }
 
 impl SessionOptions {

@@ -224,6 +224,9 @@ pub enum SetupError {
     /// The session could not be assembled (its first entries could not be recorded).
     #[error("the session could not be set up: {0:#}")]
     Build(anyhow::Error),
+    /// The command line named flags neither Tandem nor a loaded extension has.
+    #[error("{}", .0.join("; "))]
+    UnknownFlags(Vec<String>),
 }
 
 /// What a front door asks for.
@@ -468,6 +471,25 @@ impl Prepared {
         let mcp = connect_for_session(&self.settings, servers, &self.cwd).await;
         let tools = mcp.tools();
         let (extensions, mut extension_problems) = self.start_extensions().await;
+        let given = &self.options.extension_flags;
+        if !given.is_empty() {
+            let registered = extensions
+                .as_ref()
+                .map(Extensions::flags)
+                .unwrap_or_default();
+            let unknown = crate::cli::extension_flags::unregistered(
+                given,
+                &registered,
+                &crate::cli::args::long_flags(),
+            );
+            if !unknown.is_empty() {
+                mcp.shutdown().await;
+                if let Some(extensions) = extensions {
+                    extensions.shutdown().await;
+                }
+                return Err(SetupError::UnknownFlags(unknown));
+            }
+        }
         let ext_tools = extensions
             .as_ref()
             .map(Extensions::tools)
@@ -544,6 +566,7 @@ impl Prepared {
                 trusted: self.trusted,
                 ui,
                 event_timeout: self.settings.merged.extension_event_timeout(),
+                flags: self.options.extension_flags.clone(),
                 report: Arc::new(move |line| {
                     tracing::warn!(target: "tandem::extensions", "{line}");
                     match lock(&sink).as_mut() {
@@ -689,22 +712,24 @@ pub struct Trusted {
     pub problems: Vec<String>,
 }
 
-/// The session's extensions once its folder is trusted (after [`apply_trust`]): the project's
-/// `.pi/extensions/` and project settings' extensions join the user's. When that changes what
-/// loads, `old` is shut down and new hosts are started (in load order: a host's extensions are
-/// loaded together), their tools given to the session and its hooks replaced; otherwise `old`
-/// is kept. The extensions to keep, and the problems found.
-pub async fn trusted_extensions(
+/// The session's extensions after its configuration was read again ([`apply_trust`]: a folder
+/// trusted later, or `/reload`): with `trusted`, the project's `.pi/extensions/` and project
+/// settings' extensions join the user's. When that changes what loads, `old` is shut down and
+/// new hosts are started (in load order: a host's extensions are loaded together), their tools
+/// given to the session and its hooks replaced; otherwise `old` is kept. The extensions to
+/// keep, and the problems found.
+pub async fn reload_extensions(
     session: &AgentSession,
     agent_dir: &AgentDir,
     cwd: &Path,
     options: &SessionOptions,
+    trusted: bool,
     (mode, ui): (&'static str, Arc<dyn ExtensionUi>),
     old: Option<Extensions>,
 ) -> (Option<Extensions>, Vec<String>) {
     let loaded = {
         let (dir, cwd) = (agent_dir.clone(), cwd.to_path_buf());
-        match tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, true)).await {
+        match tokio::task::spawn_blocking(move || settings::load(dir.path(), &cwd, trusted)).await {
             Ok(loaded) => loaded,
             Err(e) => {
                 return (
@@ -719,7 +744,7 @@ pub async fn trusted_extensions(
         no_discovery: options.no_extensions,
         agent_dir: agent_dir.path(),
         cwd,
-        trusted: true,
+        trusted,
         user_settings: loaded.global.extensions.as_deref().unwrap_or_default(),
         project_settings: loaded.project.extensions.as_deref().unwrap_or_default(),
     });
@@ -739,9 +764,10 @@ pub async fn trusted_extensions(
             cwd,
             agent_dir: agent_dir.path(),
             mode,
-            trusted: true,
+            trusted,
             ui,
             event_timeout: loaded.merged.extension_event_timeout(),
+            flags: options.extension_flags.clone(),
             report: Arc::new(move |line| {
                 tracing::warn!(target: "tandem::extensions", "{line}");
                 match lock(&sink).as_mut() {

@@ -60,6 +60,9 @@ pub struct Live {
     /// `agent_settled`, or a settling [`Failure`]).
     expected: AtomicU64,
     failures: mpsc::UnboundedSender<Failure>,
+    /// Where prompts come from, for extensions' `input` event: a person typing (the terminal
+    /// mode) or a program (the rest).
+    typed: std::sync::atomic::AtomicBool,
 }
 
 impl Live {
@@ -88,7 +91,14 @@ impl Live {
             settled,
             expected: AtomicU64::new(0),
             failures,
+            typed: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Marks the prompts as typed by a person (the terminal mode): extensions' `input` event
+    /// sees `source: "interactive"` rather than `"rpc"`.
+    pub fn set_typed(&self, typed: bool) {
+        self.typed.store(typed, Ordering::Release);
     }
 
     /// The session.
@@ -234,7 +244,11 @@ impl Live {
                 &prompt.text,
                 prompt.images,
                 prompt.context.as_deref(),
-                InputSource::Rpc,
+                if self.typed.load(Ordering::Acquire) {
+                    InputSource::Interactive
+                } else {
+                    InputSource::Rpc
+                },
                 accepted,
             )
             .await;

@@ -42,7 +42,7 @@ use super::workspace::{LspWorkspace, UnsavedEdits};
 use crate::host::models::is_available;
 use crate::host::pump::Batching;
 use crate::host::setup::{
-    apply_trust, prepare, switch_model, trusted_extensions, SessionRequest, SetupError, TrustLater,
+    apply_trust, prepare, reload_extensions, switch_model, SessionRequest, SetupError, TrustLater,
     Trusted,
 };
 use crate::host::turns::{Live, Prompt};
@@ -431,11 +431,12 @@ impl Sessions {
                     entry.trusted.store(true, Ordering::Release);
                     let old = lock(&entry.extensions).take();
                     let ui = Arc::new(super::extension_ui::EditorUi::new(editor.clone()));
-                    let (extensions, more) = trusted_extensions(
+                    let (extensions, more) = reload_extensions(
                         &entry.session,
                         &agent_dir,
                         &entry.cwd,
                         &options,
+                        true,
                         ("lsp", ui),
                         old,
                     )

@@ -1,10 +1,11 @@
 //! The terminal mode's loop: keys and session events in, frames out.
 //!
 //! One task owns everything on screen. It waits for a key, a session event, a question from
-//! the workspace, a command's result, or the next frame; session events are applied as they
-//! come and a frame is drawn at most every [`FRAME`], so a burst of thousands of deltas costs
-//! one frame, not one per delta.
+//! the workspace, what an extension sent (a dialog, a notice, a status…), a command's result,
+//! or the next frame; session events are applied as they come and a frame is drawn at most
+//! every [`FRAME`], so a burst of thousands of deltas costs one frame, not one per delta.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,7 +20,10 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 
 use super::commands::{self, Pending};
+use super::dialogs::{Asked, Choice, TextEntry};
 use super::editor::Editor;
+use super::extension_ui::{ExtensionLink, FromExtension};
+use super::extensions::ExtensionView;
 use super::outside::Outside;
 use super::picker::{Picked, Picker};
 use super::screen::Screen;
@@ -34,6 +38,8 @@ use crate::host::turns::Prompt;
 const FRAME: Duration = Duration::from_millis(16);
 /// How long a new window size must hold before everything is printed again at it.
 const RESIZE_SETTLE: Duration = Duration::from_millis(120);
+/// How often a dialog that counts down is drawn again.
+const COUNTDOWN_TICK: Duration = Duration::from_millis(250);
 /// How long a first Ctrl+C on an empty editor waits for the second.
 const EXIT_WINDOW: Duration = Duration::from_millis(1500);
 
@@ -53,7 +59,11 @@ pub enum Done {
     Card(Box<super::cards::Card>),
     /// The configuration was read again (the folder was trusted, or `/reload`): these servers
     /// replace the session's; the text says what happened.
-    Trusted(Box<crate::host::setup::Trusted>, String),
+    Trusted(
+        Box<crate::host::setup::Trusted>,
+        String,
+        Option<crate::extensions::Extensions>,
+    ),
 }
 
 /// What is open over the editor.
@@ -62,6 +72,10 @@ pub enum Modal {
     Picker(Box<Picker>, Pending),
     /// The workspace's question.
     Question(Box<Picker>, oneshot::Sender<Option<usize>>),
+    /// An extension's select or confirm.
+    Choice(Box<Picker>, Choice),
+    /// An extension's input or editor dialog, typed in the editor.
+    Text(Box<TextEntry>),
 }
 
 /// The app; see the module docs.
@@ -73,6 +87,13 @@ pub struct App {
     pub(super) events: mpsc::Receiver<FromSession>,
     pub(super) workspace: Arc<TuiWorkspace>,
     pub(super) questions: mpsc::UnboundedReceiver<Question>,
+    /// Questions and extensions' dialogs waiting their turn (see [`super::dialogs`]).
+    pub(super) waiting: VecDeque<Asked>,
+    /// How sessions' extensions reach the loop.
+    pub(super) link: ExtensionLink,
+    from_extensions: mpsc::Receiver<FromExtension>,
+    /// Extensions' statuses and widgets.
+    pub(super) extension_view: ExtensionView,
     pub(super) done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
     pub(super) transcript: Transcript,
@@ -84,7 +105,7 @@ pub struct App {
     last_frame: Instant,
     /// The footer, computed when the session changes (not every frame).
     footer: Vec<Line<'static>>,
-    footer_stale: bool,
+    pub(super) footer_stale: bool,
     /// A window size seen since when, not yet used (see `draw`).
     resizing: Option<(Instant, (u16, u16))>,
     /// The terminal is to be handed to this once the key is handled (see [`super::outside`]).
@@ -102,6 +123,7 @@ impl App {
         events: mpsc::Receiver<FromSession>,
         workspace: Arc<TuiWorkspace>,
         questions: mpsc::UnboundedReceiver<Question>,
+        (link, from_extensions): (ExtensionLink, mpsc::Receiver<FromExtension>),
         screen: Screen,
     ) -> App {
         let theme = Theme::default();
@@ -117,6 +139,10 @@ impl App {
             events,
             workspace,
             questions,
+            waiting: VecDeque::new(),
+            link,
+            from_extensions,
+            extension_view: ExtensionView::default(),
             done_tx,
             done_rx,
             transcript,
@@ -135,6 +161,7 @@ impl App {
 
     /// Runs until the user quits; then the session is closed and the terminal given back.
     pub async fn run(mut self) -> anyhow::Result<()> {
+        self.link.loop_running();
         self.started();
         let mut keys = EventStream::new();
         let mut signals = Signals::new()?;
@@ -144,6 +171,8 @@ impl App {
                 .transcript
                 .dirty
                 .then(|| tokio::time::Instant::from_std(self.last_frame + FRAME));
+            let countdown = super::dialogs::deadline(&self.modal)
+                .map(|_| tokio::time::Instant::now() + COUNTDOWN_TICK);
             tokio::select! {
                 biased;
                 key = keys.next() => match key {
@@ -151,7 +180,9 @@ impl App {
                     Some(Err(e)) => return Err(anyhow::anyhow!("reading the terminal failed: {e}")),
                     None => break,
                 },
-                Some(question) = self.questions.recv() => self.question(question),
+                _ = super::dialogs::abandoned(&mut self.modal) => self.dialog_abandoned(),
+                Some(question) = self.questions.recv() => self.ask(Asked::Question(question)),
+                Some(message) = self.from_extensions.recv() => self.extension_said(message),
                 Some(done) = self.done_rx.recv() => self.done(done),
                 event = self.events.recv() => match event {
                     Some(event) => {
@@ -167,6 +198,7 @@ impl App {
                     None => std::future::pending::<()>().await,
                 },
                 _ = sleep_until(due), if due.is_some() => {}
+                _ = sleep_until(countdown), if countdown.is_some() => self.transcript.dirty = true,
                 // Closed, or told to stop: the session is closed as by /quit.
                 _ = signals.recv() => self.quit = true,
             }
@@ -178,12 +210,21 @@ impl App {
                 // A Ctrl+C typed meanwhile was meant for the other program.
                 signals.forget_pending();
             }
+            if !self.waiting.is_empty() {
+                self.open_next();
+            }
             if self.transcript.dirty && self.last_frame.elapsed() >= FRAME {
                 self.draw()?;
             }
         }
         self.flush_transcript()?;
         self.screen.leave()?;
+        // Questions still open or waiting get their defaults now (a gate waiting on one must
+        // not hold up the close), and later ones at once.
+        self.modal = None;
+        self.waiting.clear();
+        self.from_extensions.close();
+        while self.from_extensions.try_recv().is_ok() {}
         let Self { held, .. } = self;
         held.close().await;
         Ok(())
@@ -226,14 +267,18 @@ impl App {
                 env!("CARGO_PKG_VERSION"),
                 self.cwd.display()
             );
-            self.transcript.note(&format!("{title}\n"), theme.dim);
+            self.transcript.note(&title, theme.dim);
+            self.list_extensions();
+            self.transcript.note("", theme.dim);
         }
+        self.warn_hidden_commands();
         self.session_started();
     }
 
     /// A session (first or replacing one) just started: its problems, its past, its trust.
     pub(super) fn session_started(&mut self) {
         let theme = self.transcript.theme().clone();
+        self.extension_view.session_replaced(self.held.generation);
         for problem in std::mem::take(&mut self.held.problems) {
             self.transcript
                 .note(&format!("Warning: {problem}"), theme.warning);
@@ -255,6 +300,9 @@ impl App {
             Event::Paste(text) if self.modal.is_none() => {
                 self.editor.paste(&text);
                 self.complete();
+            }
+            Event::Paste(text) if matches!(self.modal, Some(Modal::Text(_))) => {
+                self.editor.paste(&text)
             }
             // Handled by a frame once the size has settled (see `draw`), even when it is back
             // to the size known before: the terminal may have moved lines meanwhile.
@@ -389,15 +437,20 @@ impl App {
                 Picked::Chosen(i) => commands::picked(self, pending, Some(i)),
                 Picked::Dismissed => commands::picked(self, pending, None),
             },
-            Modal::Question(mut picker, answer) => match picker.key(key) {
-                Picked::Open => self.modal = Some(Modal::Question(picker, answer)),
-                Picked::Chosen(i) => {
-                    let _ = answer.send(Some(i));
+            Modal::Question(mut picker, answer) => {
+                match picker.key(key) {
+                    Picked::Open => self.modal = Some(Modal::Question(picker, answer)),
+                    Picked::Chosen(i) => {
+                        let _ = answer.send(Some(i));
+                    }
+                    Picked::Dismissed => {
+                        let _ = answer.send(None);
+                    }
                 }
-                Picked::Dismissed => {
-                    let _ = answer.send(None);
-                }
-            },
+                self.open_next();
+            }
+            Modal::Choice(picker, choice) => self.choice_key(picker, choice, key),
+            Modal::Text(entry) => self.text_key(entry, key),
         }
     }
 
@@ -425,6 +478,12 @@ impl App {
         if text.starts_with('/') && commands::is_command(self, &text) {
             self.editor.take(&theme);
             commands::run(self, &text);
+            return;
+        }
+        // After the built-in commands, the extensions' (at once, even while a run goes on).
+        if let Some(extensions) = self.extension_command(&text) {
+            self.editor.take(&theme);
+            self.run_extension_command(extensions, text);
             return;
         }
         if let Some(command) = text.strip_prefix('!') {
@@ -545,33 +604,6 @@ impl App {
         }
     }
 
-    fn question(&mut self, question: Question) {
-        let theme = self.transcript.theme().clone();
-        let body = question
-            .diff
-            .as_deref()
-            .map(|d| super::cards::diff_lines(d, &theme, usize::MAX))
-            .unwrap_or_default();
-        let items = question
-            .choices
-            .iter()
-            .map(super::picker::Item::new)
-            .collect();
-        let picker = Picker::new(question.title, items)
-            .with_body(body)
-            .unfiltered();
-        // A question waits for the one open before it to be answered.
-        if let Some(Modal::Question(..)) = &self.modal {
-            let _ = question.answer.send(None);
-            return;
-        }
-        if let Some(Modal::Picker(_, pending)) = self.modal.take() {
-            commands::picked(self, pending, None);
-        }
-        self.modal = Some(Modal::Question(Box::new(picker), question.answer));
-        self.transcript.dirty = true;
-    }
-
     fn done(&mut self, done: Done) {
         let theme = self.transcript.theme().clone();
         self.transcript.dirty = true;
@@ -596,6 +628,8 @@ impl App {
                 }
                 self.editor.set_text(&all, &theme);
             }
+            // A question is open: it keeps the screen, the picker is not shown.
+            Done::Pick(_, pending) if self.modal.is_some() => commands::picked(self, pending, None),
             Done::Pick(picker, pending) => self.modal = Some(Modal::Picker(picker, pending)),
             Done::Moved(moved) => {
                 self.transcript.busy = false;
@@ -612,8 +646,9 @@ impl App {
                 );
                 self.transcript.lines(lines);
             }
-            Done::Trusted(trusted, said) => {
+            Done::Trusted(trusted, said, extensions) => {
                 let trusted = *trusted;
+                self.held.extensions = extensions;
                 let old_mcp = std::mem::replace(&mut self.held.mcp, trusted.mcp);
                 let old_languages = std::mem::replace(&mut self.held.languages, trusted.languages);
                 tokio::spawn(async move {
@@ -699,13 +734,23 @@ impl App {
                 theme.warning,
             )));
         }
-        let footer = self.footer.clone();
+        status.extend(self.extension_view.widget_lines(false, width, &theme));
+        let mut footer = self.extension_view.widget_lines(true, width, &theme);
+        footer.extend(self.footer.iter().cloned());
         let (modal_lines, editor_height) = match &self.modal {
-            Some(Modal::Picker(picker, _)) | Some(Modal::Question(picker, _)) => {
+            Some(
+                Modal::Picker(picker, _) | Modal::Question(picker, _) | Modal::Choice(picker, _),
+            ) => {
                 let max = rows.saturating_sub(footer.len() + 2).max(4);
                 (picker.render(width, max, &theme), 0)
             }
+            Some(Modal::Text(entry)) => (entry.render(width, &theme), self.editor.height(width)),
             None => (Vec::new(), self.editor.height(width)),
+        };
+        let editor_title = match &self.modal {
+            Some(Modal::Text(entry)) => entry.hint(),
+            _ if busy => " Enter steers · Alt+Enter queues a follow-up · Esc stops ",
+            _ => "",
         };
         let fixed = status.len() + modal_lines.len() + editor_height as usize + footer.len();
         let room = rows.saturating_sub(fixed + 1);
@@ -720,7 +765,12 @@ impl App {
             put(frame, area, &mut y, modal_lines);
             if editor_height > 0 {
                 let h = editor_height.min(area.bottom().saturating_sub(y));
-                editor.render(frame, Rect::new(area.x, y, area.width, h), &theme, busy);
+                editor.render(
+                    frame,
+                    Rect::new(area.x, y, area.width, h),
+                    &theme,
+                    editor_title,
+                );
                 y += h;
             }
             put(frame, area, &mut y, footer);
@@ -770,10 +820,14 @@ impl App {
             second.push_str(" · confirm edits");
         }
         let width = self.screen.width() as usize;
-        vec![
+        let mut lines = vec![
             Line::from(Span::styled(clip(&first, width), theme.dim)),
             Line::from(Span::styled(clip(&second, width), theme.dim)),
-        ]
+        ];
+        if let Some(statuses) = self.extension_view.status_line() {
+            lines.push(Line::from(Span::styled(clip(&statuses, width), theme.dim)));
+        }
+        lines
     }
 }
 
@@ -857,6 +911,7 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
     let (question_tx, questions) = mpsc::unbounded_channel();
     let workspace = Arc::new(TuiWorkspace::new(&cwd, false, TerminalAsker(question_tx)));
     let (events_tx, events) = mpsc::channel(1024);
+    let (link, from_extensions) = ExtensionLink::new();
     // `-r` alone: a new session (nothing is written before a prompt) with the picker open.
     let pick = args.session == crate::cli::command::SessionChoice::Pick;
     let choice = match &args.session {
@@ -870,6 +925,7 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
         History::Choice(choice),
         workspace.clone(),
         events_tx,
+        &link,
     )
     .await?;
     if let Some(name) = &args.name {
@@ -880,7 +936,15 @@ pub async fn serve(args: RunArgs, cwd: PathBuf) -> anyhow::Result<()> {
     }
     let screen = Screen::enter().map_err(|e| anyhow::anyhow!("cannot use the terminal: {e}"))?;
     let mut app = App::new(
-        args, cwd, agent_dir, held, events, workspace, questions, screen,
+        args,
+        cwd,
+        agent_dir,
+        held,
+        events,
+        workspace,
+        questions,
+        (link, from_extensions),
+        screen,
     );
     if pick {
         super::commands::run(&mut app, "/resume");

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use ratatui::text::Line;
+use serde_json::json;
 use tandem_agent::AgentMessage;
 use tandem_ai::{Message, ThinkingLevel};
 use tandem_coding::agent_session::AgentSession;
@@ -118,7 +119,11 @@ const HOTKEYS: &[(&str, &str)] = &[
 /// Whether `text` is one of the commands above (not a prompt template or skill, which are
 /// sent as prompts and expanded by the session).
 pub fn is_command(_app: &App, text: &str) -> bool {
-    let name = command_name(text);
+    is_builtin(command_name(text))
+}
+
+/// Whether `name` (without its `/`) is one of the commands above.
+pub fn is_builtin(name: &str) -> bool {
     COMMANDS.iter().any(|(n, _, _)| *n == name) || name == "exit"
 }
 
@@ -129,7 +134,8 @@ fn command_name(text: &str) -> &str {
         .unwrap_or("")
 }
 
-/// Completions for `/word`: the commands, then the prompt templates and skills.
+/// Completions for `/word`: the commands, the extensions' commands, then the prompt templates
+/// and skills.
 pub fn completions(app: &App, word: &str) -> Vec<Completion> {
     let typed = word.trim_start_matches('/').to_lowercase();
     let mut out: Vec<Completion> = COMMANDS
@@ -144,6 +150,7 @@ pub fn completions(app: &App, word: &str) -> Vec<Completion> {
             },
         })
         .collect();
+    out.extend(app.extension_completions(&typed));
     if let Some(resources) = app.held.live.session().resources() {
         for t in &resources.templates {
             if t.name.to_lowercase().starts_with(&typed) {
@@ -277,7 +284,12 @@ pub fn run(app: &mut App, text: &str) {
             if busy {
                 return refuse_busy(app);
             }
-            replace(app, History::Choice(SessionChoice::New), "New session.");
+            replace(
+                app,
+                History::Choice(SessionChoice::New),
+                Switch::new("new", "session_before_switch", json!({"reason": "new"})),
+                "New session.",
+            );
         }
         "resume" => {
             if busy {
@@ -354,10 +366,16 @@ pub fn run(app: &mut App, text: &str) {
             if busy {
                 return refuse_busy(app);
             }
+            let leaf = session.with_session(|m| m.leaf_entry().map(|e| e.id.clone()));
             match session.with_session(|m| m.fork(None)) {
                 Ok(copy) => replace(
                     app,
                     History::Opened(Box::new(copy)),
+                    Switch::new(
+                        "fork",
+                        "session_before_fork",
+                        json!({"entryId": leaf, "position": "at"}),
+                    ),
                     "Cloned: this is a new session with the same conversation.",
                 ),
                 Err(e) => app.transcript.error(&format!("could not clone: {e}")),
@@ -517,7 +535,15 @@ pub fn picked(app: &mut App, pending: Pending, choice: Option<usize>) {
                 let path = chosen.path.display().to_string();
                 replace(
                     app,
-                    History::Choice(SessionChoice::Open(path)),
+                    History::Choice(SessionChoice::Open(path.clone())),
+                    Switch {
+                        target: Some(path.clone()),
+                        ..Switch::new(
+                            "resume",
+                            "session_before_switch",
+                            json!({"reason": "resume", "targetSessionFile": path}),
+                        )
+                    },
                     "Resumed the session.",
                 );
             }
@@ -551,6 +577,11 @@ pub fn picked(app: &mut App, pending: Pending, choice: Option<usize>) {
                     replace(
                         app,
                         History::Opened(Box::new(manager)),
+                        Switch::new(
+                            "fork",
+                            "session_before_fork",
+                            json!({"entryId": id, "position": "before"}),
+                        ),
                         "Forked: edit the prompt and send it.",
                     );
                 }
@@ -679,9 +710,13 @@ fn reload(app: &mut App, said: &str) {
     let done = app.done_tx.clone();
     let trusted = app.held.trusted;
     let said = said.to_string();
+    // The extensions are read again too (a trusted folder's own join the user's); the held
+    // ones are replaced when the answer comes.
+    let old_extensions = app.held.extensions.clone();
+    let ui = app.link.session_ui();
     tokio::spawn(async move {
         let applied = crate::host::setup::apply_trust(
-            session,
+            session.clone(),
             crate::host::setup::TrustLater {
                 trusted,
                 agent_dir: &agent_dir,
@@ -695,7 +730,20 @@ fn reload(app: &mut App, said: &str) {
         )
         .await;
         let _ = done.send(match applied {
-            Ok(trusted) => Done::Trusted(Box::new(trusted), said),
+            Ok(mut applied) => {
+                let (extensions, problems) = crate::host::setup::reload_extensions(
+                    &session,
+                    &agent_dir,
+                    &cwd,
+                    &options,
+                    trusted,
+                    ("tui", ui),
+                    old_extensions,
+                )
+                .await;
+                applied.problems.extend(problems);
+                Done::Trusted(Box::new(applied), said, extensions)
+            }
             Err(e) => Done::Error(format!("the configuration could not be loaded: {e:#}")),
         });
     });
@@ -793,20 +841,70 @@ pub fn shell(app: &mut App, command: String) {
     });
 }
 
+/// Why a session is replaced, as extensions hear it: the old session's gate event (which may
+/// cancel), its `session_shutdown` (`reason`, `targetSessionFile`), and the new session's
+/// `session_start` (`reason`, `previousSessionFile`).
+struct Switch {
+    reason: &'static str,
+    target: Option<String>,
+    gate: &'static str,
+    gate_event: serde_json::Value,
+}
+
+impl Switch {
+    fn new(reason: &'static str, gate: &'static str, mut gate_event: serde_json::Value) -> Switch {
+        gate_event["type"] = json!(gate);
+        Switch {
+            reason,
+            target: None,
+            gate,
+            gate_event,
+        }
+    }
+}
+
 /// Replaces the session with one from `history` (in a task); `said` is told once it stands.
-fn replace(app: &mut App, history: History, said: &str) {
+/// The old session's extensions may cancel it first; once the new session is set up (its
+/// history opened), the old one's extensions are shut down, then the new one's start (pi's
+/// order: the two never run side by side).
+fn replace(app: &mut App, history: History, switch: Switch, said: &str) {
     let args = app.args.clone();
     let cwd = app.cwd.clone();
     let agent_dir = app.agent_dir.clone();
     let workspace = app.workspace.clone();
+    let link = app.link.clone();
     let done = app.done_tx.clone();
     let said = said.to_string();
     let old = app.held.live.clone();
+    let old_extensions = app.held.extensions.clone();
     tokio::spawn(async move {
         old.session().abort();
         let _ = old.idle(std::time::Duration::from_secs(10)).await;
+        if let Some(extensions) = &old_extensions {
+            if extensions.cancels(switch.gate, switch.gate_event).await {
+                let _ = done.send(Done::Note(
+                    "An extension cancelled the switch: this session goes on.".to_string(),
+                ));
+                return;
+            }
+        }
+        let previous = old
+            .session()
+            .session_file()
+            .map(|p| p.display().to_string());
+        let start = (switch.reason, previous);
         let (tx, rx) = tokio::sync::mpsc::channel(1024);
-        let started = session::start(&args, &cwd, &agent_dir, history, workspace, tx).await;
+        let started = match session::prepare(&args, &cwd, &agent_dir, history, &link, start) {
+            Ok(prepared) => {
+                if let Some(extensions) = old_extensions {
+                    extensions
+                        .shutdown_for(switch.reason, switch.target.as_deref())
+                        .await;
+                }
+                session::launch(prepared, workspace, tx).await
+            }
+            Err(e) => Err(e),
+        };
         let ok = started.is_ok();
         let _ = done.send(Done::Replace(Box::new(started.map(|held| (held, rx)))));
         if ok {

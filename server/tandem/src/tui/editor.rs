@@ -95,6 +95,14 @@ impl Editor {
         self.area = area;
     }
 
+    /// Shows `text` while the editor is empty (an extension's input dialog; the next
+    /// [`Editor::set_text`] or [`Editor::take`] brings the usual one back).
+    pub fn set_placeholder(&mut self, text: &str, theme: &Theme) {
+        self.area
+            .set_placeholder_text(sanitize(text).replace('\n', " "));
+        self.area.set_placeholder_style(theme.dim);
+    }
+
     /// Clears the text (kept in the history, as a shell does).
     pub fn clear(&mut self, theme: &Theme) {
         let _ = self.take(theme);
@@ -221,16 +229,11 @@ impl Editor {
         (rows as u16).clamp(1, MAX_ROWS) + 2 + self.completions.len().min(COMPLETION_ROWS) as u16
     }
 
-    /// Draws the editor (and its completions under it) in `area`.
-    pub fn render(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, busy: bool) {
+    /// Draws the editor (and its completions under it) in `area`, `title` on its top border.
+    pub fn render(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, title: &'static str) {
         let shown = self.completions.len().min(COMPLETION_ROWS) as u16;
         let box_height = area.height.saturating_sub(shown);
         let mut text_area = self.area.clone();
-        let title = if busy {
-            " Enter steers · Alt+Enter queues a follow-up · Esc stops "
-        } else {
-            ""
-        };
         text_area.set_block(
             Block::default()
                 .borders(Borders::TOP | Borders::BOTTOM)

@@ -11,6 +11,10 @@
 //! - [`markdown`], [`highlight`], [`text`]: answers rendered, code highlighted, every printed
 //!   string made terminal-safe and wrapped.
 //! - [`editor`]: the input; [`picker`]: lists to pick from; [`commands`]: slash commands.
+//! - [`dialogs`]: questions from outside the loop (the workspace's, extensions'), one at a
+//!   time; [`extension_ui`]: the terminal's `ctx.ui` for extensions, whose calls reach the
+//!   loop as messages; [`extensions`]: what extensions show (notices, statuses, widgets, the
+//!   title) and their commands.
 //! - [`session`]: the session held (replaced whole for `/new`, `/resume`, `/fork`);
 //!   [`workspace`]: the disk, with questions (and confirm mode) asked in the terminal.
 //! - [`screen`]: raw mode, printing into the scrollback, the live area's place; [`outside`]:
@@ -19,7 +23,10 @@
 pub mod app;
 pub mod cards;
 pub mod commands;
+pub mod dialogs;
 pub mod editor;
+pub mod extension_ui;
+pub mod extensions;
 pub mod highlight;
 pub mod markdown;
 pub mod outside;

@@ -2,6 +2,8 @@
 //! tree, questions. Typing filters it (every word must appear, case ignored); Up/Down move,
 //! Enter picks, Esc dismisses.
 
+use std::time::Instant;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::{Line, Span};
 
@@ -58,6 +60,8 @@ pub struct Picker {
     /// Position in `shown`.
     selected: usize,
     filterable: bool,
+    /// When whoever asked stops waiting: the seconds left are shown after the title.
+    deadline: Option<Instant>,
 }
 
 impl Picker {
@@ -72,6 +76,7 @@ impl Picker {
             shown,
             selected: 0,
             filterable: true,
+            deadline: None,
         }
     }
 
@@ -85,6 +90,17 @@ impl Picker {
     pub fn unfiltered(mut self) -> Picker {
         self.filterable = false;
         self
+    }
+
+    /// Counts down to `deadline` after the title.
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Picker {
+        self.deadline = deadline;
+        self
+    }
+
+    /// When whoever asked stops waiting, if they do.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// Starts with item `index` selected.
@@ -158,13 +174,17 @@ impl Picker {
 
     /// The picker's lines at `width`, at most `rows` (the choices scrolled to the selection).
     pub fn render(&self, width: u16, rows: usize, theme: &Theme) -> Vec<Line<'static>> {
-        let mut out = wrap(
-            Line::from(Span::styled(
-                sanitize(&self.title).into_owned(),
-                theme.tool_title,
-            )),
-            width,
-        );
+        // A title may have several lines (an extension's question quoting a command).
+        let title = format!("{}{}", self.title, countdown(self.deadline));
+        let mut out: Vec<Line<'static>> = sanitize(&title)
+            .split('\n')
+            .flat_map(|l| {
+                wrap(
+                    Line::from(Span::styled(l.to_string(), theme.tool_title)),
+                    width,
+                )
+            })
+            .collect();
         let hint = if self.filterable {
             if self.filter.is_empty() {
                 "↑↓ move · Enter pick · Esc cancel · type to filter".to_string()
@@ -213,5 +233,16 @@ impl Picker {
         }
         out.push(Line::from(Span::styled(hint, theme.dim)));
         out
+    }
+}
+
+/// ` (Ns)`: the whole seconds left until `deadline` (rounded up), or nothing without one.
+pub fn countdown(deadline: Option<Instant>) -> String {
+    match deadline {
+        Some(deadline) => {
+            let left = deadline.saturating_duration_since(Instant::now());
+            format!(" ({}s)", left.as_millis().div_ceil(1000))
+        }
+        None => String::new(),
     }
 }

@@ -190,6 +190,16 @@ impl Screen {
         Write::flush(self.terminal.backend_mut())
     }
 
+    /// Sets the window's title (an extension's `ctx.ui.setTitle`). The text is sanitized here,
+    /// whoever gives it: a raw BEL or ESC would end the title sequence early and let the rest
+    /// act on the terminal.
+    pub fn set_title(&mut self, title: &str) -> io::Result<()> {
+        let title = crate::terminal_text::sanitize(title).replace('\n', " ");
+        let out = self.terminal.backend_mut();
+        queue!(out, terminal::SetTitle(title))?;
+        Write::flush(out)
+    }
+
     /// Scrolls the whole screen up `n` rows (the top rows go to the scrollback) and moves the
     /// live area up with it.
     fn scroll(&mut self, n: u16) -> io::Result<()> {

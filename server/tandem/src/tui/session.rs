@@ -1,6 +1,7 @@
 //! The session the terminal mode holds: set up like RPC mode's (the host's setup over the
-//! disk, with the terminal's workspace), its events forwarded to the app's channel, and
-//! replaced whole for `/new`, `/resume` and `/fork`.
+//! disk, with the terminal's workspace and the terminal's user interface for extensions), its
+//! events forwarded to the app's channel, and replaced whole for `/new`, `/resume`, `/fork`
+//! and `/clone` — its extensions with it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,7 +22,9 @@ use crate::langserver::LanguageServers;
 use crate::mcp::McpTools;
 use crate::run::origin;
 
+use super::extension_ui::ExtensionLink;
 use super::workspace::TuiWorkspace;
+use crate::extensions::Extensions;
 
 /// What reaches the app from the session.
 pub enum FromSession {
@@ -41,6 +44,11 @@ pub enum History {
 
 /// A live session and what was started beside it.
 pub struct Held {
+    /// Its extensions, when any are loaded.
+    pub extensions: Option<Extensions>,
+    /// Its number among the sessions this terminal held (see
+    /// [`super::extension_ui::TerminalUi::generation`]).
+    pub generation: u64,
     /// The session with its turn runner.
     pub live: Arc<Live>,
     /// The models and keys.
@@ -58,12 +66,17 @@ pub struct Held {
 }
 
 impl Held {
-    /// Stops the session's turn and servers, saving an unanswered prompt.
+    /// Stops the session's turn, extensions and servers, saving an unanswered prompt.
     pub async fn close(self) {
         self.live.session().abort_bash();
         self.live.session().abort();
         let _ = self.live.idle(std::time::Duration::from_secs(10)).await;
         self.live.save_started();
+        // Extensions replaced with their session were shut down already; this does nothing
+        // then.
+        if let Some(extensions) = &self.extensions {
+            extensions.shutdown().await;
+        }
         self.mcp.shutdown().await;
         if let Some(languages) = self.languages {
             languages.shutdown().await;
@@ -71,26 +84,58 @@ impl Held {
     }
 }
 
-/// Sets up a session from `history` with the command line's options; its events go to
-/// `events`.
-pub async fn start(
+/// A session set up but not started yet: its extensions do not run yet, so a session it
+/// replaces can shut its own down first (pi's order), once it is known the new one opens.
+pub struct Prepared {
+    prepared: setup::Prepared,
+    generation: u64,
+}
+
+/// Sets up a session from `history` with the command line's options, its extensions speaking
+/// to the terminal through `link` and told why it starts (`start`: pi's `session_start`
+/// reason and the session it replaces) (blocking: reads the configuration).
+pub fn prepare(
     args: &RunArgs,
     cwd: &Path,
     agent_dir: &AgentDir,
     history: History,
-    workspace: Arc<TuiWorkspace>,
-    events: mpsc::Sender<FromSession>,
-) -> anyhow::Result<Held> {
+    link: &ExtensionLink,
+    (reason, previous): (&'static str, Option<String>),
+) -> anyhow::Result<Prepared> {
     let history = match history {
         History::Choice(choice) => {
             setup::History::Origin(origin(&choice, &args.options, agent_dir, cwd)?)
         }
         History::Opened(manager) => setup::History::Opened(manager),
     };
-    let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?;
+    let ui = link.session_ui();
+    let generation = ui.generation();
+    let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?
+        .with_extension_front("tui", ui)
+        .with_start_reason(reason, previous);
+    Ok(Prepared {
+        prepared,
+        generation,
+    })
+}
+
+/// Starts a prepared session (its servers and extensions); its events go to `events`.
+pub async fn launch(
+    prepared: Prepared,
+    workspace: Arc<TuiWorkspace>,
+    events: mpsc::Sender<FromSession>,
+) -> anyhow::Result<Held> {
+    let Prepared {
+        prepared,
+        generation,
+    } = prepared;
     let started = prepared.start(workspace, BashPolicy::Allow, &[]).await?;
     let live = Live::start(started.session, Forward, Channel(events), Batching::NONE);
+    // Prompts here are typed: extensions' `input` event says so.
+    live.set_typed(true);
     Ok(Held {
+        extensions: started.extensions,
+        generation,
         live,
         registry: started.registry,
         mcp: started.mcp,
@@ -99,6 +144,20 @@ pub async fn start(
         trusted: started.trusted,
         problems: started.problems,
     })
+}
+
+/// [`prepare`], then [`launch`], for the first session.
+pub async fn start(
+    args: &RunArgs,
+    cwd: &Path,
+    agent_dir: &AgentDir,
+    history: History,
+    workspace: Arc<TuiWorkspace>,
+    events: mpsc::Sender<FromSession>,
+    link: &ExtensionLink,
+) -> anyhow::Result<Held> {
+    let prepared = prepare(args, cwd, agent_dir, history, link, ("startup", None))?;
+    launch(prepared, workspace, events).await
 }
 
 /// Every event as it is.

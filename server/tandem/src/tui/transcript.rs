@@ -410,6 +410,8 @@ impl Transcript {
                 self.busy = false;
                 self.status = None;
             }
+            // An extension handled the prompt (its `input` handler): no run, nothing to show.
+            SessionEvent::PromptHandled => self.busy = false,
             _ => {}
         }
     }

@@ -119,3 +119,57 @@ fn a_node_too_old_for_extensions_is_named_with_its_version() {
     assert!(out.stderr.contains("20.20.2"), "{}", out.stderr);
     assert!(out.stderr.contains("22"), "{}", out.stderr);
 }
+
+/// An extension registering `--shout` (boolean) and `--greeting` (string), whose
+/// `before_agent_start` puts their values in the system prompt.
+const FLAGS: &str = r#"export default function (pi: any) {
+  pi.registerFlag("shout", { type: "boolean", default: false, description: "Shout" });
+  pi.registerFlag("greeting", { type: "string", default: "hello", description: "Greeting" });
+  pi.on("before_agent_start", (e: any) => ({
+    systemPrompt: `${e.systemPrompt}\nFLAGS shout=${pi.getFlag("shout")} greeting=${pi.getFlag("greeting")}`,
+  }));
+}"#;
+
+#[test]
+fn flags_an_extension_registers_are_read_from_the_command_line() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(&sandbox, "flags.ts", FLAGS);
+    sandbox.answer(&Turn::text("ok"));
+    let out = run(
+        &sandbox,
+        &["-e", &path, "--shout", "--greeting=ahoy", "-p", "hi"],
+    );
+    out.expect_code(0);
+    assert!(crate::support::body_mentions(
+        &sandbox.requests()[0],
+        "FLAGS shout=true greeting=ahoy"
+    ));
+    sandbox.answer(&Turn::text("ok"));
+    run(&sandbox, &["-e", &path, "-p", "hi"]).expect_code(0);
+    assert!(crate::support::body_mentions(
+        &sandbox.requests()[1],
+        "FLAGS shout=false greeting=hello"
+    ));
+}
+
+#[test]
+fn a_flag_no_extension_registered_is_an_error_before_anything_runs() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(&sandbox, "flags.ts", FLAGS);
+    let out = run(&sandbox, &["-e", &path, "--shuot", "-p", "hi"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("unknown option --shuot (did you mean --shout?)"),
+        "{}",
+        out.stderr
+    );
+    assert!(sandbox.requests().is_empty());
+    let out = run(&sandbox, &["--shout", "-p", "hi"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unknown option --shout"),
+        "{}",
+        out.stderr
+    );
+}
