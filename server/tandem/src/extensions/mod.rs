@@ -581,6 +581,7 @@ impl Inner {
             cwd: &self.cwd,
             output_fd3: host.output_fd3,
         };
+        let started = Instant::now();
         let connection = match Connection::start(launch, calls) {
             Ok(connection) => connection,
             Err(why) => {
@@ -645,6 +646,13 @@ impl Inner {
             return None;
         }
         lock(&host.registered).update(&result);
+        tracing::info!(
+            target: "tandem::extensions",
+            host = %host.name,
+            "extension host ready in {} ms ({} extensions)",
+            started.elapsed().as_millis(),
+            host.extensions.len()
+        );
         if !restart {
             for failed in result
                 .get("extensions")

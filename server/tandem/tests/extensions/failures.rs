@@ -265,3 +265,65 @@ fn a_user_bash_handler_answers_for_a_command_the_user_typed() {
     );
     assert!(!sandbox.cwd.join("ran").exists(), "the command ran here");
 }
+
+#[test]
+fn a_tool_that_never_returns_is_stopped_by_ctrl_c_and_its_host_with_it() {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    let path = extension(
+        &sandbox,
+        "forever.ts",
+        r#"import { writeFileSync } from "node:fs";
+import { Type } from "typebox";
+export default function (pi: any) {
+  pi.registerTool({
+    name: "forever", label: "Forever", description: "Never returns",
+    parameters: Type.Object({}),
+    async execute() {
+      writeFileSync("tool-started", String(process.pid));
+      return new Promise(() => {});
+    },
+  });
+}"#,
+    );
+    sandbox.answer(&Turn::tool_call("call_1", "forever", json!({})));
+    let all = ["--model", crate::support::MODEL, "-e", &path, "-p", "go"];
+    let mut cmd = crate::support::process::in_sandbox(&sandbox, &all);
+    cmd.env("XDG_CACHE_HOME", sandbox.home.join("cache"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("tandem");
+    let started = sandbox.cwd.join("tool-started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let host_pid: i32 = std::fs::read_to_string(&started)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SAFETY: kill only sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("tandem exits");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The host is gone too (no orphan keeps running).
+    let gone = (0..100).any(|_| {
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(host_pid, 0) } == 0;
+        if alive {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        !alive
+    });
+    assert!(gone, "the extension host {host_pid} outlived Tandem");
+}
