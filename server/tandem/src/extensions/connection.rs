@@ -81,6 +81,9 @@ pub struct Connection {
     pid: Option<u32>,
 }
 
+/// Where the answer to one request comes.
+type Answer = oneshot::Receiver<Result<Value, CallError>>;
+
 #[derive(Default)]
 struct Pending {
     waiting: HashMap<u64, oneshot::Sender<Result<Value, CallError>>>,
@@ -220,23 +223,7 @@ impl Connection {
         params: Value,
         limit: Option<Duration>,
     ) -> Result<Option<Value>, CallError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = lock(&self.pending);
-            if let Some(why) = &pending.ended {
-                return Err(CallError::Stopped(why.clone()));
-            }
-            pending.waiting.insert(id, tx);
-        }
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if self.writer.send(line.to_string()).is_err() {
-            lock(&self.pending).waiting.remove(&id);
-            return Err(CallError::Stopped(format!(
-                "extension host {} stopped",
-                self.name
-            )));
-        }
+        let (id, rx) = self.send(method, params)?;
         let answer = match limit {
             Some(limit) => match tokio::time::timeout(limit, rx).await {
                 Ok(answer) => answer,
@@ -266,23 +253,7 @@ impl Connection {
         cancel: &tokio_util::sync::CancellationToken,
         grace: Duration,
     ) -> Result<Value, CallError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, mut rx) = oneshot::channel();
-        {
-            let mut pending = lock(&self.pending);
-            if let Some(why) = &pending.ended {
-                return Err(CallError::Stopped(why.clone()));
-            }
-            pending.waiting.insert(id, tx);
-        }
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if self.writer.send(line.to_string()).is_err() {
-            lock(&self.pending).waiting.remove(&id);
-            return Err(CallError::Stopped(format!(
-                "extension host {} stopped",
-                self.name
-            )));
-        }
+        let (id, mut rx) = self.send(method, params)?;
         let closed = |_| CallError::Stopped(format!("extension host {} stopped", self.name));
         tokio::select! {
             answer = &mut rx => return answer.map_err(closed)?,
@@ -302,6 +273,28 @@ impl Connection {
                 )))
             }
         }
+    }
+
+    /// Sends request `method` under a fresh id; the id and where its answer comes.
+    fn send(&self, method: &str, params: Value) -> Result<(u64, Answer), CallError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if let Some(why) = &pending.ended {
+                return Err(CallError::Stopped(why.clone()));
+            }
+            pending.waiting.insert(id, tx);
+        }
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if self.writer.send(line.to_string()).is_err() {
+            lock(&self.pending).waiting.remove(&id);
+            return Err(CallError::Stopped(format!(
+                "extension host {} stopped",
+                self.name
+            )));
+        }
+        Ok((id, rx))
     }
 
     /// Sends a notification.

@@ -46,7 +46,8 @@ use tandem_coding::{BashPolicy, ShellSettings, ToolEnv, Workspace};
 
 use super::models::{self, require_key, ModelDefaults, ModelError, ResumedSession};
 use super::options::{Origin, SessionOptions, ToolSelection, EDITOR_TOOLS};
-use crate::extensions::{discover, ExtensionUi, Extensions, NoUi, Sources, StartOptions};
+use crate::extensions::discover::discover_with;
+use crate::extensions::{ExtensionUi, Extensions, NoUi, Sources, StartOptions};
 use crate::langserver::LanguageServers;
 use crate::mcp::{connect_for_session, McpServerConfig, McpTools};
 
@@ -526,58 +527,58 @@ impl Prepared {
 
     /// Finds this session's extensions and starts their hosts; their problems, one line each.
     async fn start_extensions(&self) -> (Option<Extensions>, Vec<String>) {
-        let (found, mut problems) = discover(&Sources {
-            cli: &self.options.extensions,
-            no_discovery: self.options.no_extensions,
-            agent_dir: self.agent_dir.path(),
-            cwd: &self.cwd,
-            trusted: self.trusted,
-            user_settings: self
-                .settings
-                .global
-                .extensions
-                .as_deref()
-                .unwrap_or_default(),
-            project_settings: if self.trusted {
-                self.settings
-                    .project
+        // Packages first: `-e npm:…` and configured packages that are missing are installed.
+        let packages = crate::packages::resolve_for_session(
+            self.agent_dir.path(),
+            &self.cwd,
+            &self.settings,
+            self.trusted,
+            &self.options.extensions,
+        )
+        .await;
+        let mut problems = packages.problems;
+        let (found, more) = discover_with(
+            &Sources {
+                cli: &packages.cli_paths,
+                no_discovery: self.options.no_extensions,
+                agent_dir: self.agent_dir.path(),
+                cwd: &self.cwd,
+                trusted: self.trusted,
+                user_settings: self
+                    .settings
+                    .global
                     .extensions
                     .as_deref()
-                    .unwrap_or_default()
-            } else {
-                &[]
+                    .unwrap_or_default(),
+                project_settings: if self.trusted {
+                    self.settings
+                        .project
+                        .extensions
+                        .as_deref()
+                        .unwrap_or_default()
+                } else {
+                    &[]
+                },
             },
-        });
+            &packages.extensions,
+        );
+        problems.extend(more);
         if found.is_empty() {
             return (None, problems);
         }
-        // While the hosts start, problems join the session's list; afterwards the front door
-        // shows them as they come.
-        let reported = Arc::new(Mutex::new(Some(Vec::new())));
-        let sink = reported.clone();
-        let (mode, ui) = self.extension_front.clone();
-        let front = ui.clone();
-        let extensions = Extensions::start(
+        let extensions = start_reporting(
             found,
-            StartOptions {
+            ExtensionStart {
                 cwd: &self.cwd,
-                agent_dir: self.agent_dir.path(),
-                mode,
+                agent_dir: &self.agent_dir,
+                front: self.extension_front.clone(),
                 trusted: self.trusted,
-                ui,
-                event_timeout: self.settings.merged.extension_event_timeout(),
-                flags: self.options.extension_flags.clone(),
-                report: Arc::new(move |line| {
-                    tracing::warn!(target: "tandem::extensions", "{line}");
-                    match lock(&sink).as_mut() {
-                        Some(collected) => collected.push(line),
-                        None => front.problem(&line),
-                    }
-                }),
+                settings: &self.settings,
+                options: &self.options,
             },
+            &mut problems,
         )
         .await;
-        problems.extend(lock(&reported).take().unwrap_or_default());
         (extensions, problems)
     }
 
@@ -712,6 +713,51 @@ pub struct Trusted {
     pub problems: Vec<String>,
 }
 
+/// What starting a session's extensions takes.
+struct ExtensionStart<'a> {
+    cwd: &'a Path,
+    agent_dir: &'a AgentDir,
+    front: (&'static str, Arc<dyn ExtensionUi>),
+    trusted: bool,
+    settings: &'a LoadedSettings,
+    options: &'a SessionOptions,
+}
+
+/// Starts the hosts of `found`. While they start, their problems join `problems` (the
+/// session's list, shown with the others); afterwards the front door shows them as they come.
+async fn start_reporting(
+    found: Vec<crate::extensions::Found>,
+    start: ExtensionStart<'_>,
+    problems: &mut Vec<String>,
+) -> Option<Extensions> {
+    let reported = Arc::new(Mutex::new(Some(Vec::new())));
+    let sink = reported.clone();
+    let (mode, ui) = start.front;
+    let front = ui.clone();
+    let extensions = Extensions::start(
+        found,
+        StartOptions {
+            cwd: start.cwd,
+            agent_dir: start.agent_dir.path(),
+            mode,
+            trusted: start.trusted,
+            ui,
+            event_timeout: start.settings.merged.extension_event_timeout(),
+            flags: start.options.extension_flags.clone(),
+            report: Arc::new(move |line| {
+                tracing::warn!(target: "tandem::extensions", "{line}");
+                match lock(&sink).as_mut() {
+                    Some(collected) => collected.push(line),
+                    None => front.problem(&line),
+                }
+            }),
+        },
+    )
+    .await;
+    problems.extend(lock(&reported).take().unwrap_or_default());
+    extensions
+}
+
 /// The session's extensions after its configuration was read again ([`apply_trust`]: a folder
 /// trusted later, or `/reload`): with `trusted`, the project's `.pi/extensions/` and project
 /// settings' extensions join the user's. When that changes what loads, `old` is shut down and
@@ -739,15 +785,28 @@ pub async fn reload_extensions(
             }
         }
     };
-    let (found, mut problems) = discover(&Sources {
-        cli: &options.extensions,
-        no_discovery: options.no_extensions,
-        agent_dir: agent_dir.path(),
+    let packages = crate::packages::resolve_for_session(
+        agent_dir.path(),
         cwd,
+        &loaded,
         trusted,
-        user_settings: loaded.global.extensions.as_deref().unwrap_or_default(),
-        project_settings: loaded.project.extensions.as_deref().unwrap_or_default(),
-    });
+        &options.extensions,
+    )
+    .await;
+    let mut problems = packages.problems;
+    let (found, more) = discover_with(
+        &Sources {
+            cli: &packages.cli_paths,
+            no_discovery: options.no_extensions,
+            agent_dir: agent_dir.path(),
+            cwd,
+            trusted,
+            user_settings: loaded.global.extensions.as_deref().unwrap_or_default(),
+            project_settings: loaded.project.extensions.as_deref().unwrap_or_default(),
+        },
+        &packages.extensions,
+    );
+    problems.extend(more);
     let before = old.as_ref().map(Extensions::loaded).unwrap_or_default();
     if found.iter().map(|f| &f.path).eq(before.iter()) {
         return (old, problems);
@@ -755,30 +814,19 @@ pub async fn reload_extensions(
     if let Some(old) = old {
         old.shutdown().await;
     }
-    let reported = Arc::new(Mutex::new(Some(Vec::new())));
-    let sink = reported.clone();
-    let front = ui.clone();
-    let extensions = Extensions::start(
+    let extensions = start_reporting(
         found,
-        StartOptions {
+        ExtensionStart {
             cwd,
-            agent_dir: agent_dir.path(),
-            mode,
+            agent_dir,
+            front: (mode, ui),
             trusted,
-            ui,
-            event_timeout: loaded.merged.extension_event_timeout(),
-            flags: options.extension_flags.clone(),
-            report: Arc::new(move |line| {
-                tracing::warn!(target: "tandem::extensions", "{line}");
-                match lock(&sink).as_mut() {
-                    Some(collected) => collected.push(line),
-                    None => front.problem(&line),
-                }
-            }),
+            settings: &loaded,
+            options,
         },
+        &mut problems,
     )
     .await;
-    problems.extend(lock(&reported).take().unwrap_or_default());
     match &extensions {
         Some(extensions) => {
             if let Err(e) = session.handle().add_tools(extensions.tools()) {
@@ -1025,6 +1073,16 @@ fn assemble(
         recorded,
     } = project;
     let merged = &loaded.merged;
+    // The skills and prompt templates of the packages installed (installing them is the
+    // extensions' start's business).
+    let packages = crate::packages::for_session(&crate::packages::SessionRequest {
+        agent_dir: agent_dir.path(),
+        cwd,
+        settings: loaded,
+        trusted: loaded.project_trusted,
+        cli: &options.extensions,
+        install: false,
+    });
     let resources = Resources::load(
         agent_dir.path(),
         cwd,
@@ -1034,6 +1092,8 @@ fn assemble(
             system_prompt: options.system_prompt.clone(),
             append_system_prompt: (!options.append_system_prompt.is_empty())
                 .then(|| options.append_system_prompt.join("\n\n")),
+            package_skills: packages.skills,
+            package_prompts: packages.prompts,
             ..ResourceOptions::default()
         },
     );
