@@ -16,7 +16,12 @@ use tandem_ai::registry::{AgentDir, ModelRegistry};
 
 /// Runs `tandem` with this process's arguments; its exit status.
 pub fn main() -> ExitCode {
-    let parsed = match cli::parse_args(std::env::args_os()) {
+    // pi's package commands come before the rest of the command line, as in pi.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = cli::packages::main(&args) {
+        return code;
+    }
+    let parsed = match cli::parse_args(args) {
         Ok(parsed) => parsed,
         Err(err) => {
             let _ = err.print();

@@ -15,6 +15,7 @@ pub mod langserver;
 pub mod logging;
 pub mod lsp;
 pub mod mcp;
+pub mod packages;
 pub mod rpc;
 pub mod run;
 pub mod terminal_text;

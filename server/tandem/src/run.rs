@@ -178,7 +178,8 @@ fn no_extension_could_take(options: &SessionOptions, cwd: &Path) -> anyhow::Resu
         user_settings: loaded.global.extensions.as_deref().unwrap_or_default(),
         project_settings: loaded.project.extensions.as_deref().unwrap_or_default(),
     });
-    if found.is_empty() {
+    if found.is_empty() && !crate::packages::could_add_extensions(&loaded, cwd, &options.extensions)
+    {
         let known = crate::cli::args::long_flags();
         let unknown =
             crate::cli::extension_flags::unregistered(&options.extension_flags, &[], &known);

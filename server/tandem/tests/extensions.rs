@@ -13,6 +13,8 @@ mod discovery;
 mod editor;
 #[path = "extensions/failures.rs"]
 mod failures;
+#[path = "extensions/packages.rs"]
+mod packages;
 #[path = "extensions/pi_examples.rs"]
 mod pi_examples;
 

@@ -42,6 +42,11 @@ pub struct ResourceOptions {
     pub append_system_prompt: Option<String>,
     /// The home directory for `~` and `~/.agents/skills`; `None` means `$HOME`.
     pub home: Option<PathBuf>,
+    /// Skill files of installed packages (pi 1.6's `packages`): found after every other
+    /// skill, so a skill of the user's or the project's wins a shared name.
+    pub package_skills: Vec<PathBuf>,
+    /// Prompt-template files of installed packages, likewise last.
+    pub package_prompts: Vec<PathBuf>,
 }
 
 /// Everything loaded, and what went wrong.
@@ -304,6 +309,9 @@ fn load_skills(
             user_found.extend(skill_files(dir, true));
         }
         candidates.add_discovered(global, user_found);
+        for file in &options.package_skills {
+            candidates.add(file.clone(), true);
+        }
     }
     let mut set = SkillSet::default();
     for file in candidates.files {
@@ -343,6 +351,9 @@ fn load_templates(
             candidates.add_discovered(project, markdown_files(&project_dir));
         }
         candidates.add_discovered(global, markdown_files(&user_dir));
+        for file in &options.package_prompts {
+            candidates.add(file.clone(), true);
+        }
     }
     let loaded: Vec<PromptTemplate> = candidates
         .files

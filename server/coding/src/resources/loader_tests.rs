@@ -350,3 +350,36 @@ fn an_untrusted_project_keeps_its_context_files_and_nothing_else() {
     assert_eq!(skills, ["also", "evil", "mine"]);
     assert_eq!(r.system_prompt.as_deref(), Some("planted system prompt"));
 }
+
+#[test]
+fn package_skills_and_templates_load_last() {
+    let w = world();
+    write(
+        &w.agent.join("skills/shared/SKILL.md"),
+        &skill_text("shared", "mine"),
+    );
+    let pkg = w.home.join("pkg");
+    let own = write(
+        &pkg.join("skills/shared/SKILL.md"),
+        &skill_text("shared", "pkg"),
+    );
+    let extra = write(
+        &pkg.join("skills/extra/SKILL.md"),
+        &skill_text("extra", "pkg"),
+    );
+    let template = write(&pkg.join("prompts/review.md"), "review it");
+    let options = ResourceOptions {
+        package_skills: vec![own, extra],
+        package_prompts: vec![template],
+        ..w.options()
+    };
+    let r = w.load(&options);
+    let names: Vec<&str> = r.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["shared", "extra"]);
+    assert_eq!(
+        r.skills[0].source,
+        ResourceSource::User,
+        "the user's skill wins"
+    );
+    assert!(r.templates.iter().any(|t| t.name == "review"));
+}

@@ -46,6 +46,7 @@ const SCHEMA: &[(&str, Kind)] = &[
     ),
     ("defaultTools", Kind::TextList),
     ("extensions", Kind::TextList),
+    ("npmCommand", Kind::TextList),
     ("sessionDir", Kind::Text),
     ("httpProxy", Kind::Text),
     ("httpIdleTimeoutMs", Kind::MillisOrDisabled),

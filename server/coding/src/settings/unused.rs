@@ -15,6 +15,8 @@ const HONOURED: &[&str] = &[
     "followUpMode",
     "defaultTools",
     "extensions",
+    "packages",
+    "npmCommand",
     "sessionDir",
     "compaction.enabled",
     "compaction.reserveTokens",
@@ -99,14 +101,6 @@ const PI_OTHER: &[(&str, &str)] = &[
     (
         "retry.provider.maxRetryDelayMs",
         "Tandem does not retry inside a provider call; its own retries (retry.*) cover it",
-    ),
-    (
-        "npmCommand",
-        "pi 1.6's packages, which Tandem does not install",
-    ),
-    (
-        "packages",
-        "pi 1.6's packages, which Tandem does not install",
     ),
     ("selfUpdateCommand", "pi 1.6's self-update"),
     (

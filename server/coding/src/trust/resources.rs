@@ -94,6 +94,28 @@ impl ProtectedResources {
                             "every bash command would start with: {prefix} ({name})"
                         ));
                     }
+                    let packages = root.as_ref().and_then(|r| r.get("packages"));
+                    let sources: Vec<&str> = packages
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|p| p.as_str().or_else(|| p.get("source")?.as_str()))
+                        .collect();
+                    if !sources.is_empty() {
+                        runs.push(format!(
+                            "packages would be installed and their extensions run, with your \
+                             permissions ({name}): {}",
+                            sources.join(", ")
+                        ));
+                    }
+                    let npm = root.as_ref().and_then(|r| r.get("npmCommand"));
+                    if let Some(npm) = npm.and_then(Value::as_array) {
+                        let words: Vec<&str> = npm.iter().filter_map(Value::as_str).collect();
+                        runs.push(format!(
+                            "packages would be installed with: {} ({name})",
+                            words.join(" ")
+                        ));
+                    }
                     loads.push(format!("project settings ({name})"));
                 }
             } else if in_pi("SYSTEM.md") {
@@ -220,6 +242,8 @@ mod tests {
             dir.join(".pi/settings.json"),
             r#"{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "server gh"]}},
                 "shellPath": "/tmp/evil-shell", // a comment
+                "packages": ["npm:@team/tools", {"source": "git:example.com/u/r", "skills": []}],
+                "npmCommand": ["pnpm"],
             }"#,
         )
         .expect("write");
@@ -236,6 +260,9 @@ mod tests {
             vec![
                 "MCP server \"gh\" would start: npx -y 'server gh' (.pi/settings.json)",
                 "bash commands would run through /tmp/evil-shell (.pi/settings.json)",
+                "packages would be installed and their extensions run, with your permissions \
+                 (.pi/settings.json): npm:@team/tools, git:example.com/u/r",
+                "packages would be installed with: pnpm (.pi/settings.json)",
                 "MCP server \"local\" would start: ./run.sh 'it'\\''s' (.pi/mcp.json)",
                 "MCP server \"docs\" would start: a connection to https://example.com/mcp (.pi/mcp.json)",
                 "project settings (.pi/settings.json)",

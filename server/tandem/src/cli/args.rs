@@ -35,7 +35,9 @@ ANTHROPIC_API_KEY, GEMINI_API_KEY, ...) or models.json in the agent directory
 (~/.pi/agent, or $PI_CODING_AGENT_DIR). Without a usable key Tandem says what to set and stops
 (`tandem demo` runs on its built-in scripted model).
 
-Editors start `tandem lsp` (see `tandem lsp --help`); ACP clients start `tandem acp`.";
+Editors start `tandem lsp` (see `tandem lsp --help`); ACP clients start `tandem acp`.
+pi's packages: `tandem install <source> [-l]`, `tandem remove <source> [-l]`, `tandem update
+[source]`, `tandem list` (see `tandem install --help`).";
 
 #[derive(Debug, Parser)]
 #[command(

@@ -17,6 +17,7 @@ pub mod extension_flags;
 pub mod input;
 pub mod json_output;
 pub mod list_models;
+pub mod packages;
 pub mod text_output;
 pub mod trust;
 pub mod undo;

@@ -1,7 +1,8 @@
 //! Which extensions a session loads, found as pi finds them: `-e PATH` for this run, the agent
 //! directory's `extensions/`, the settings' `extensions` lists, and — only in a trusted folder —
-//! the project's `.pi/extensions/` and project settings. A directory is an extension when it
-//! holds `index.ts` / `index.js` or a `package.json` naming its entry points (`pi.extensions`).
+//! the project's `.pi/extensions/` and project settings; then the extensions of packages
+//! ([`discover_with`], found by `crate::packages`). A directory is an extension when it holds
+//! `index.ts` / `index.js` or a `package.json` naming its entry points (`pi.extensions`).
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +70,17 @@ pub struct Sources<'a> {
 
 /// The extensions to load in load order, and a problem line for each path that is not one.
 pub fn discover(sources: &Sources<'_>) -> (Vec<Found>, Vec<String>) {
+    discover_with(sources, &[])
+}
+
+/// [`discover`] with the extension entry points of packages (`crate::packages`): those of `-e`
+/// packages ([`Scope::Cli`]) load right after the `-e` paths, the configured packages'
+/// (project, then user) after everything else, as pi loads package resources last; without
+/// discovery only the `-e` ones load.
+pub fn discover_with(
+    sources: &Sources<'_>,
+    packages: &[(PathBuf, Scope)],
+) -> (Vec<Found>, Vec<String>) {
     let mut found = Vec::new();
     let mut problems = Vec::new();
     let mut add =
@@ -105,6 +117,9 @@ pub fn discover(sources: &Sources<'_>) -> (Vec<Found>, Vec<String>) {
             &mut found,
         );
     }
+    for (path, scope) in packages.iter().filter(|(_, s)| *s == Scope::Cli) {
+        add(path, *scope, true, &mut found);
+    }
     if !sources.no_discovery {
         for path in in_directory(&sources.agent_dir.join("extensions")) {
             add(&path, Scope::User, false, &mut found);
@@ -129,6 +144,11 @@ pub fn discover(sources: &Sources<'_>) -> (Vec<Found>, Vec<String>) {
                     true,
                     &mut found,
                 );
+            }
+        }
+        for (path, scope) in packages.iter().filter(|(_, s)| *s != Scope::Cli) {
+            if *scope == Scope::User || sources.trusted {
+                add(path, *scope, true, &mut found);
             }
         }
     }

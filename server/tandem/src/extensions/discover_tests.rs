@@ -98,3 +98,50 @@ fn an_executable_is_its_own_host_and_a_plain_file_or_missing_path_is_reported() 
     assert!(problems[0].contains("data.txt") && problems[0].contains("neither"));
     assert!(problems[1].contains("missing.ts"));
 }
+
+#[test]
+fn package_extensions_load_after_their_scope_and_the_projects_only_when_trusted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = std::fs::canonicalize(dir.path()).expect("root");
+    write(&root.join("agent/extensions/user.ts"), "");
+    write(&root.join("project/cli.ts"), "");
+    write(&root.join("pkgs/cli.ts"), "");
+    write(&root.join("pkgs/project.ts"), "");
+    write(&root.join("pkgs/user.ts"), "");
+    let packages = [
+        (root.join("pkgs/project.ts"), Scope::Project),
+        (root.join("pkgs/user.ts"), Scope::User),
+        (root.join("pkgs/cli.ts"), Scope::Cli),
+    ];
+    let cli = vec!["cli.ts".to_string()];
+    let names = |found: &[Found]| -> Vec<String> {
+        found
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(&root)
+                    .expect("under root")
+                    .display()
+                    .to_string()
+            })
+            .collect()
+    };
+    let (found, problems) = discover_with(&sources(&root, &cli, true), &packages);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(
+        names(&found),
+        [
+            "project/cli.ts",
+            "pkgs/cli.ts",
+            "agent/extensions/user.ts",
+            "pkgs/project.ts",
+            "pkgs/user.ts"
+        ]
+    );
+    let (found, _) = discover_with(&sources(&root, &cli, false), &packages);
+    assert!(!names(&found).contains(&"pkgs/project.ts".to_string()));
+    let mut s = sources(&root, &cli, true);
+    s.no_discovery = true;
+    let (found, _) = discover_with(&s, &packages);
+    assert_eq!(names(&found), ["project/cli.ts", "pkgs/cli.ts"]);
+}
