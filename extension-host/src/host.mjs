@@ -466,8 +466,14 @@ export class Host {
 		const tools = [];
 		for (const ext of this.extensions) {
 			for (const tool of ext.tools.values()) {
-				if (tool.keepsBuiltin) continue;
 				const def = tool.definition;
+				if (tool.keepsBuiltin) {
+					// Tandem keeps its own tool of that name; registering it still makes it active.
+					const out = { name: def.name, builtin: true, extension: ext.name };
+					if (def.defaultActive !== undefined) out.defaultActive = def.defaultActive;
+					tools.push(out);
+					continue;
+				}
 				const out = {
 					name: def.name,
 					label: def.label ?? def.name,

@@ -63,6 +63,7 @@ fn session(f: &Fixture, manager: SessionManager, model: Model, settings: Setting
         model,
         thinking_level: ThinkingLevel::Off,
         tools: tools(&env, &DEFAULT_TOOLS),
+        inactive_tools: Vec::new(),
         system_prompt: "You are a test assistant.".into(),
         session: manager,
         settings,
@@ -435,6 +436,7 @@ async fn a_changed_prompt_or_tool_set_is_recorded_as_a_patch_and_sent() {
         resources: None,
         system_prompt: prompt,
         tools: tools(&env, &["read", "bash"]),
+        inactive_tools: Vec::new(),
         model: None,
     })
     .expect("reconfigured");

@@ -17,6 +17,8 @@ mod failures;
 mod packages;
 #[path = "extensions/pi_examples.rs"]
 mod pi_examples;
+#[path = "extensions/pi_parity.rs"]
+mod pi_parity;
 
 use std::path::{Path, PathBuf};
 

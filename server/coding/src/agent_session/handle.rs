@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 use tandem_agent::{AgentMessage, AgentTool, WeakAgent};
 use tandem_ai::sync::lock;
-use tandem_ai::{Model, ThinkingLevel};
+use tandem_ai::{ImageContent, Model, ThinkingLevel};
 
 use super::{AgentSession, SessionEvent, Shared};
 use crate::messages::{CodingMessage, ExtensionMessage};
@@ -58,9 +58,20 @@ pub struct SessionHandle {
     shared: Weak<Shared>,
     all_tools: Arc<Mutex<Vec<Arc<dyn AgentTool>>>>,
     next_turn: Arc<Mutex<Vec<AgentMessage>>>,
+    idle_prompter: Arc<Mutex<Option<IdlePrompter>>>,
 }
 
+/// Starts a prompt on an idle session the way its front door runs prompts (its events, its
+/// answer): text and images.
+pub type IdlePrompter = Arc<dyn Fn(String, Vec<ImageContent>) + Send + Sync>;
+
 impl AgentSession {
+    /// How prompts sent to the idle session from beside it (an extension's
+    /// `sendUserMessage`) are run: the front door's turn runner.
+    pub fn set_idle_prompter(&self, prompter: IdlePrompter) {
+        *lock(&self.idle_prompter) = Some(prompter);
+    }
+
     /// A handle on this session (see [`SessionHandle`]).
     pub fn handle(&self) -> SessionHandle {
         SessionHandle {
@@ -68,6 +79,7 @@ impl AgentSession {
             shared: Arc::downgrade(&self.shared),
             all_tools: self.all_tools.clone(),
             next_turn: self.next_turn.clone(),
+            idle_prompter: self.idle_prompter.clone(),
         }
     }
 }
@@ -123,6 +135,48 @@ impl SessionHandle {
         self.queue(message, delivery)
     }
 
+    /// Adds an extension's message to the conversation now (pi's `sendMessage` to an idle
+    /// session without `triggerTurn`): recorded in the session file and in the context the
+    /// next model call sees. Refused while a run is active (queue it instead).
+    pub fn append_custom_message(&self, message: ExtensionMessage) -> Result<(), String> {
+        let agent = self.agent.upgrade().ok_or_else(|| GONE.to_string())?;
+        if agent.is_running() {
+            return Err("a run is active: the message is queued instead".to_string());
+        }
+        let shared = self.shared()?;
+        let appended = lock(&shared.session).append_custom_message(
+            message.custom_type.clone(),
+            message.content.clone(),
+            message.display,
+            message.details.clone(),
+        );
+        appended.map_err(|e| e.to_string())?;
+        let message = CodingMessage::Custom(message).into_agent_message();
+        agent.update_state(|s| s.messages.push(message));
+        Ok(())
+    }
+
+    /// Runs `text` as a prompt when the session is idle and its front door said how
+    /// ([`AgentSession::set_idle_prompter`]); false otherwise (the caller queues it).
+    pub fn prompt_when_idle(&self, text: String, images: Vec<ImageContent>) -> bool {
+        if self.is_running() {
+            return false;
+        }
+        let prompter = lock(&self.idle_prompter).clone();
+        match prompter {
+            Some(prompter) => {
+                prompter(text, images);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a run is active.
+    pub fn is_running(&self) -> bool {
+        self.agent.upgrade().is_some_and(|a| a.is_running())
+    }
+
     /// Queues a user message the same way.
     pub fn queue(&self, message: AgentMessage, delivery: Delivery) -> Result<(), String> {
         let agent = self.agent.upgrade().ok_or_else(|| GONE.to_string())?;
@@ -163,6 +217,25 @@ impl SessionHandle {
                 match s.tools.iter().position(|t| t.name() == name) {
                     Some(at) => s.tools[at] = tool,
                     None => s.tools.push(tool),
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Makes the tools named `names` active too, when the session has them (built-in tools
+    /// it started without); the others stay as they are.
+    pub fn activate(&self, names: &[String]) -> Result<(), String> {
+        let agent = self.agent.upgrade().ok_or_else(|| GONE.to_string())?;
+        let all = lock(&self.all_tools).clone();
+        agent.update_state(|s| {
+            // In the order they were named (pi adds a tool to the active list when registered).
+            for name in names {
+                let Some(tool) = all.iter().find(|t| t.name() == name) else {
+                    continue;
+                };
+                if !s.tools.iter().any(|t| t.name() == name) {
+                    s.tools.push(tool.clone());
                 }
             }
         });

@@ -95,6 +95,8 @@ pub struct AgentSessionOptions {
     pub thinking_level: ThinkingLevel,
     /// Active tools.
     pub tools: Vec<Arc<dyn AgentTool>>,
+    /// Tools the session has but does not start with (an extension may turn them on).
+    pub inactive_tools: Vec<Arc<dyn AgentTool>>,
     /// The system prompt, by sections (recorded in the session as pi 1.6 records it).
     pub system_prompt: SystemPrompt,
     /// The session (a file, or in memory for `--no-session`).
@@ -152,6 +154,8 @@ pub struct Reconfiguration {
     pub system_prompt: SystemPrompt,
     /// Active tools.
     pub tools: Vec<Arc<dyn AgentTool>>,
+    /// Tools it has but does not use (an extension may turn them on).
+    pub inactive_tools: Vec<Arc<dyn AgentTool>>,
     /// A different model and thinking level, when the choice changed (recorded in the session).
     pub model: Option<(Model, ThinkingLevel)>,
 }
@@ -184,6 +188,9 @@ pub struct AgentSession {
     all_tools: Arc<Mutex<Vec<Arc<dyn AgentTool>>>>,
     /// Messages queued for the next prompt (an extension's, sent while the session was idle).
     next_turn: Arc<Mutex<Vec<AgentMessage>>>,
+    /// How a prompt reaches this session when nothing runs (the front door's turn runner),
+    /// for an extension's `sendUserMessage` to an idle session.
+    idle_prompter: Arc<Mutex<Option<handle::IdlePrompter>>>,
     /// The last prompt was an extension command or handled by an extension: nothing ran.
     handled: AtomicBool,
 }
@@ -251,7 +258,14 @@ impl AgentSession {
         }
         agent_options.system_prompt = Some(system.text());
         agent_options.thinking_level = options.thinking_level;
-        let all_tools = Arc::new(Mutex::new(options.tools.clone()));
+        let all_tools = Arc::new(Mutex::new(
+            options
+                .tools
+                .iter()
+                .chain(&options.inactive_tools)
+                .cloned()
+                .collect::<Vec<_>>(),
+        ));
         agent_options.tools = options.tools;
         agent_options.messages = context.messages;
         agent_options.stream_fn = options.stream_fn.clone();
@@ -298,6 +312,7 @@ impl AgentSession {
             extensions,
             all_tools,
             next_turn: Arc::new(Mutex::new(Vec::new())),
+            idle_prompter: Arc::new(Mutex::new(None)),
             handled: AtomicBool::new(false),
         })
     }
@@ -386,7 +401,12 @@ impl AgentSession {
             o.idle_timeout = idle;
             o.proxy = proxy;
         });
-        *lock(&self.all_tools) = new.tools.clone();
+        *lock(&self.all_tools) = new
+            .tools
+            .iter()
+            .chain(&new.inactive_tools)
+            .cloned()
+            .collect();
         self.agent.update_state(|s| s.tools = new.tools);
         *lock(&self.system_prompt) = new.system_prompt;
         *lock(&self.settings) = new.settings;

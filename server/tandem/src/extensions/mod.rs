@@ -266,7 +266,7 @@ impl Extensions {
         let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
         for (index, host) in self.inner.hosts.iter().enumerate() {
             let registered = lock(&host.registered).tools.clone();
-            for definition in registered {
+            for definition in registered.into_iter().filter(|d| !is_builtin(d)) {
                 let Some(tool) =
                     tool::ExtensionTool::new(Arc::downgrade(&self.inner), index, &definition)
                 else {
@@ -287,6 +287,25 @@ impl Extensions {
             }
         }
         tools
+    }
+
+    /// Built-in tools an extension registered again only to draw them (Tandem keeps its own):
+    /// registering makes them active, as in pi.
+    pub fn builtins_to_activate(&self) -> Vec<String> {
+        self.inner
+            .hosts
+            .iter()
+            .flat_map(|h| {
+                lock(&h.registered)
+                    .tools
+                    .iter()
+                    .filter(|d| {
+                        is_builtin(d) && d.get("defaultActive") != Some(&Value::Bool(false))
+                    })
+                    .filter_map(|d| d.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
     /// The hooks a session asks.
@@ -1151,9 +1170,17 @@ impl Inner {
             return;
         };
         let now = lock(&self.hosts[index].registered).tools.clone();
+        let builtins: Vec<String> = now
+            .iter()
+            .filter(|t| !before.contains(t) && is_builtin(t))
+            .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        if !builtins.is_empty() {
+            let _ = handle.activate(&builtins);
+        }
         let added: Vec<Arc<dyn AgentTool>> = now
             .iter()
-            .filter(|t| !before.contains(t))
+            .filter(|t| !before.contains(t) && !is_builtin(t))
             .filter_map(|t| tool::ExtensionTool::new(Arc::downgrade(self), index, t))
             .map(|t| Arc::new(t) as Arc<dyn AgentTool>)
             .collect();
@@ -1229,6 +1256,24 @@ impl ProviderHooks for Provider {
                 .await;
         })
     }
+}
+
+/// A user message's text (its text blocks joined by newlines) and images.
+fn prompt_parts(content: &UserContent) -> (String, Vec<ImageContent>) {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for block in content.blocks() {
+        match block {
+            UserBlock::Text(t) => texts.push(t.text),
+            UserBlock::Image(i) => images.push(i),
+        }
+    }
+    (texts.join("\n"), images)
+}
+
+/// A tool definition that only says an extension registered a built-in tool again.
+fn is_builtin(definition: &Value) -> bool {
+    definition.get("builtin").and_then(Value::as_bool) == Some(true)
 }
 
 /// A `custom` message an extension returned or sent.
@@ -1369,10 +1414,18 @@ impl HostCalls for Calls {
                             .to_string(),
                     ))?;
                     let options = params.get("options").cloned().unwrap_or(Value::Null);
-                    inner
-                        .handle()?
-                        .queue_custom(message, delivery(&options))
-                        .map_err(|e| (-32603, e))?;
+                    let handle = inner.handle()?;
+                    let delivery = delivery(&options);
+                    // An idle session records it at once (pi: stored without starting a turn).
+                    if !handle.is_running() && delivery != Delivery::NextTurn {
+                        handle
+                            .append_custom_message(message)
+                            .map_err(|e| (-32603, e))?;
+                    } else {
+                        handle
+                            .queue_custom(message, delivery)
+                            .map_err(|e| (-32603, e))?;
+                    }
                     Ok(Value::Null)
                 }
                 "session/sendUserMessage" => {
@@ -1385,12 +1438,17 @@ impl HostCalls for Calls {
                             "content must be a string or text and image blocks".to_string(),
                         ))?;
                     let options = params.get("options").cloned().unwrap_or(Value::Null);
+                    let handle = inner.handle()?;
+                    // An idle session runs it as a prompt of its own (pi starts a turn).
+                    let (text, images) = prompt_parts(&content);
+                    if handle.prompt_when_idle(text, images) {
+                        return Ok(Value::Null);
+                    }
                     let message = tandem_ai::Message::User(tandem_ai::UserMessage {
                         content,
                         timestamp: tandem_ai::now_millis(),
                     });
-                    inner
-                        .handle()?
+                    handle
                         .queue(AgentMessage::Llm(message), delivery(&options))
                         .map_err(|e| (-32603, e))?;
                     Ok(Value::Null)

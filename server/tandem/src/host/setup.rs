@@ -508,6 +508,8 @@ impl Prepared {
                 started.problems.append(&mut extension_problems);
                 started.mcp = mcp;
                 if let Some(extensions) = &extensions {
+                    let builtins = extensions.builtins_to_activate();
+                    let _ = started.session.handle().activate(&builtins);
                     extensions
                         .bind_as(&started.session, reason, previous.as_deref())
                         .await;
@@ -652,6 +654,7 @@ impl Prepared {
             model: model.model,
             thinking_level: model.thinking_level,
             tools: parts.tools,
+            inactive_tools: parts.inactive,
             system_prompt: parts.system_prompt,
             session: manager,
             settings: loaded.merged.clone(),
@@ -833,6 +836,9 @@ pub async fn reload_extensions(
                 problems.push(format!("the extensions' tools could not be added: {e}"));
             }
             session.set_extensions(Some(extensions.session_hooks()));
+            let _ = session
+                .handle()
+                .activate(&extensions.builtins_to_activate());
             extensions.bind(session).await;
         }
         None => session.set_extensions(None),
@@ -992,6 +998,7 @@ fn reconfigure(
         resources: Some(parts.resources),
         system_prompt: parts.system_prompt,
         tools: parts.tools,
+        inactive_tools: parts.inactive,
         model,
     })?;
     Ok(())
@@ -1052,6 +1059,8 @@ fn restored_tools(
 struct Parts {
     resources: Arc<Resources>,
     tools: Vec<Arc<dyn AgentTool>>,
+    /// Built-in tools the session starts without (an extension may turn them on).
+    inactive: Vec<Arc<dyn AgentTool>>,
     system_prompt: SystemPrompt,
 }
 
@@ -1186,9 +1195,19 @@ fn assemble(
         }
     }
     let system_prompt = resources.system_prompt_for(&tool_names, &today_utc());
+    // The built-in tools the session does not start with, for an extension to turn on
+    // (`pi.setActiveTools`), as pi offers every built-in tool.
+    let inactive: Vec<&str> = tools::ALL_TOOLS
+        .iter()
+        .chain(&offered)
+        .copied()
+        .filter(|n| !tools.iter().any(|t| t.name() == *n))
+        .collect();
+    let inactive = tools::tools(&env, &inactive);
     Parts {
         resources: Arc::new(resources),
         tools,
+        inactive,
         system_prompt,
     }
 }

@@ -85,14 +85,37 @@ impl Live {
             failures: failed,
         };
         tokio::spawn(pump(input, translator, transport, batching, settled_tx));
-        Arc::new(Live {
+        let live = Arc::new(Live {
             session: Arc::new(session),
             busy: watch::channel(false).0,
             settled,
             expected: AtomicU64::new(0),
             failures,
             typed: std::sync::atomic::AtomicBool::new(false),
-        })
+        });
+        // An extension's `sendUserMessage` to the idle session runs as a turn of this runner.
+        let weak = Arc::downgrade(&live);
+        live.session.set_idle_prompter(Arc::new(move |text, images| {
+            let weak = weak.clone();
+            // Sent from an extension command, the prompt that ran the command still holds the
+            // runner: this one starts once it is done.
+            tokio::spawn(async move {
+                for _ in 0..3 {
+                    let Some(live) = weak.upgrade() else { return };
+                    live.idle(Duration::from_secs(600)).await;
+                    let prompt = Prompt {
+                        text: text.clone(),
+                        images: images.clone(),
+                        context: None,
+                    };
+                    if live.spawn_turn(prompt, async {}, |_| {}).is_ok() {
+                        return;
+                    }
+                }
+                tracing::warn!(target: "tandem::extensions", "an extension's message found the session busy three times and was dropped: {text}");
+            });
+        }));
+        live
     }
 
     /// Marks the prompts as typed by a person (the terminal mode): extensions' `input` event
