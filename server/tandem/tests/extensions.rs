@@ -34,26 +34,12 @@ fn workspace_root() -> PathBuf {
 
 /// Node 24, installed by `scripts/install-pi16`.
 fn node() -> PathBuf {
-    let node = workspace_root().join("target/pi16/bin/node");
-    assert!(
-        node.exists(),
-        "Node 24 is not installed at {}: run scripts/install-pi16",
-        node.display()
-    );
-    node
+    support::node()
 }
 
-/// pi 1.6's example extensions.
+/// pi 1.6's example extension `name`.
 fn example(name: &str) -> String {
-    let path = workspace_root()
-        .join("target/pi16/package/examples/extensions")
-        .join(name);
-    assert!(
-        path.exists(),
-        "pi 1.6's example {} is missing: run scripts/install-pi16",
-        path.display()
-    );
-    path.display().to_string()
+    support::pi_example(name)
 }
 
 /// `tandem --model mock/mock-model <args>` with Node 24 as the extension host's Node.

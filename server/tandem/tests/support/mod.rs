@@ -297,6 +297,26 @@ pub fn extension_node() -> Option<PathBuf> {
     node.exists().then_some(node)
 }
 
+/// [`extension_node`], or a panic saying what to install.
+pub fn node() -> PathBuf {
+    extension_node().unwrap_or_else(|| {
+        panic!("Node 24 is not installed in target/pi16/bin: run scripts/install-pi16")
+    })
+}
+
+/// The path of pi 1.6's shipped example extension `name` (`scripts/install-pi16`).
+pub fn pi_example(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/pi16/package/examples/extensions")
+        .join(name);
+    assert!(
+        path.exists(),
+        "pi 1.6's example {} is missing: run scripts/install-pi16",
+        path.display()
+    );
+    path.display().to_string()
+}
+
 /// Each line of a JSONL file, parsed.
 pub fn read_jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)

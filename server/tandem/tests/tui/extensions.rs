@@ -14,33 +14,14 @@ use crate::support::tmux::{Launch, Tmux};
 use crate::support::{Sandbox, MODEL};
 use crate::{ready, send, wait_text, WAIT};
 
-/// The workspace's root directory.
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// Node 24, installed by `scripts/install-pi16`.
 fn node() -> PathBuf {
-    let node = workspace_root().join("target/pi16/bin/node");
-    assert!(
-        node.exists(),
-        "Node 24 is not installed at {}: run scripts/install-pi16",
-        node.display()
-    );
-    node
+    crate::support::node()
 }
 
 /// pi 1.6's example extension `name`.
 fn example(name: &str) -> String {
-    let path = workspace_root()
-        .join("target/pi16/package/examples/extensions")
-        .join(name);
-    assert!(
-        path.exists(),
-        "pi 1.6's example {} is missing: run scripts/install-pi16",
-        path.display()
-    );
-    path.display().to_string()
+    crate::support::pi_example(name)
 }
 
 /// Writes an extension into the sandbox's home (not the project: nothing is discovered) and
