@@ -2,7 +2,8 @@
 //! stdio, with scripted models. The TypeScript SDK tests (acp_sdk.rs) cover the main flows
 //! against the mock LLM server; these cover the rest: concurrent sessions, a cancel while a
 //! permission request is open, the model and thinking options, the commands list, protocol
-//! errors, and the process's own behaviour (every stdout line is JSON-RPC; closing stdin exits).
+//! errors, extensions (`extensions`: pi 1.6's examples asking through the client), and the
+//! process's own behaviour (every stdout line is JSON-RPC; closing stdin exits).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -22,6 +23,9 @@ use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent, Client, Error};
 use serde_json::{json, Value};
 
 mod support;
+
+#[path = "acp_rust/extensions.rs"]
+mod extensions;
 
 /// A hang guard, never a timing assertion.
 const GUARD: Duration = Duration::from_secs(60);
@@ -465,9 +469,15 @@ impl Raw {
 
     /// `tandem acp` with `args` after it.
     fn start_with(setup: &Setup, args: &[&str]) -> Raw {
+        Raw::start_with_env(setup, args, &[])
+    }
+
+    /// [`Raw::start_with`] with more environment variables.
+    fn start_with_env(setup: &Setup, args: &[&str], env: &[(&str, &Path)]) -> Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
             .arg("acp")
             .args(args)
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
             .env("PI_CODING_AGENT_DIR", setup.agent_dir())
             .env("HOME", setup.dir.path())
             .stdin(Stdio::piped())

@@ -130,6 +130,10 @@ impl AcpAgent {
             lock(&self.titles).remove(&s.id);
         }
         for s in &sessions {
+            let extensions = lock(&s.extensions).take();
+            if let Some(extensions) = extensions {
+                extensions.shutdown().await;
+            }
             let mcp = std::mem::take(&mut *lock(&s.mcp));
             mcp.shutdown().await;
             let languages = lock(&s.languages).take();

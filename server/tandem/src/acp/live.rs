@@ -16,12 +16,14 @@ use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionNotification, SessionUpdate, UnstructuredCommandInput,
 };
 use tandem_ai::registry::ModelRegistry;
+use tandem_ai::sync::lock;
 use tandem_coding::agent_session::{AgentSession, AgentSessionEvent};
 
 use super::modes::{config_options, Mode};
 use super::session_events::{SessionEvents, Shown};
 use super::updates::{Meter, Translator};
 use super::workspace::{AcpWorkspace, ClientConnection};
+use crate::extensions::Extensions;
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::turns::Live;
 use crate::langserver::LanguageServers;
@@ -60,6 +62,8 @@ pub struct AcpSession {
     /// What the first turn must do before it runs: ask about the folder's trust, show
     /// configuration problems.
     pub first_turn: Mutex<FirstTurn>,
+    /// The session's extensions (stopped with it).
+    pub extensions: Mutex<Option<Extensions>>,
     /// The running turn was cancelled.
     pub cancelled: AtomicBool,
     cx: ClientConnection,
@@ -105,6 +109,7 @@ impl AcpSession {
             mcp: Mutex::new(mcp),
             languages: Mutex::new(None),
             first_turn: Mutex::new(FirstTurn::default()),
+            extensions: Mutex::new(None),
             cancelled: AtomicBool::new(false),
             cx,
         })
@@ -136,7 +141,7 @@ impl AcpSession {
         self.workspace.mode()
     }
 
-    /// `/undo`, then prompt templates and skills, as `/name` commands.
+    /// `/undo`, then extension commands, prompt templates and skills, as `/name` commands.
     pub fn available_commands(&self) -> AvailableCommandsUpdate {
         let mut commands = vec![AvailableCommand::new(
             "undo",
@@ -147,6 +152,14 @@ impl AcpSession {
                 "optional: a turn's entry id; every later turn is undone",
             ),
         ))];
+        let extensions = lock(&self.extensions).clone();
+        for (name, description) in extensions.map(|e| e.commands()).unwrap_or_default() {
+            commands.push(AvailableCommand::new(name, description).input(
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                    "arguments for the command",
+                )),
+            ));
+        }
         if let Some(resources) = self.session.resources() {
             for t in &resources.templates {
                 commands.push(

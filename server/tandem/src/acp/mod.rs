@@ -21,6 +21,7 @@
 //! [`updates`] and [`live`] (events to `session/update`s), [`errors`].
 
 mod errors;
+mod extension_ui;
 mod lifecycle;
 mod live;
 mod modes;
@@ -238,6 +239,7 @@ impl AcpAgent {
             boolean_options: session
                 .and_then(|s| s.config_options.as_ref())
                 .is_some_and(|o| o.boolean.is_some()),
+            elicitation_form: c.elicitation.as_ref().is_some_and(|e| e.supports_form()),
         };
         let capabilities = AgentCapabilities::new()
             .load_session(true)

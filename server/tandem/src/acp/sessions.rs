@@ -18,6 +18,7 @@ use tandem_coding::BashPolicy;
 use tandem_protocol::interaction::TrustAnswer;
 
 use super::errors::{internal, invalid_params, setup_error, unknown_session};
+use super::extension_ui::AcpUi;
 use super::live::{AcpSession, FirstTurn};
 use super::modes::Mode;
 use super::updates;
@@ -160,8 +161,10 @@ impl AcpAgent {
             roots,
             Mode::default(),
         ));
+        let ui = Arc::new(AcpUi::new(&id, cx.clone(), workspace.clone()));
         // The workspace asks the client before every command.
         let started = prepared
+            .with_extension_front("acp", ui)
             .start(workspace.clone(), BashPolicy::Ask, &servers)
             .await
             .map_err(setup_error)?;
@@ -178,6 +181,7 @@ impl AcpAgent {
             cx,
         );
         *lock(&session.languages) = started.languages;
+        *lock(&session.extensions) = started.extensions;
         *lock(&session.first_turn) = FirstTurn {
             trust: started.pending.map(|resources| (resources, servers)),
             problems: started.problems,

@@ -155,6 +155,11 @@ fn turn_answer(
     if cancelled {
         return Ok(PromptResponse::new(AcpStop::Cancelled));
     }
+    // An extension command, or a prompt an extension's `input` handler handled: no model
+    // answered, and none was to.
+    if session.session.last_prompt_handled() {
+        return Ok(PromptResponse::new(AcpStop::EndTurn));
+    }
     let Some(last) = session.session.last_assistant() else {
         return Err(internal("the model gave no answer"));
     };

@@ -82,6 +82,8 @@ pub struct ClientCaps {
     pub notices: bool,
     /// `session.configOptions.boolean`: configuration options may be `type: "boolean"`.
     pub boolean_options: bool,
+    /// `elicitation.form`: `elicitation/create` forms may be sent (extensions' text dialogs).
+    pub elicitation_form: bool,
 }
 
 /// How long a question the turn no longer waits for (the turn was cancelled) is left to the
@@ -291,6 +293,38 @@ impl AcpWorkspace {
             Ok(TRUST_ALWAYS) => TrustAnswer::TrustAlways,
             _ => TrustAnswer::DontTrust,
         }
+    }
+
+    /// Asks the user to choose one of `choices` (an extension's `select` or `confirm`) as a
+    /// `session/request_permission` outside any tool call: `title` is the request's title,
+    /// `detail` its text, each choice an option of kind `kind(index)`. The index chosen;
+    /// `None` when the client cancelled, failed, or the turn was cancelled.
+    pub async fn ask_choice(
+        &self,
+        title: &str,
+        detail: Option<&str>,
+        choices: &[String],
+        kind: impl Fn(usize) -> PermissionOptionKind,
+    ) -> Option<usize> {
+        let mut fields = ToolCallUpdateFields::new()
+            .title(title.to_string())
+            .kind(ToolKind::Other)
+            .status(ToolCallStatus::Pending);
+        if let Some(detail) = detail.filter(|d| !d.is_empty()) {
+            fields = fields.content(vec![ToolCallContent::Content(Content::new(
+                ContentBlock::Text(TextContent::new(detail.to_string())),
+            ))]);
+        }
+        let options = choices
+            .iter()
+            .enumerate()
+            .map(|(i, choice)| {
+                PermissionOption::new(format!("choice-{i}"), choice.clone(), kind(i))
+            })
+            .collect();
+        let chosen = self.choose(None, fields, options).await.ok()?;
+        let index: usize = chosen.strip_prefix("choice-")?.parse().ok()?;
+        (index < choices.len()).then_some(index)
     }
 
     /// Sends `session/request_permission` for `fields` (named after tool call `call`, or a new

@@ -378,11 +378,25 @@ impl Extensions {
     /// `"reload"`) and the session that comes next, when known. Afterwards no host starts
     /// again (an event still on its way finds them off), so a second call does nothing.
     pub async fn shutdown_for(&self, reason: &str, target_session_file: Option<&str>) {
+        self.announce_shutdown(reason, target_session_file).await;
+        self.stop().await;
+    }
+
+    /// The first half of [`Extensions::shutdown_for`]: `session_shutdown` only, the hosts left
+    /// running — for a front door that replaces its session and stops these hosts only once
+    /// the new session stands ([`Extensions::stop`]), so that a replacement that fails leaves
+    /// the old session with working extensions.
+    pub async fn announce_shutdown(&self, reason: &str, target_session_file: Option<&str>) {
         let mut event = json!({"type": "session_shutdown", "reason": reason});
         if let Some(target) = target_session_file {
             event["targetSessionFile"] = json!(target);
         }
         self.inner.emit_all("session_shutdown", event).await;
+    }
+
+    /// Stops every host without a `session_shutdown` (sent already, see
+    /// [`Extensions::announce_shutdown`]); none starts again.
+    pub async fn stop(&self) {
         for host in &self.inner.hosts {
             host.off.store(true, Ordering::Release);
             let connection = host.connection.lock().await.take();
@@ -420,7 +434,8 @@ impl Extensions {
         let mut out = Vec::with_capacity(typed.len());
         let mut rows = Vec::new();
         for host in &self.inner.hosts {
-            for command in &lock(&host.registered).commands {
+            let commands = lock(&host.registered).commands.clone();
+            for command in &commands {
                 if command.get("name").and_then(Value::as_str).is_none() {
                     continue;
                 }

@@ -456,6 +456,11 @@ impl Prepared {
         self
     }
 
+    /// The file of the session that will be started (`None` for one kept in memory).
+    pub fn session_file(&self) -> Option<PathBuf> {
+        self.manager.session_file().map(Path::to_path_buf)
+    }
+
     /// The id of the session that will be started.
     pub fn session_id(&self) -> &str {
         self.manager.session_id()

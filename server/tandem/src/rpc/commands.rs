@@ -9,14 +9,15 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tandem_agent::QueueMode;
 use tandem_ai::{ImageContent, Model, ThinkingLevel};
-use tandem_coding::agent_session::{AgentSession, Queue, SessionError};
+use tandem_coding::agent_session::{Accepted, AgentSession, OnAccepted, Queue, SessionError};
 use tandem_coding::resources::ResourceSource;
 use tandem_coding::session::SessionEntry;
 use tandem_coding::trust::TrustStore;
 
 use super::wire::{self, Args, Incoming};
-use super::{History, Rpc};
+use super::{History, Rpc, Why};
 use crate::cli::command::SessionChoice;
+use crate::extensions::{Extensions, HandlerFailure, Scope};
 use crate::host::model_scope::{resolve_scope, split_patterns};
 use crate::host::pump::Transport;
 use crate::host::setup::{switch_announced, thinking_levels};
@@ -89,6 +90,18 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
         "steer" | "follow_up" => {
             let message = args.string("message")?;
             let images = images(&args)?;
+            let extensions = rpc.held().extensions.clone();
+            if extensions.is_some_and(|e| e.is_command(message)) {
+                let name = message
+                    .trim_start_matches('/')
+                    .split(' ')
+                    .next()
+                    .unwrap_or_default();
+                return Err(format!(
+                    "Extension command \"/{name}\" cannot be queued. Use prompt() or execute the \
+                     command when not streaming."
+                ));
+            }
             let queue = if kind == "steer" {
                 Queue::Steering
             } else {
@@ -294,13 +307,20 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             let messages = session.agent().with_state(|s| to_json(&s.messages))?;
             ok(id, kind, Some(json!({ "messages": messages })))
         }
-        "get_commands" => ok(id, kind, Some(json!({ "commands": commands(&session) }))),
+        "get_commands" => {
+            let extensions = rpc.held().extensions.clone();
+            let listed = commands(extensions.as_ref(), &session);
+            ok(id, kind, Some(json!({ "commands": listed })))
+        }
         _ => Ok(Some(wire::unknown(id, Some(kind)))),
     }
 }
 
 /// `prompt`: starts a turn (`started`), or queues the message while one runs when
-/// `streamingBehavior` says how (`queued`). The response comes before the run's events.
+/// `streamingBehavior` says how (`queued`). The response comes before the run's events. An
+/// extension command runs at once, even while a run streams, and is answered `handled` when it
+/// is done (a command that threw is an `extension_error` event, as in pi); with extensions, the
+/// answer waits for their `input` handlers (`handled` when one handled the prompt).
 async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
     let message = args.string("message")?.to_string();
     let images = images(args)?;
@@ -308,6 +328,23 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
     let held = rpc.held();
     let live = held.live.clone();
     let session = live.session().clone();
+    let extensions = held.extensions.clone();
+    if let Some(extensions) = extensions.clone().filter(|e| e.is_command(&message)) {
+        let rpc = rpc.clone();
+        tokio::spawn(async move {
+            if let Some(Err(failure)) = extensions.run_command(&message).await {
+                let path = format!("command:{}", failure.name);
+                write_now(&super::ui::extension_error(&HandlerFailure {
+                    extension_path: &path,
+                    event: "command",
+                    error: &failure.error,
+                }));
+            }
+            let handled = json!({ "disposition": "handled" });
+            respond(&rpc, wire::success(id, "prompt", Some(handled))).await;
+        });
+        return Ok(None);
+    }
     let queue_instead = |behavior: Option<&str>| match behavior {
         Some("steer") => Ok(Queue::Steering),
         Some(_) => Ok(Queue::FollowUp),
@@ -320,6 +357,9 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
             .await
             .map_err(|e| e.to_string())?;
         return ok(id, "prompt", Some(json!({ "disposition": "queued" })));
+    }
+    if extensions.is_some() {
+        return prompt_accepting(rpc, id, &held, message, images);
     }
     // Problems that refuse the prompt before it starts are its response's (a skill that
     // cannot be read).
@@ -358,6 +398,64 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
             .await
             .map_err(|e| e.to_string())?;
     }
+    Ok(None)
+}
+
+/// `prompt` in a session with extensions: the turn runs (after the trust question), and the
+/// response is written once the session knows what became of the prompt (after the `input`
+/// handlers): `started` before the run's first event, or `handled`. A prompt refused before
+/// that (a skill that cannot be read) is answered with the error.
+fn prompt_accepting(
+    rpc: &Arc<Rpc>,
+    id: Option<Value>,
+    held: &super::Held,
+    message: String,
+    images: Vec<ImageContent>,
+) -> Answer {
+    let live = held.live.clone();
+    let answered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let accepted: OnAccepted = {
+        let (id, answered) = (id.clone(), answered.clone());
+        Box::new(move |what| {
+            answered.store(true, std::sync::atomic::Ordering::Release);
+            let disposition = match what {
+                Accepted::Started => "started",
+                Accepted::Handled => "handled",
+            };
+            write_now(&wire::success(
+                id,
+                "prompt",
+                Some(json!({ "disposition": disposition })),
+            ));
+        })
+    };
+    let pending = tandem_ai::sync::lock(&held.pending_trust).take();
+    let asker = rpc.clone();
+    let prompt = async move {
+        if let Some(resources) = pending {
+            ask_trust(&asker, resources).await;
+        }
+        Prompt {
+            text: message,
+            images,
+            context: None,
+        }
+    };
+    let notices = live.clone();
+    // A run that started since the busy check makes `spawn_accepting` refuse: the answer
+    // hears `Busy` and the prompt's response is that failure.
+    let _ = live.spawn_accepting(prompt, Some(accepted), move |result| {
+        if let Err(e) = result {
+            if answered.load(std::sync::atomic::Ordering::Acquire) {
+                crate::eprintln_safe!("Error: the prompt failed: {e}");
+            } else {
+                write_now(&wire::failure(id, Some("prompt"), &e.to_string()));
+            }
+        }
+        for notice in notices.take_notices() {
+            crate::eprintln_safe!("Warning: {notice}");
+        }
+    });
     Ok(None)
 }
 
@@ -432,6 +530,21 @@ async fn replacing(
     }
 }
 
+/// Whether the current session's extensions cancel a replacement (`session_before_switch`,
+/// `session_before_fork` with `event`).
+async fn cancelled_by_extensions(rpc: &Rpc, name: &str, event: Value) -> bool {
+    let extensions = rpc.held().extensions.clone();
+    match extensions {
+        Some(extensions) => extensions.cancels(name, event).await,
+        None => false,
+    }
+}
+
+/// pi's answer to a replacement an extension cancelled.
+fn cancelled_answer(id: Option<Value>, kind: &str) -> Answer {
+    ok(id, kind, Some(json!({ "cancelled": true })))
+}
+
 /// One of the [`replacing`] commands.
 async fn replace_session(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, args: &Args<'_>) -> Answer {
     match kind {
@@ -441,16 +554,32 @@ async fn replace_session(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, args: &A
                 SessionChoice::InMemory => SessionChoice::InMemory,
                 _ => SessionChoice::New,
             };
-            replace(rpc, History::Choice(choice)).await?;
+            let event = json!({"type": "session_before_switch", "reason": "new"});
+            if cancelled_by_extensions(rpc, "session_before_switch", event).await {
+                return cancelled_answer(id, kind);
+            }
+            replace(rpc, History::Choice(choice), Why::New).await?;
             ok(id, kind, Some(json!({ "cancelled": false })))
         }
         "switch_session" => {
             let path = args.string("sessionPath")?;
-            replace(rpc, History::Choice(SessionChoice::Open(path.to_string()))).await?;
+            let event = json!({"type": "session_before_switch", "reason": "resume",
+                               "targetSessionFile": path});
+            if cancelled_by_extensions(rpc, "session_before_switch", event).await {
+                return cancelled_answer(id, kind);
+            }
+            let choice = History::Choice(SessionChoice::Open(path.to_string()));
+            replace(rpc, choice, Why::Resume).await?;
             ok(id, kind, Some(json!({ "cancelled": false })))
         }
         "fork" => {
             let entry_id = args.string("entryId")?;
+            // Asked first, as pi asks it (before the entry is checked).
+            let event = json!({"type": "session_before_fork", "entryId": entry_id,
+                               "position": "before"});
+            if cancelled_by_extensions(rpc, "session_before_fork", event).await {
+                return cancelled_answer(id, kind);
+            }
             let (text, manager) = rpc.live().session().with_session(|m| {
                 saved(m)?;
                 let entry = m.entry(entry_id).map(|e| e.into_owned());
@@ -466,10 +595,19 @@ async fn replace_session(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, args: &A
                     _ => Err("Invalid entry ID for forking".to_string()),
                 }
             })?;
-            replace(rpc, History::Opened(Box::new(manager?))).await?;
+            replace(rpc, History::Opened(Box::new(manager?)), Why::Fork).await?;
             ok(id, kind, Some(json!({ "text": text, "cancelled": false })))
         }
         "clone" => {
+            let leaf = rpc.live().session().with_session(|m| match m.leaf() {
+                _ if !m.is_written() => Err(NOT_SAVED.to_string()),
+                None => Err("Cannot clone session: no current entry selected".to_string()),
+                Some(leaf) => Ok(leaf.to_string()),
+            })?;
+            let event = json!({"type": "session_before_fork", "entryId": leaf, "position": "at"});
+            if cancelled_by_extensions(rpc, "session_before_fork", event).await {
+                return cancelled_answer(id, kind);
+            }
             let manager = rpc.live().session().with_session(|m| match m.leaf() {
                 _ if !m.is_written() => Err(NOT_SAVED.to_string()),
                 None => Err("Cannot clone session: no current entry selected".to_string()),
@@ -478,15 +616,17 @@ async fn replace_session(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, args: &A
                     m.fork(Some(&leaf)).map_err(|e| e.to_string())
                 }
             })?;
-            replace(rpc, History::Opened(Box::new(manager))).await?;
+            replace(rpc, History::Opened(Box::new(manager)), Why::Fork).await?;
             ok(id, kind, Some(json!({ "cancelled": false })))
         }
         other => Err(format!("`{other}` does not replace the session")),
     }
 }
 
-async fn replace(rpc: &Arc<Rpc>, history: History) -> Result<(), String> {
-    rpc.replace(history).await.map_err(|e| format!("{e:#}"))
+async fn replace(rpc: &Arc<Rpc>, history: History, why: Why) -> Result<(), String> {
+    rpc.replace(history, why)
+        .await
+        .map_err(|e| format!("{e:#}"))
 }
 
 /// pi's refusal to fork or clone a session that has no file yet.
@@ -643,11 +783,33 @@ fn tree(entries: &[SessionEntry]) -> Result<Value, String> {
     ))
 }
 
-/// `get_commands`: the prompt templates and skills a prompt can name (Tandem has no
-/// extension commands).
-fn commands(session: &AgentSession) -> Vec<Value> {
+/// `get_commands`: the extension commands, prompt templates and skills a prompt can name, in
+/// pi's order.
+fn commands(extensions: Option<&Extensions>, session: &AgentSession) -> Vec<Value> {
+    let mut out = Vec::new();
+    for command in extensions
+        .map(Extensions::command_sources)
+        .unwrap_or_default()
+    {
+        let (source, scope) = match command.scope {
+            Scope::Cli => ("cli", "temporary"),
+            Scope::User => ("auto", "user"),
+            Scope::Project => ("auto", "project"),
+        };
+        let mut entry = Map::new();
+        entry.insert("name".into(), command.name.into());
+        if let Some(description) = command.description {
+            entry.insert("description".into(), description.into());
+        }
+        entry.insert("source".into(), "extension".into());
+        entry.insert(
+            "sourceInfo".into(),
+            json!({"path": command.path, "source": source, "scope": scope, "origin": "top-level"}),
+        );
+        out.push(Value::Object(entry));
+    }
     let Some(resources) = session.resources() else {
-        return Vec::new();
+        return out;
     };
     let source_info = |path: &Path, source: ResourceSource| {
         json!({
@@ -661,7 +823,6 @@ fn commands(session: &AgentSession) -> Vec<Value> {
             "origin": "top-level",
         })
     };
-    let mut out = Vec::new();
     for t in &resources.templates {
         out.push(json!({
             "name": t.name,

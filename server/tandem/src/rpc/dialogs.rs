@@ -1,12 +1,15 @@
-//! Questions to the client, as pi's extension UI sub-protocol has them: an
-//! `extension_ui_request` (`select`) with a fresh id and a `timeout` in
-//! milliseconds, answered by an `extension_ui_response` with that id (`value` or `cancelled: true`). A client that never answers is not waited for: at the timeout the
-//! question resolves to its default (no choice), as pi resolves it; so does a
-//! question still open when the process shuts down. An answer to no open question is ignored,
-//! as pi ignores it.
+//! Questions to the client, as pi's extension UI sub-protocol has them (`docs/rpc-extension-ui.md`
+//! of pi 1.6): an `extension_ui_request` (`select`, `confirm`, `input`, `editor`) with a fresh id
+//! and, when the question has one, a `timeout` in milliseconds, answered by an
+//! `extension_ui_response` with that id (`value`, `confirmed`, or `cancelled: true`). A client
+//! that never answers is not waited for past the timeout: the question resolves to its default
+//! (no choice), as pi resolves it; so does a question still open when the process shuts down,
+//! or one whose asker gave up (an extension's own time limit). An answer to no open question is
+//! ignored, as pi ignores it. Notices (`notify`, `setStatus`, …) are the same record with a
+//! fresh id and no answer ([`Dialogs::tell`]).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -24,6 +27,8 @@ pub struct Dialogs {
     open: Mutex<HashMap<String, oneshot::Sender<Map<String, Value>>>>,
     next: AtomicU64,
     write: Write,
+    /// The client is gone (stdin ended): questions get their defaults without being asked.
+    closed: AtomicBool,
 }
 
 impl Dialogs {
@@ -33,12 +38,23 @@ impl Dialogs {
             open: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
             write,
+            closed: AtomicBool::new(false),
         }
     }
 
     /// Asks the client to choose one of `options`; the choice, or `None` when it cancelled,
     /// answered something else or did not answer within `timeout`.
     pub async fn select(&self, title: &str, options: &[&str], timeout: Duration) -> Option<String> {
+        self.select_within(title, options, Some(timeout)).await
+    }
+
+    /// [`Dialogs::select`], waiting as long as it takes when there is no `timeout`.
+    pub async fn select_within(
+        &self,
+        title: &str,
+        options: &[&str],
+        timeout: Option<Duration>,
+    ) -> Option<String> {
         let mut fields = Map::new();
         fields.insert("title".into(), title.into());
         fields.insert("options".into(), options.to_vec().into());
@@ -49,25 +65,74 @@ impl Dialogs {
         }
     }
 
-    /// Sends the request and waits for its answer; `None` when cancelled or timed out.
+    /// A yes-or-no question: `confirmed: true` is yes; anything else (no, cancelled, no
+    /// answer in time) is no.
+    pub async fn confirm(&self, title: &str, message: &str, timeout: Option<Duration>) -> bool {
+        let mut fields = Map::new();
+        fields.insert("title".into(), title.into());
+        fields.insert("message".into(), message.into());
+        let answer = self.ask("confirm", fields, timeout).await;
+        answer.is_some_and(|a| a.get("confirmed") == Some(&Value::Bool(true)))
+    }
+
+    /// A text question (`input` with its placeholder, `editor` with its prefill): the text,
+    /// or `None` when cancelled or not answered in time.
+    pub async fn text(
+        &self,
+        method: &str,
+        mut fields: Map<String, Value>,
+        timeout: Option<Duration>,
+    ) -> Option<String> {
+        fields.retain(|_, v| !v.is_null());
+        let answer = self.ask(method, fields, timeout).await?;
+        match answer.get("value") {
+            Some(Value::String(v)) => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// Writes a request the client does not answer (`notify`, `setStatus`, `setWidget`,
+    /// `setTitle`, `set_editor_text`).
+    pub fn tell(&self, method: &str, fields: Map<String, Value>) {
+        let id = self.fresh_id();
+        (self.write)(&dialog_request(&id, method, fields));
+    }
+
+    fn fresh_id(&self) -> String {
+        format!(
+            "tandem-ui-{}-{}",
+            std::process::id(),
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        )
+    }
+
+    /// Sends the request and waits for its answer; `None` when cancelled or timed out. A
+    /// caller that stops waiting (dropping this future) closes the question.
     async fn ask(
         &self,
         method: &str,
         mut fields: Map<String, Value>,
-        timeout: Duration,
+        timeout: Option<Duration>,
     ) -> Option<Map<String, Value>> {
-        let id = format!(
-            "tandem-ui-{}-{}",
-            std::process::id(),
-            self.next.fetch_add(1, Ordering::Relaxed) + 1
-        );
+        if self.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        let id = self.fresh_id();
         let (tx, rx) = oneshot::channel();
         lock(&self.open).insert(id.clone(), tx);
-        fields.insert("timeout".into(), (timeout.as_millis() as u64).into());
+        let _open = Open {
+            dialogs: self,
+            id: &id,
+        };
+        if let Some(timeout) = timeout {
+            fields.insert("timeout".into(), (timeout.as_millis() as u64).into());
+        }
         (self.write)(&dialog_request(&id, method, fields));
-        let answer = tokio::time::timeout(timeout, rx).await;
-        lock(&self.open).remove(&id);
-        let answer = answer.ok()?.ok()?;
+        let answer = match timeout {
+            Some(timeout) => tokio::time::timeout(timeout, rx).await.ok()?,
+            None => rx.await,
+        };
+        let answer = answer.ok()?;
         if answer.get("cancelled") == Some(&Value::Bool(true)) {
             return None;
         }
@@ -91,9 +156,23 @@ impl Dialogs {
         }
     }
 
-    /// Resolves every open question to its default (the process is ending).
+    /// Resolves every open question to its default, and every later one at once (the
+    /// process is ending).
     pub fn close_all(&self) {
+        self.closed.store(true, Ordering::Release);
         lock(&self.open).clear();
+    }
+}
+
+/// An open question, closed when its asker is done with it (answered, timed out, dropped).
+struct Open<'a> {
+    dialogs: &'a Dialogs,
+    id: &'a str,
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        lock(&self.dialogs.open).remove(self.id);
     }
 }
 

@@ -14,9 +14,14 @@
 //! - [`dialogs`]: questions to the client as `extension_ui_request`s (the folder's trust before
 //!   the first prompt; through [`workspace`], a path outside the folder and a file that makes
 //!   tools run code), resolved to "no" when not answered in time.
-//! - Sessions are replaced whole (`new_session`, `switch_session`, `fork`, `clone`): the running
-//!   turn is aborted, the new session is set up like the first (same options), and the old one
-//!   is dropped once the new one stands, so a failure leaves the old session in place.
+//! - [`ui`]: extensions' `ctx.ui` as pi's extension UI sub-protocol (`ctx.mode` is `"rpc"`,
+//!   `ctx.hasUI` true), their handlers' failures as `extension_error` events.
+//! - Sessions are replaced whole (`new_session`, `switch_session`, `fork`, `clone`): the
+//!   extensions' `session_before_switch` / `session_before_fork` may cancel first; then the
+//!   running turn is aborted, the new session is set up like the first (same options, its own
+//!   extensions, whose `session_start` says why), and the old one is closed (its extensions get
+//!   `session_shutdown` and stop) once the new one stands, so a failure leaves the old session
+//!   in place.
 //!
 //! Shutdown: at the end of stdin, or on SIGTERM/SIGHUP, the running turn is aborted, its events
 //! are delivered, an unanswered prompt is saved ([`Live::save_started`]), MCP and language
@@ -25,6 +30,7 @@
 
 mod commands;
 mod dialogs;
+mod ui;
 mod wire;
 mod workspace;
 
@@ -45,6 +51,7 @@ use tokio::sync::watch;
 use crate::cli::command::SessionChoice;
 use crate::cli::json_output::JsonLines;
 use crate::cli::RunArgs;
+use crate::extensions::Extensions;
 use crate::host::pump::{Batching, Translate, Transport};
 use crate::host::setup;
 use crate::host::turns::Live;
@@ -56,6 +63,9 @@ use crate::transport::MessageLimit;
 
 use dialogs::Dialogs;
 use workspace::{ClientAsker, RpcWorkspace};
+
+/// Commands read but not yet run, at most (reading waits beyond).
+const COMMAND_QUEUE: usize = 256;
 
 /// How long a running turn may take to stop when the process or its session ends.
 const STOP_LIMIT: Duration = Duration::from_secs(10);
@@ -74,6 +84,8 @@ struct Held {
     pending_trust: Mutex<Option<ProtectedResources>>,
     /// The session's workspace (kept for a reconfiguration once the folder is trusted).
     workspace: Arc<RpcWorkspace>,
+    /// The session's extensions.
+    extensions: Option<Extensions>,
 }
 
 impl Held {
@@ -106,13 +118,20 @@ impl Held {
     }
 
     /// Stops the running turn, delivers its events, saves an unanswered prompt, and stops the
-    /// servers started for the session.
-    async fn close(&self) {
+    /// extensions and the servers started for the session.
+    async fn close(&self, how: Close) {
         self.live.session().abort_bash();
         if !self.stop().await {
             tracing::warn!("the running turn did not stop within {STOP_LIMIT:?}");
         }
         self.live.save_started();
+        if let Some(extensions) = &self.extensions {
+            match how {
+                Close::Quit => extensions.shutdown_for("quit", None).await,
+                // `session_shutdown` was sent before the new session started.
+                Close::Replaced => extensions.stop().await,
+            }
+        }
         self.replace_servers(McpTools::default(), None).await;
     }
 
@@ -123,6 +142,40 @@ impl Held {
         let old_languages = std::mem::replace(&mut *lock(&self.languages), languages);
         if let Some(old) = old_languages {
             old.shutdown().await;
+        }
+    }
+}
+
+/// How a session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Close {
+    /// The process ends.
+    Quit,
+    /// Another session took its place.
+    Replaced,
+}
+
+/// Why a session starts or ends, in pi's words for extensions (`session_start`'s and
+/// `session_shutdown`'s `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// The process started.
+    Startup,
+    /// `new_session`.
+    New,
+    /// `switch_session`.
+    Resume,
+    /// `fork` or `clone`.
+    Fork,
+}
+
+impl Why {
+    fn as_str(self) -> &'static str {
+        match self {
+            Why::Startup => "startup",
+            Why::New => "new",
+            Why::Resume => "resume",
+            Why::Fork => "fork",
         }
     }
 }
@@ -156,31 +209,38 @@ impl Rpc {
         self.held().live.clone()
     }
 
-    /// A session from `history` with the command line's options.
-    async fn start(&self, history: History) -> anyhow::Result<Held> {
-        start(
-            &self.args,
-            &self.cwd,
-            &self.agent_dir,
-            history,
-            self.dialogs.clone(),
-        )
-        .await
-    }
-
-    /// Replaces the current session with one from `history`: the running turn is stopped
-    /// first; when the new one cannot be set up, the old one stays (and the error is returned).
-    async fn replace(&self, history: History) -> anyhow::Result<()> {
+    /// Replaces the current session with one from `history` (`why` says how, for
+    /// extensions): the running turn is stopped first; when the new one cannot be set up, the
+    /// old one stays (and the error is returned).
+    async fn replace(&self, history: History, why: Why) -> anyhow::Result<()> {
         let old = self.held();
         if !old.stop().await {
             return Err(anyhow!(
                 "the running turn did not stop within {STOP_LIMIT:?}; try again"
             ));
         }
-        let new = self.start(history).await?;
-        *lock(&self.held) = Arc::new(new);
         let file = old.live.session().session_file();
-        old.close().await;
+        let previous = file.as_ref().map(|f| f.display().to_string());
+        let prepared = prepare(
+            &self.args,
+            &self.cwd,
+            &self.agent_dir,
+            history,
+            &self.dialogs,
+            (why, previous),
+        )?;
+        // pi's order: the old session's extensions hear `session_shutdown` before the new
+        // session's start. Their hosts stop only once the new session stands: a new session
+        // that fails to start leaves the old one with its extensions running.
+        let next_file = prepared.session_file().map(|f| f.display().to_string());
+        if let Some(extensions) = &old.extensions {
+            extensions
+                .announce_shutdown(why.as_str(), next_file.as_deref())
+                .await;
+        }
+        let new = launch(prepared, &self.cwd, self.dialogs.clone()).await?;
+        *lock(&self.held) = Arc::new(new);
+        old.close(Close::Replaced).await;
         drop(old);
         // The next command may open the file this session wrote (switch_session back to it):
         // it must find it free, not continue it in a copy as if another process held it.
@@ -197,23 +257,51 @@ impl Rpc {
     }
 }
 
-/// Sets a session up with the command line's options: the folder's trust as far as it is
-/// decided without asking (a question is kept for the first prompt), then the host's setup over
-/// the disk. Problems go to stderr.
+/// Sets a session up with the command line's options ([`prepare`], then [`launch`]).
 async fn start(
     args: &RunArgs,
     cwd: &Path,
     agent_dir: &AgentDir,
     history: History,
     dialogs: Arc<Dialogs>,
+    start: (Why, Option<String>),
 ) -> anyhow::Result<Held> {
+    let prepared = prepare(args, cwd, agent_dir, history, &dialogs, start)?;
+    launch(prepared, cwd, dialogs).await
+}
+
+/// Decides a session with the command line's options (blocking: reads the configuration):
+/// the folder's trust as far as it is decided without asking (a question is kept for the
+/// first prompt), the client as the extensions' user interface; `why` and the session it
+/// replaces are what its extensions' `session_start` will say.
+fn prepare(
+    args: &RunArgs,
+    cwd: &Path,
+    agent_dir: &AgentDir,
+    history: History,
+    dialogs: &Arc<Dialogs>,
+    (why, previous): (Why, Option<String>),
+) -> anyhow::Result<setup::Prepared> {
     let history = match history {
         History::Choice(choice) => {
             setup::History::Origin(origin(&choice, &args.options, agent_dir, cwd)?)
         }
         History::Opened(manager) => setup::History::Opened(manager),
     };
-    let prepared = setup::prepare_undecided(agent_dir, cwd, &args.options, history)?;
+    let ui = Arc::new(ui::RpcUi::new(dialogs.clone(), commands::write_now));
+    Ok(
+        setup::prepare_undecided(agent_dir, cwd, &args.options, history)?
+            .with_extension_front("rpc", ui)
+            .with_start_reason(why.as_str(), previous),
+    )
+}
+
+/// Starts a prepared session over the disk and forwards its events. Problems go to stderr.
+async fn launch(
+    prepared: setup::Prepared,
+    cwd: &Path,
+    dialogs: Arc<Dialogs>,
+) -> anyhow::Result<Held> {
     let workspace = Arc::new(RpcWorkspace::new(cwd, false, ClientAsker(dialogs)));
     let started = prepared
         .start(workspace.clone(), BashPolicy::Allow, &[])
@@ -238,6 +326,7 @@ async fn start(
         languages: Mutex::new(started.languages),
         pending_trust: Mutex::new(started.pending),
         workspace,
+        extensions: started.extensions,
     })
 }
 
@@ -315,6 +404,7 @@ async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Resu
         &agent_dir,
         History::Choice(args.session.clone()),
         dialogs.clone(),
+        (Why::Startup, None),
     )
     .await?;
     if let Some(name) = &args.name {
@@ -335,12 +425,32 @@ async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Resu
     let mut hangup = signal(SignalKind::hangup())?;
     let mut input =
         LineReader::new(tokio::io::stdin(), limit.bytes()).named("RPC", "TANDEM_MAX_MESSAGE_BYTES");
+    // Commands run one after another in a task of their own; answers to questions are handed
+    // over as they are read, so a command waiting for one (an extension's `confirm` before
+    // `new_session`) gets it.
+    let (queue, mut queued) = tokio::sync::mpsc::channel::<wire::Incoming>(COMMAND_QUEUE);
+    let worker = {
+        let rpc = rpc.clone();
+        tokio::spawn(async move {
+            while let Some(incoming) = queued.recv().await {
+                commands::dispatch(&rpc, incoming).await;
+            }
+        })
+    };
     let ending = loop {
         tokio::select! {
             _ = term.recv() => break Ending::Signal(143),
             _ = hangup.recv() => break Ending::Signal(129),
             line = input.next() => match line {
-                Ok(Some(line)) => commands::dispatch(&rpc, wire::incoming(line)).await,
+                Ok(Some(line)) => match wire::incoming(line) {
+                    wire::Incoming::DialogAnswer(answer) => rpc.dialogs.answer(answer),
+                    command => {
+                        if queue.send(command).await.is_err() {
+                            tracing::error!("the command worker ended; stopping");
+                            break Ending::Eof;
+                        }
+                    }
+                },
                 Ok(None) => break Ending::Eof,
                 Err(e) => {
                     tracing::error!("reading stdin failed: {e}");
@@ -349,10 +459,15 @@ async fn serve(args: RunArgs, cwd: PathBuf, limit: MessageLimit) -> anyhow::Resu
             },
         }
     };
-    // Shutdown: a second signal exits at once.
+    // Shutdown: open questions get their defaults (nobody is left to answer), the commands
+    // read so far finish, then the session closes. A second signal exits at once.
+    drop(queue);
     let shutdown = async {
         rpc.dialogs.close_all();
-        rpc.held().close().await;
+        if let Err(e) = worker.await {
+            tracing::error!("the command worker failed: {e}");
+        }
+        rpc.held().close(Close::Quit).await;
     };
     let code = match ending {
         Ending::Eof => 0,

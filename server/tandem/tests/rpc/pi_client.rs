@@ -10,13 +10,13 @@ use tandem_tests::wire::{Turn, WireApi};
 
 use crate::support::Sandbox;
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     std::fs::canonicalize(&root).unwrap_or(root)
 }
 
 /// `target/pi16` (scripts/install-pi16); fails with the instruction when it is missing.
-fn pi16() -> PathBuf {
+pub(crate) fn pi16() -> PathBuf {
     let dir = root().join("target/pi16");
     assert!(
         dir.join("bin/node").exists() && dir.join("package/dist/cli.js").exists(),
