@@ -66,7 +66,7 @@ pub struct AcpSession {
     pub extensions: Mutex<Option<Extensions>>,
     /// The running turn was cancelled.
     pub cancelled: AtomicBool,
-    cx: ClientConnection,
+    pub(super) cx: ClientConnection,
 }
 
 impl AcpSession {

@@ -246,6 +246,25 @@ impl AcpAgent {
                 if let Some(old) = old {
                     old.shutdown().await;
                 }
+                // The folder's own extensions join the user's now.
+                let ui = Arc::new(AcpUi::new(
+                    &session.id,
+                    session.cx.clone(),
+                    session.workspace.clone(),
+                ));
+                let current = lock(&session.extensions).clone();
+                let (extensions, more) = crate::host::setup::reload_extensions(
+                    &session.session,
+                    &agent_dir,
+                    &session.cwd,
+                    &self.options,
+                    true,
+                    ("acp", ui),
+                    current,
+                )
+                .await;
+                *lock(&session.extensions) = extensions;
+                let problems: Vec<String> = problems.into_iter().chain(more).collect();
                 show_problems(session, &problems);
                 session.notify(SessionUpdate::AvailableCommandsUpdate(
                     session.available_commands(),

@@ -90,7 +90,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
         "steer" | "follow_up" => {
             let message = args.string("message")?;
             let images = images(&args)?;
-            let extensions = rpc.held().extensions.clone();
+            let extensions = rpc.held().extensions();
             if extensions.is_some_and(|e| e.is_command(message)) {
                 let name = message
                     .trim_start_matches('/')
@@ -308,7 +308,7 @@ async fn run(rpc: &Arc<Rpc>, id: Option<Value>, kind: &str, body: &Map<String, V
             ok(id, kind, Some(json!({ "messages": messages })))
         }
         "get_commands" => {
-            let extensions = rpc.held().extensions.clone();
+            let extensions = rpc.held().extensions();
             let listed = commands(extensions.as_ref(), &session);
             ok(id, kind, Some(json!({ "commands": listed })))
         }
@@ -328,7 +328,7 @@ async fn prompt(rpc: &Arc<Rpc>, id: Option<Value>, args: &Args<'_>) -> Answer {
     let held = rpc.held();
     let live = held.live.clone();
     let session = live.session().clone();
-    let extensions = held.extensions.clone();
+    let extensions = held.extensions();
     if let Some(extensions) = extensions.clone().filter(|e| e.is_command(&message)) {
         let rpc = rpc.clone();
         tokio::spawn(async move {
@@ -502,7 +502,20 @@ async fn ask_trust(rpc: &Arc<Rpc>, resources: tandem_coding::trust::ProtectedRes
     .await;
     match applied {
         Ok(trusted) => {
-            for p in &trusted.problems {
+            // The folder's own extensions join the user's now.
+            let ui = Arc::new(super::ui::RpcUi::new(rpc.dialogs.clone(), write_now));
+            let (extensions, more) = crate::host::setup::reload_extensions(
+                held.live.session(),
+                &rpc.agent_dir,
+                &rpc.cwd,
+                &rpc.args.options,
+                true,
+                ("rpc", ui),
+                held.extensions(),
+            )
+            .await;
+            *tandem_ai::sync::lock(&held.extensions) = extensions;
+            for p in trusted.problems.iter().chain(&more) {
                 crate::eprintln_safe!("Warning: {p}");
             }
             held.replace_servers(trusted.mcp, trusted.languages).await;
@@ -533,7 +546,7 @@ async fn replacing(
 /// Whether the current session's extensions cancel a replacement (`session_before_switch`,
 /// `session_before_fork` with `event`).
 async fn cancelled_by_extensions(rpc: &Rpc, name: &str, event: Value) -> bool {
-    let extensions = rpc.held().extensions.clone();
+    let extensions = rpc.held().extensions();
     match extensions {
         Some(extensions) => extensions.cancels(name, event).await,
         None => false,

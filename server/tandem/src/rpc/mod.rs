@@ -84,8 +84,15 @@ struct Held {
     pending_trust: Mutex<Option<ProtectedResources>>,
     /// The session's workspace (kept for a reconfiguration once the folder is trusted).
     workspace: Arc<RpcWorkspace>,
-    /// The session's extensions.
-    extensions: Option<Extensions>,
+    /// The session's extensions (replaced when the folder is trusted later).
+    extensions: Mutex<Option<Extensions>>,
+}
+
+impl Held {
+    /// The session's extensions now.
+    pub(super) fn extensions(&self) -> Option<Extensions> {
+        lock(&self.extensions).clone()
+    }
 }
 
 impl Held {
@@ -125,7 +132,7 @@ impl Held {
             tracing::warn!("the running turn did not stop within {STOP_LIMIT:?}");
         }
         self.live.save_started();
-        if let Some(extensions) = &self.extensions {
+        if let Some(extensions) = &self.extensions() {
             match how {
                 Close::Quit => extensions.shutdown_for("quit", None).await,
                 // `session_shutdown` was sent before the new session started.
@@ -233,7 +240,7 @@ impl Rpc {
         // session's start. Their hosts stop only once the new session stands: a new session
         // that fails to start leaves the old one with its extensions running.
         let next_file = prepared.session_file().map(|f| f.display().to_string());
-        if let Some(extensions) = &old.extensions {
+        if let Some(extensions) = &old.extensions() {
             extensions
                 .announce_shutdown(why.as_str(), next_file.as_deref())
                 .await;
@@ -326,7 +333,7 @@ async fn launch(
         languages: Mutex::new(started.languages),
         pending_trust: Mutex::new(started.pending),
         workspace,
-        extensions: started.extensions,
+        extensions: Mutex::new(started.extensions),
     })
 }
 
