@@ -213,28 +213,51 @@ fn a_result_of_the_wrong_shape_is_reported_and_ignored() {
     assert!(out.stderr.contains("tool_result"), "{}", out.stderr);
 }
 
-/// `tandem --mode rpc <args>` in `sandbox`: sends `commands` (one JSON object per line) and
-/// returns every line it wrote until stdin closed.
+/// `tandem --mode rpc <args>` in `sandbox`: sends `commands` (one JSON object per line, each
+/// with an `id`), reads what it writes until every command is answered, then closes stdin (the
+/// end of input stops Tandem) and returns every line it wrote.
 fn rpc(sandbox: &Sandbox, args: &[&str], commands: &[serde_json::Value]) -> Vec<serde_json::Value> {
-    use std::io::Write;
+    use std::io::{BufRead, Write};
     let mut all = vec!["--mode", "rpc", "--model", crate::support::MODEL];
     all.extend_from_slice(args);
     let mut cmd = crate::support::process::in_sandbox(sandbox, &all);
     cmd.env("XDG_CACHE_HOME", sandbox.home.join("cache"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+        .stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().expect("tandem --mode rpc");
     let mut stdin = child.stdin.take().expect("stdin");
     for command in commands {
         writeln!(stdin, "{command}").expect("write");
     }
+    stdin.flush().expect("flush");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let mut unanswered: Vec<serde_json::Value> = commands.iter().map(|c| c["id"].clone()).collect();
+    while !unanswered.is_empty() {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no answer to {unanswered:?}; lines: {lines:?}"));
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if value["type"] == "response" {
+            unanswered.retain(|id| *id != value["id"]);
+        }
+        lines.push(value);
+    }
     drop(stdin);
-    let out = child.wait_with_output().expect("rpc output");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    let _ = child.wait();
+    lines
 }
 
 #[test]
