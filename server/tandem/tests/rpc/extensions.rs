@@ -6,7 +6,6 @@
 //! the two must agree.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 use tandem_tests::wire::{Turn, WireApi};
@@ -34,25 +33,7 @@ fn pi_cli() -> PathBuf {
 /// Runs `scenario` of pi_client_extensions.mjs in `sandbox` with `extensions` loaded, the agent
 /// started from `cli`; what the script saw.
 fn drive(sandbox: &Sandbox, scenario: &str, extensions: &[String], cli: &Path) -> Value {
-    let pi16 = pi16();
-    let here = root().join("server/tandem/tests/rpc");
-    let path = format!(
-        "{}:{}",
-        pi16.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let output = Command::new(pi16.join("bin/node"))
-        .arg(here.join("pi_client_extensions.mjs"))
-        .current_dir(&sandbox.cwd)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", &sandbox.home)
-        .env("PI_CODING_AGENT_DIR", &sandbox.agent_dir)
-        .env("PI_OFFLINE", "1")
-        .env("PI_TELEMETRY", "0")
-        .env("PI16_PACKAGE", pi16.join("package"))
-        .env("RPC_CLI", cli)
-        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+    let output = super::pi_client::node_script("pi_client_extensions.mjs", sandbox, cli)
         .env("SCENARIO", scenario)
         .env("EXTENSIONS", json!(extensions).to_string())
         .output()

@@ -26,10 +26,9 @@ pub(crate) fn pi16() -> PathBuf {
     dir
 }
 
-/// Runs tests/rpc/pi_client.mjs in a fresh sandbox with `cli` as the agent RpcClient starts.
-fn drive(cli: &Path) -> Value {
-    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
-    sandbox.answer(&Turn::text("Hello there"));
+/// `node tests/rpc/<script>` (pi 1.6's Node) in `sandbox` only, with pi's package, the agent
+/// RpcClient starts (`cli`) and Tandem's binary in its environment.
+pub(crate) fn node_script(script: &str, sandbox: &Sandbox, cli: &Path) -> Command {
     let pi16 = pi16();
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rpc");
     let path = format!(
@@ -37,8 +36,9 @@ fn drive(cli: &Path) -> Value {
         pi16.join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let output = Command::new(pi16.join("bin/node"))
-        .arg(here.join("pi_client.mjs"))
+    let mut command = Command::new(pi16.join("bin/node"));
+    command
+        .arg(here.join(script))
         .current_dir(&sandbox.cwd)
         .env_clear()
         .env("PATH", path)
@@ -48,7 +48,15 @@ fn drive(cli: &Path) -> Value {
         .env("PI_TELEMETRY", "0")
         .env("PI16_PACKAGE", pi16.join("package"))
         .env("RPC_CLI", cli)
-        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"));
+    command
+}
+
+/// Runs tests/rpc/pi_client.mjs in a fresh sandbox with `cli` as the agent RpcClient starts.
+fn drive(cli: &Path) -> Value {
+    let sandbox = Sandbox::new(WireApi::OpenAiCompletions);
+    sandbox.answer(&Turn::text("Hello there"));
+    let output = node_script("pi_client.mjs", &sandbox, cli)
         .output()
         .expect("runs node");
     let stdout = String::from_utf8_lossy(&output.stdout);
